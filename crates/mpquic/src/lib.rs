@@ -1,0 +1,1 @@
+//! Tokio runtime for mpquic (in progress).

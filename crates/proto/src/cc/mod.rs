@@ -1,0 +1,177 @@
+//! Congestion control seam (RFC 9002 §7). Every path owns one controller behind
+//! [`CongestionController`]; loss detection and RTT live in `recovery` and feed controllers events.
+//! A coupled controller (LIA, OLIA) additionally receives a [`CouplingState`] of every path of its
+//! connection on each event; decoupled controllers ignore it.
+//!
+//! A new algorithm is a new file implementing the trait plus a variant of [`CcAlgorithm`].
+
+use std::fmt::Debug;
+
+use crate::recovery::rtt::RttEstimator;
+use crate::time::{Duration, Timestamp};
+
+pub mod delivery_rate;
+pub mod new_reno;
+pub mod cubic;
+pub mod pacer;
+
+pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState, RateSample};
+pub use pacer::Pacer;
+
+/// RFC 9002 §7.2: kMinimumWindow = 2 * max_datagram_size.
+pub const MINIMUM_WINDOW_PACKETS: u64 = 2;
+/// RFC 9002 §7.2: initial window = min(10 * max_datagram_size, max(14720, 2 * max_datagram_size)).
+pub fn initial_window(max_datagram_size: u64) -> u64 {
+    (10 * max_datagram_size).min(14_720u64.max(2 * max_datagram_size))
+}
+
+/// Parameters shared by all controllers.
+#[derive(Debug, Clone, Copy)]
+pub struct CcConfig {
+    /// Maximum datagram size in bytes (the "MSS" of RFC 9002).
+    pub max_datagram_size: u64,
+    /// Initial congestion window in bytes.
+    pub initial_window: u64,
+}
+
+impl CcConfig {
+    /// RFC 9002 defaults for a given datagram size.
+    pub fn new(max_datagram_size: u64) -> Self {
+        Self { max_datagram_size, initial_window: initial_window(max_datagram_size) }
+    }
+}
+
+/// One acknowledgement's worth of newly acknowledged, in-flight packets on a path.
+#[derive(Debug, Clone)]
+pub struct AckEvent<'a> {
+    pub now: Timestamp,
+    /// Bytes newly acknowledged that were counted in flight.
+    pub bytes_acked: u64,
+    /// Send time of the most recently sent of the newly acknowledged packets.
+    pub largest_acked_sent_time: Timestamp,
+    /// Bytes in flight on this path after removing the acknowledged packets.
+    pub bytes_in_flight: u64,
+    /// The sender was application-limited when these packets were sent (RFC 9002 §7.8).
+    pub app_limited: bool,
+    /// This path's RTT estimator, already updated with this ACK's sample if there was one.
+    pub rtt: &'a RttEstimator,
+    /// Delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), if one was produced.
+    pub rate_sample: Option<RateSample>,
+}
+
+/// Packets declared lost on a path by one loss-detection run.
+#[derive(Debug, Clone)]
+pub struct LossEvent<'a> {
+    pub now: Timestamp,
+    pub lost_bytes: u64,
+    /// Send time of the most recently sent lost packet (RFC 9002 §7.3.2 congestion recovery start).
+    pub largest_lost_sent_time: Timestamp,
+    /// RFC 9002 §7.6: the loss establishes persistent congestion.
+    pub persistent_congestion: bool,
+    pub bytes_in_flight: u64,
+    pub rtt: &'a RttEstimator,
+}
+
+/// What a controller exposes of itself to the coupled controllers of its sibling paths.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CouplingState {
+    /// Congestion window in bytes.
+    pub cwnd: u64,
+    /// Smoothed RTT of the path.
+    pub srtt: Duration,
+    /// OLIA's l_r: bytes acknowledged between the last two losses (or since the last loss, if larger).
+    pub inter_loss_bytes: u64,
+    /// False for paths that carry no data (backup, abandoned, unvalidated): coupling ignores them.
+    pub active: bool,
+}
+
+/// Everything a coupled controller may know of its connection: one entry per path, and which is
+/// the caller's own.
+#[derive(Debug, Clone, Copy)]
+pub struct Coupling<'a> {
+    pub paths: &'a [CouplingState],
+    pub own: usize,
+}
+
+impl Coupling<'_> {
+    /// A view for a connection with a single path (decoupled use, tests).
+    pub fn single(state: &[CouplingState; 1]) -> Coupling<'_> {
+        Coupling { paths: state, own: 0 }
+    }
+}
+
+/// Statistics of a controller, for path statistics and the lab.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct CcStats {
+    pub cwnd: u64,
+    pub ssthresh: Option<u64>,
+    /// Pacing rate in bytes per second, if the controller sets one.
+    pub pacing_rate: Option<u64>,
+    /// Bottleneck bandwidth estimate in bytes per second (BBR).
+    pub bandwidth_estimate: Option<u64>,
+    /// Name of the current state (e.g. "slow_start", "congestion_avoidance", "probe_bw").
+    pub state: &'static str,
+    pub congestion_events: u64,
+}
+
+/// A congestion controller for one path.
+pub trait CongestionController: Send + Debug {
+    /// A packet of `bytes` counted in flight was sent; `bytes_in_flight` includes it.
+    fn on_packet_sent(&mut self, now: Timestamp, bytes: u64, bytes_in_flight: u64);
+    /// Newly acknowledged in-flight packets.
+    fn on_ack(&mut self, ack: &AckEvent<'_>, coupling: Coupling<'_>);
+    /// Newly lost packets (RFC 9002 §7.3.2 OnPacketsLost / OnCongestionEvent).
+    fn on_congestion_event(&mut self, loss: &LossEvent<'_>, coupling: Coupling<'_>);
+    /// A previous congestion event was caused by packets later acknowledged. Default: ignore.
+    fn on_spurious_congestion_event(&mut self) {}
+    /// Congestion window in bytes.
+    fn window(&self) -> u64;
+    /// Pacing rate in bytes per second given the path's smoothed RTT. Default: RFC 9002 §7.7,
+    /// N = 1.25 times cwnd per smoothed RTT.
+    fn pacing_rate(&self, srtt: Duration) -> u64 {
+        let srtt_ns = srtt.as_nanos().max(1) as u128;
+        ((self.window() as u128 * 5 / 4) * 1_000_000_000 / srtt_ns).min(u64::MAX as u128) as u64
+    }
+    /// What sibling paths' coupled controllers may see of this one.
+    fn coupling_state(&self) -> CouplingState {
+        CouplingState { cwnd: self.window(), active: true, ..CouplingState::default() }
+    }
+    /// Algorithm name ("newreno", "cubic", ...).
+    fn name(&self) -> &'static str;
+    /// Current statistics.
+    fn stats(&self) -> CcStats;
+}
+
+/// The available algorithms; `build` makes a controller for one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcAlgorithm {
+    NewReno,
+    #[default]
+    Cubic,
+}
+
+impl CcAlgorithm {
+    /// A fresh controller of this algorithm.
+    pub fn build(self, config: CcConfig) -> Box<dyn CongestionController> {
+        match self {
+            CcAlgorithm::NewReno => Box::new(new_reno::NewReno::new(config)),
+            CcAlgorithm::Cubic => Box::new(cubic::Cubic::new(config)),
+        }
+    }
+
+    /// All algorithms with their names, for CLI parsing and listings.
+    pub const ALL: &'static [(&'static str, CcAlgorithm)] =
+        &[("newreno", CcAlgorithm::NewReno), ("cubic", CcAlgorithm::Cubic)];
+}
+
+impl std::str::FromStr for CcAlgorithm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let lower = s.to_ascii_lowercase();
+        Self::ALL.iter().find(|(name, _)| *name == lower).map(|(_, a)| *a).ok_or_else(|| {
+            let names: Vec<_> = Self::ALL.iter().map(|(n, _)| *n).collect();
+            format!("unknown congestion controller '{s}' (expected one of: {})", names.join(", "))
+        })
+    }
+}

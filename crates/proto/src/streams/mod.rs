@@ -1,0 +1,1 @@
+//! Streams and flow control (RFC 9000 §2–4).
