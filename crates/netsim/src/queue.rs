@@ -3,8 +3,10 @@
 //! A link's queue holds packets waiting for the transmitter. For fixed-rate
 //! links the packet currently being serialized has already left the queue
 //! (as in ns-3's `DropTailQueue` + device model), so a queue limit of `N`
-//! packets means up to `N` *waiting* packets plus one on the wire. For trace
-//! links packets leave the queue at a delivery opportunity.
+//! packets means up to `N` *waiting* packets plus one on the wire (a packet
+//! reaching an idle transmitter is always accepted, even with a limit of 0).
+//! For trace links packets wait in the queue for a delivery opportunity, so
+//! the limit covers every packet in the link that has not been sent yet.
 
 use std::collections::VecDeque;
 
@@ -64,7 +66,7 @@ impl QueueLimit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct QueueEntry {
     pub(crate) packet: u32,
-    pub(crate) bytes: u32,
+    pub(crate) bytes: u64,
     pub(crate) enqueued_at: SimTime,
 }
 
@@ -88,7 +90,7 @@ impl DropTailQueue {
     /// Enqueues `entry` if the limit allows; returns false (and leaves the
     /// queue untouched) otherwise.
     pub(crate) fn try_push(&mut self, entry: QueueEntry) -> bool {
-        let size = u64::from(entry.bytes);
+        let size = entry.bytes;
         if !self.limit.admits(self.entries.len(), self.bytes, size) {
             return false;
         }
@@ -97,13 +99,20 @@ impl DropTailQueue {
         true
     }
 
+    /// Enqueues `entry` regardless of the limit (used when the packet goes
+    /// straight to an idle transmitter and never really waits).
+    pub(crate) fn push_unchecked(&mut self, entry: QueueEntry) {
+        self.bytes += entry.bytes;
+        self.entries.push_back(entry);
+    }
+
     pub(crate) fn front(&self) -> Option<&QueueEntry> {
         self.entries.front()
     }
 
     pub(crate) fn pop(&mut self) -> Option<QueueEntry> {
         let e = self.entries.pop_front()?;
-        self.bytes -= u64::from(e.bytes);
+        self.bytes -= e.bytes;
         Some(e)
     }
 
@@ -129,7 +138,7 @@ mod tests {
     use super::*;
     use crate::time::ms;
 
-    fn entry(bytes: u32) -> QueueEntry {
+    fn entry(bytes: u64) -> QueueEntry {
         QueueEntry {
             packet: 0,
             bytes,

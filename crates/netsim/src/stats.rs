@@ -182,6 +182,9 @@ impl QueueOccupancy {
 
     /// Records that the queue now holds `bytes`/`packets` at `now`.
     pub(crate) fn update(&mut self, now: SimTime, bytes: u64, packets: u64) {
+        if bytes == self.bytes && packets == self.packets {
+            return;
+        }
         let dt = now.saturating_sub(self.last_change);
         self.byte_ns += u128::from(self.bytes) * u128::from(dt);
         let prev = self.bytes;

@@ -1,12 +1,27 @@
 //! mpquic-proto: the sans-IO core of mpquic. No sockets, no threads, no clock reads, no global RNG:
 //! time is passed in as [`Timestamp`], randomness is injected, datagrams go in and out as bytes.
 
+pub mod ack;
 pub mod cc;
+pub mod cid;
+pub mod config;
+pub mod connection;
 pub mod crypto;
+pub mod endpoint;
 pub mod error;
+pub mod path;
 pub mod recovery;
+pub mod scheduler;
+pub mod sent_frames;
+pub mod space;
 pub mod streams;
 pub mod time;
+
+pub use config::{ClientConfig, EndpointConfig, MultipathMode, ServerConfig, TransportConfig};
+pub use connection::{Connection, ConnectionError, ConnectionStats, Event, PathEvent, Transmit};
+pub use endpoint::{ConnectionHandle, Endpoint};
+pub use path::{PathId, PathStats};
+pub use space::Design;
 
 pub use error::TransportError;
 pub use mpquic_wire as wire;

@@ -1,1 +1,102 @@
 //! Packet protection and the TLS handshake through rustls' QUIC module (RFC 9001).
+//!
+//! Everything cryptographic comes from rustls' `quic` module with the `ring` provider (AEAD,
+//! header protection, HKDF, the TLS 1.3 handshake), and from `ring` directly for the one primitive
+//! rustls has no API for (the Retry integrity tag, RFC 9001 §5.8). Nothing here reads a clock or a
+//! global RNG; TLS randomness comes from the rustls provider.
+//!
+//! - [`keys`]: encryption levels ([`Epoch`]), key pairs, Initial keys (RFC 9001 §5.2), the Retry
+//!   integrity tag (RFC 9001 §5.8).
+//! - [`protect`]: sealing and opening one packet (RFC 9001 §5.3, §5.4), with the RFC 10069
+//!   path-ID nonce when a path ID is given.
+//! - [`one_rtt`]: 1-RTT keys with key update (RFC 9001 §6), AEAD limits (RFC 9001 §6.6).
+//! - [`tls`]: the TLS session carried in CRYPTO frames (RFC 9001 §4).
+//! - [`testing`]: self-signed Ed25519 certificates and ready-made rustls configs for tests.
+
+pub mod keys;
+pub mod one_rtt;
+pub mod protect;
+pub mod testing;
+pub mod tls;
+
+#[cfg(test)]
+mod test_vectors;
+
+pub use keys::{initial_keys, retry_integrity_tag, DirectionalKeys, Epoch, KeyPair};
+pub use mpquic_wire::stream_id::Side;
+pub use one_rtt::{KeyUpdateOutcome, OneRttKeys};
+pub use protect::{open_payload, remove_header_protection, seal_packet};
+pub use tls::{HandshakeOutput, TlsSession};
+
+use mpquic_wire::error::TransportErrorCode;
+
+/// A packet-protection or key-management failure.
+///
+/// Most variants mean "drop this packet" (RFC 9001 §5.5: a packet that fails to unprotect is
+/// discarded); [`CryptoError::transport_error_code`] says which ones must close the connection.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CryptoError {
+    /// The buffer is too short for what was asked (e.g. no complete header-protection sample,
+    /// RFC 9001 §5.4.2: "An endpoint MUST discard packets that are not long enough to contain a
+    /// complete sample").
+    #[error("packet too short: need {needed} bytes, have {have}")]
+    PacketTooShort {
+        /// Bytes required.
+        needed: usize,
+        /// Bytes available.
+        have: usize,
+    },
+    /// Offsets or lengths passed by the caller are inconsistent (a caller bug, not peer input).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(&'static str),
+    /// Header protection could not be applied or removed.
+    #[error("header protection failed")]
+    HeaderProtection,
+    /// The AEAD refused to encrypt (payload longer than the AEAD allows).
+    #[error("packet encryption failed")]
+    Encrypt,
+    /// The packet failed authentication (RFC 9001 §5.5: discard it).
+    #[error("packet authentication failed")]
+    Decrypt,
+    /// No key is available for this packet (e.g. the previous 1-RTT key was discarded).
+    #[error("no key available for this packet")]
+    KeyUnavailable,
+    /// Sending one more packet with the current 1-RTT key would exceed the AEAD confidentiality
+    /// limit (RFC 9001 §6.6: "the endpoint MUST stop using those keys").
+    #[error("AEAD confidentiality limit reached")]
+    ConfidentialityLimitReached,
+    /// More packets failed authentication than the AEAD integrity limit allows
+    /// (RFC 9001 §6.6: close with AEAD_LIMIT_REACHED).
+    #[error("AEAD integrity limit reached")]
+    IntegrityLimitReached,
+    /// The peer broke the key-update rules (RFC 9001 §6.4: KEY_UPDATE_ERROR).
+    #[error("key update error: {0}")]
+    KeyUpdate(&'static str),
+    /// A local key update was requested when RFC 9001 §6.1 does not allow one.
+    #[error("key update not allowed now")]
+    KeyUpdateNotAllowed,
+    /// The server name is not a valid DNS name or IP address.
+    #[error("invalid server name: {0}")]
+    InvalidServerName(String),
+    /// The rustls configuration cannot be used for QUIC.
+    #[error("invalid TLS configuration: {0}")]
+    InvalidConfig(&'static str),
+    /// rustls refused to create the session.
+    #[error("TLS: {0}")]
+    Tls(#[from] rustls::Error),
+}
+
+impl CryptoError {
+    /// The transport error to close the connection with, if this error is fatal; `None` means
+    /// the packet is just dropped (or, for configuration errors, the connection never started).
+    pub fn transport_error_code(&self) -> Option<TransportErrorCode> {
+        match self {
+            Self::ConfidentialityLimitReached | Self::IntegrityLimitReached => {
+                Some(TransportErrorCode::AEAD_LIMIT_REACHED)
+            }
+            Self::KeyUpdate(_) => Some(TransportErrorCode::KEY_UPDATE_ERROR),
+            _ => None,
+        }
+    }
+}

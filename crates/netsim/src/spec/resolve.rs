@@ -1,0 +1,249 @@
+//! Turning a [`PathSpec`] into link configurations.
+
+use std::path::Path;
+
+use super::{CapacitySpec, DirSpec, PathSpec, Preset, QueueSpec, SpecError, TraceSource};
+use crate::generate::GeneratorConfig;
+use crate::link::{Capacity, Jitter, LinkAction, LinkConfig, ScheduledAction};
+use crate::loss::LossModel;
+use crate::queue::QueueLimit;
+use crate::time::SimTime;
+use crate::trace::MahimahiTrace;
+
+/// The two link configurations of a resolved path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedPath {
+    /// Link from the first endpoint to the second.
+    pub up: LinkConfig,
+    /// Link from the second endpoint to the first.
+    pub down: LinkConfig,
+    /// Round-trip propagation delay used for BDP sizing (sum of both delays).
+    pub rtt: SimTime,
+}
+
+#[derive(Clone, Copy)]
+enum Dir {
+    Up,
+    Down,
+}
+
+impl Dir {
+    fn prefix(self) -> &'static str {
+        match self {
+            Dir::Up => "up.",
+            Dir::Down => "down.",
+        }
+    }
+}
+
+impl PathSpec {
+    fn scope(&self, dir: Dir) -> &DirSpec {
+        match dir {
+            Dir::Up => &self.up,
+            Dir::Down => &self.down,
+        }
+    }
+
+    /// Key as written, for messages: prefixed if it came from the direction.
+    fn key_of(&self, dir: Dir, key: &str, from_dir: bool) -> String {
+        if from_dir {
+            format!("{}{key}", dir.prefix())
+        } else {
+            key.to_owned()
+        }
+    }
+
+    fn delay(&self, dir: Dir) -> Result<SimTime, SpecError> {
+        let d = self.scope(dir);
+        let delay = d.delay.or(self.shared.delay);
+        match (self.rtt, delay) {
+            (Some(_), Some(_)) => Err(SpecError::Conflict(
+                "`rtt` and `delay` are mutually exclusive".to_owned(),
+            )),
+            (Some(rtt), None) => Ok(rtt / 2),
+            (None, d) => Ok(d.unwrap_or(0)),
+        }
+    }
+
+    /// Resolves the spec, loading trace files relative to the current
+    /// directory.
+    pub fn resolve(&self) -> Result<ResolvedPath, SpecError> {
+        self.resolve_in(None)
+    }
+
+    /// Resolves the spec, loading relative trace paths from `base` (e.g. the
+    /// directory of the TOML file the spec came from).
+    pub fn resolve_relative_to(&self, base: &Path) -> Result<ResolvedPath, SpecError> {
+        self.resolve_in(Some(base))
+    }
+
+    fn resolve_in(&self, base: Option<&Path>) -> Result<ResolvedPath, SpecError> {
+        let rtt = self.delay(Dir::Up)?.saturating_add(self.delay(Dir::Down)?);
+        let up = self.resolve_dir(Dir::Up, rtt, base)?;
+        let down = self.resolve_dir(Dir::Down, rtt, base)?;
+        Ok(ResolvedPath { up, down, rtt })
+    }
+
+    fn resolve_dir(
+        &self,
+        dir: Dir,
+        rtt: SimTime,
+        base: Option<&Path>,
+    ) -> Result<LinkConfig, SpecError> {
+        let d = self.scope(dir);
+        let (cap, from_dir) = match (&d.capacity, &self.shared.capacity) {
+            (Some(c), _) => (c, true),
+            (None, Some(c)) => (c, false),
+            (None, None) => {
+                return Err(SpecError::Conflict(format!(
+                    "no capacity for the {} direction: give `rate` or `trace` (or `{}rate` / `{}trace`)",
+                    dir.prefix().trim_end_matches('.'),
+                    dir.prefix(),
+                    dir.prefix()
+                )))
+            }
+        };
+        let capacity = match cap {
+            CapacitySpec::Rate(bps) => Capacity::Rate { bits_per_sec: *bps },
+            CapacitySpec::Trace(src) => {
+                let key = self.key_of(dir, "trace", from_dir);
+                Capacity::Trace(load_trace(&key, src, base)?)
+            }
+        };
+        let rate = capacity.nominal_rate_bps().unwrap_or(0.0);
+        let queue = match d.queue.or(self.shared.queue).unwrap_or(QueueSpec::Bdp(1.0)) {
+            QueueSpec::Packets(n) => QueueLimit::Packets(n),
+            QueueSpec::Bytes(n) => QueueLimit::Bytes(n),
+            QueueSpec::Infinite => QueueLimit::Infinite,
+            QueueSpec::Bdp(f) => QueueLimit::bdp_multiple(rate.round() as u64, rtt, f),
+        };
+        let loss = d.loss.or(self.shared.loss).unwrap_or(LossModel::None);
+        let jitter = Jitter {
+            max: d.jitter.or(self.shared.jitter).unwrap_or(0),
+            allow_reordering: d.reorder.or(self.shared.reorder).unwrap_or(false),
+        };
+        let downs = self.shared.down_at.iter().chain(&d.down_at);
+        let ups = self.shared.up_at.iter().chain(&d.up_at);
+        let events = downs
+            .map(|&at| (at, LinkAction::Down))
+            .chain(ups.map(|&at| (at, LinkAction::Up)))
+            .map(|(at, action)| ScheduledAction { at, action })
+            .collect();
+        let config = LinkConfig {
+            capacity,
+            delay: self.delay(dir)?,
+            queue,
+            loss,
+            jitter,
+            events,
+        };
+        config.validate().map_err(SpecError::Conflict)?;
+        Ok(config)
+    }
+}
+
+fn load_trace(
+    key: &str,
+    src: &TraceSource,
+    base: Option<&Path>,
+) -> Result<MahimahiTrace, SpecError> {
+    let err = |reason: String| SpecError::Trace {
+        key: key.to_owned(),
+        value: src.to_string(),
+        reason,
+    };
+    match src {
+        TraceSource::File(p) => {
+            let path = match base {
+                Some(b) if p.is_relative() => b.join(p),
+                _ => p.clone(),
+            };
+            MahimahiTrace::load(&path).map_err(|e| err(e.to_string()))
+        }
+        TraceSource::Generated {
+            preset,
+            seed,
+            duration_ms,
+        } => {
+            let mut cfg = match preset {
+                Preset::Wifi => GeneratorConfig::wifi_like(),
+                Preset::Lte => GeneratorConfig::lte_like(),
+            };
+            if let Some(d) = duration_ms {
+                cfg.duration_ms = *d;
+            }
+            cfg.generate(*seed).map_err(|e| err(e.to_string()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::ms;
+
+    #[test]
+    fn rtt_and_bdp() {
+        let r = PathSpec::parse("rate=20mbit,rtt=40ms,queue=1.5bdp,down.rate=40mbit")
+            .expect("parse")
+            .resolve()
+            .expect("resolve");
+        assert_eq!(r.rtt, ms(40));
+        assert_eq!(r.up.delay, ms(20));
+        assert_eq!(r.down.delay, ms(20));
+        // 20 Mbit/s * 40 ms = 100 kB; x1.5.
+        assert_eq!(r.up.queue, QueueLimit::Bytes(150_000));
+        assert_eq!(r.down.queue, QueueLimit::Bytes(300_000));
+        assert_eq!(r.down.capacity, Capacity::Rate { bits_per_sec: 40_000_000 });
+    }
+
+    #[test]
+    fn defaults_and_events() {
+        let r = PathSpec::parse("rate=8mbit,delay=10ms,jitter=1ms,reorder=yes,down_at=2s,up_at=5s")
+            .expect("parse")
+            .resolve()
+            .expect("resolve");
+        // Default queue: 1 BDP = 8 Mbit/s * 20 ms = 20 kB.
+        assert_eq!(r.up.queue, QueueLimit::Bytes(20_000));
+        assert_eq!(r.up.jitter, Jitter { max: ms(1), allow_reordering: true });
+        assert_eq!(r.down.events.len(), 2);
+        assert_eq!(r.down.events[0].action, LinkAction::Down);
+        assert_eq!(r.down.events[1].at, ms(5000));
+    }
+
+    #[test]
+    fn conflicts_and_missing_things() {
+        let e = PathSpec::parse("rate=1mbit,rtt=10ms,delay=1ms").expect("p").resolve();
+        assert!(matches!(e, Err(SpecError::Conflict(_))));
+        let e = PathSpec::parse("up.rate=1mbit").expect("p").resolve().unwrap_err();
+        assert!(e.to_string().contains("down"), "{e}");
+        let e = PathSpec::parse("up.trace=/no/such/file.up,rate=1mbit")
+            .expect("p")
+            .resolve()
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("up.trace: cannot use trace `/no/such/file.up`"), "{msg}");
+    }
+
+    #[test]
+    fn generated_trace_and_relative_base() {
+        let r = PathSpec::parse("trace=gen:wifi:3:10s,delay=5ms,queue=100pkt")
+            .expect("parse")
+            .resolve()
+            .expect("resolve");
+        match &r.up.capacity {
+            Capacity::Trace(t) => assert_eq!(t.period_ms(), 10_000),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(r.up.capacity, r.down.capacity);
+        let dir = std::env::temp_dir().join(format!("netsim-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("t.up"), "1\n").expect("write");
+        let r = PathSpec::parse("trace=t.up")
+            .expect("parse")
+            .resolve_relative_to(&dir)
+            .expect("resolve");
+        assert_eq!(r.up.capacity.nominal_rate_bps(), Some(12e6));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,243 @@
+//! Serde (TOML/JSON) form of [`PathSpec`]: the same keys as the string
+//! grammar, with `up` / `down` sub-tables instead of prefixes.
+
+use serde::{Deserialize, Serialize};
+
+use super::{DirSpec, PathSpec, SpecError};
+
+/// A scalar value in a config file: strings are parsed like spec values;
+/// numbers and booleans are converted to their text form first (so
+/// `loss = 0.01` and `reorder = true` work).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    /// A string such as `"20mbit"`.
+    Str(String),
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+}
+
+impl Scalar {
+    fn text(&self) -> String {
+        match self {
+            Scalar::Str(s) => s.clone(),
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Float(f) => f.to_string(),
+        }
+    }
+}
+
+/// One value or a list (for `down_at` / `up_at`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// A single value.
+    One(Scalar),
+    /// Several values.
+    Many(Vec<Scalar>),
+}
+
+impl OneOrMany {
+    fn items(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.text()],
+            OneOrMany::Many(v) => v.iter().map(Scalar::text).collect(),
+        }
+    }
+}
+
+/// Per-direction table (`[up]` / `[down]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirSpecToml {
+    /// `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Scalar>,
+    /// `trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Scalar>,
+    /// `delay`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Scalar>,
+    /// `queue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<Scalar>,
+    /// `loss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<Scalar>,
+    /// `jitter`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Scalar>,
+    /// `reorder`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<Scalar>,
+    /// `down_at` (value or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_at: Option<OneOrMany>,
+    /// `up_at` (value or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_at: Option<OneOrMany>,
+}
+
+/// Top-level table of a path spec.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathSpecToml {
+    /// `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Scalar>,
+    /// `trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Scalar>,
+    /// `delay`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Scalar>,
+    /// `rtt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<Scalar>,
+    /// `queue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<Scalar>,
+    /// `loss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<Scalar>,
+    /// `jitter`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Scalar>,
+    /// `reorder`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<Scalar>,
+    /// `down_at` (value or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_at: Option<OneOrMany>,
+    /// `up_at` (value or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_at: Option<OneOrMany>,
+    /// Overrides for the `up` direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up: Option<DirSpecToml>,
+    /// Overrides for the `down` direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down: Option<DirSpecToml>,
+}
+
+impl DirSpecToml {
+    fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let scalars = [
+            ("rate", &self.rate),
+            ("trace", &self.trace),
+            ("delay", &self.delay),
+            ("queue", &self.queue),
+            ("loss", &self.loss),
+            ("jitter", &self.jitter),
+            ("reorder", &self.reorder),
+        ];
+        for (k, v) in scalars {
+            if let Some(v) = v {
+                out.push((k, v.text()));
+            }
+        }
+        for (k, v) in [("down_at", &self.down_at), ("up_at", &self.up_at)] {
+            for item in v.iter().flat_map(OneOrMany::items) {
+                out.push((k, item));
+            }
+        }
+        out
+    }
+
+    fn from_pairs(items: Vec<String>) -> Self {
+        let mut t = DirSpecToml::default();
+        let mut downs = Vec::new();
+        let mut ups = Vec::new();
+        for item in items {
+            let Some((k, v)) = item.split_once('=') else {
+                continue;
+            };
+            let v = Some(Scalar::Str(v.to_owned()));
+            match k {
+                "rate" => t.rate = v,
+                "trace" => t.trace = v,
+                "delay" => t.delay = v,
+                "queue" => t.queue = v,
+                "loss" => t.loss = v,
+                "jitter" => t.jitter = v,
+                "reorder" => t.reorder = v,
+                "down_at" => downs.extend(v),
+                "up_at" => ups.extend(v),
+                _ => {}
+            }
+        }
+        let list = |v: Vec<Scalar>| (!v.is_empty()).then_some(OneOrMany::Many(v));
+        t.down_at = list(downs);
+        t.up_at = list(ups);
+        t
+    }
+}
+
+impl TryFrom<PathSpecToml> for PathSpec {
+    type Error = SpecError;
+
+    fn try_from(t: PathSpecToml) -> Result<Self, SpecError> {
+        let mut spec = PathSpec::default();
+        let shared = DirSpecToml {
+            rate: t.rate,
+            trace: t.trace,
+            delay: t.delay,
+            queue: t.queue,
+            loss: t.loss,
+            jitter: t.jitter,
+            reorder: t.reorder,
+            down_at: t.down_at,
+            up_at: t.up_at,
+        };
+        for (k, v) in shared.pairs() {
+            spec.set(k, &v)?;
+        }
+        if let Some(r) = t.rtt {
+            spec.set("rtt", &r.text())?;
+        }
+        for (prefix, dir) in [("up.", t.up), ("down.", t.down)] {
+            for (k, v) in dir.iter().flat_map(DirSpecToml::pairs) {
+                spec.set(&format!("{prefix}{k}"), &v)?;
+            }
+        }
+        Ok(spec)
+    }
+}
+
+fn dir_items(d: &DirSpec) -> Vec<String> {
+    let mut items = Vec::new();
+    d.write_items("", &mut items);
+    items
+}
+
+impl From<PathSpec> for PathSpecToml {
+    fn from(p: PathSpec) -> Self {
+        let shared = DirSpecToml::from_pairs(dir_items(&p.shared));
+        let up = DirSpecToml::from_pairs(dir_items(&p.up));
+        let down = DirSpecToml::from_pairs(dir_items(&p.down));
+        let nonempty = |d: DirSpecToml| (d != DirSpecToml::default()).then_some(d);
+        PathSpecToml {
+            rate: shared.rate,
+            trace: shared.trace,
+            delay: shared.delay,
+            rtt: p
+                .rtt
+                .map(|r| Scalar::Str(super::value::format_duration(r))),
+            queue: shared.queue,
+            loss: shared.loss,
+            jitter: shared.jitter,
+            reorder: shared.reorder,
+            down_at: shared.down_at,
+            up_at: shared.up_at,
+            up: nonempty(up),
+            down: nonempty(down),
+        }
+    }
+}

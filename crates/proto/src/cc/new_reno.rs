@@ -1,0 +1,597 @@
+//! NewReno congestion control exactly as specified by RFC 9002 §7 and its pseudocode in
+//! Appendix B.
+//!
+//! The controller works in bytes. It has the three states of RFC 9002 §7.3 (figure 3): slow start,
+//! a recovery period and congestion avoidance. Bytes in flight are tracked by the caller (loss
+//! recovery), not here; the controller only sees [`AckEvent`]s and [`LossEvent`]s.
+//!
+//! Events aggregate all packets newly acknowledged (or lost) by one ACK frame, so the
+//! per-packet decisions of Appendix B.5 are taken once per event using the most recently sent
+//! packet of the event (`largest_acked_sent_time`): if it was sent after the recovery period
+//! began, the period is over and all of the event's bytes count towards growth.
+
+use super::{
+    AckEvent, CcConfig, CcStats, CongestionController, Coupling, CouplingState, LossEvent,
+    MINIMUM_WINDOW_PACKETS,
+};
+use crate::time::{Duration, Timestamp};
+
+/// RFC 9002 Appendix B.1 kLossReductionFactor = 0.5, applied as a division by this value.
+const LOSS_REDUCTION_DIVISOR: u64 = 2;
+
+/// RFC 9002 NewReno for one path. Build with [`NewReno::new`].
+#[derive(Debug, Clone)]
+pub struct NewReno {
+    /// Maximum datagram size (at least 1, so arithmetic never degenerates).
+    mss: u64,
+    /// RFC 9002 Appendix B.2 congestion_window, bytes.
+    cwnd: u64,
+    /// RFC 9002 Appendix B.2 ssthresh, bytes; `u64::MAX` stands for "infinite" (Appendix B.3).
+    ssthresh: u64,
+    /// RFC 3465 §2.1 byte counter for congestion avoidance (suggested by RFC 9002 Appendix B.5):
+    /// bytes acknowledged since the window last grew by one datagram.
+    bytes_acked: u64,
+    /// RFC 9002 Appendix B.2 congestion_recovery_start_time; `None` is the initial value 0 and the
+    /// value after persistent congestion (Appendix B.8).
+    recovery_start: Option<Timestamp>,
+    /// Whether no packet sent after `recovery_start` has been acknowledged yet (statistics only:
+    /// the recovery decisions themselves compare send times, as Appendix B.5 does).
+    in_recovery: bool,
+    /// Latest smoothed RTT seen, exported through [`CongestionController::coupling_state`].
+    srtt: Duration,
+    congestion_events: u64,
+}
+
+impl NewReno {
+    /// A controller in slow start with `config.initial_window` (RFC 9002 §7.2, Appendix B.3).
+    pub fn new(config: CcConfig) -> Self {
+        let mss = config.max_datagram_size.max(1);
+        let min_window = MINIMUM_WINDOW_PACKETS * mss;
+        Self {
+            mss,
+            cwnd: config.initial_window.max(min_window),
+            ssthresh: u64::MAX,
+            bytes_acked: 0,
+            recovery_start: None,
+            in_recovery: false,
+            srtt: Duration::ZERO,
+            congestion_events: 0,
+        }
+    }
+
+    /// RFC 9002 §7.2 kMinimumWindow.
+    fn minimum_window(&self) -> u64 {
+        MINIMUM_WINDOW_PACKETS * self.mss
+    }
+
+    /// RFC 9002 Appendix B.5 InCongestionRecovery(sent_time).
+    fn in_congestion_recovery(&self, sent_time: Timestamp) -> bool {
+        self.recovery_start.is_some_and(|start| sent_time <= start)
+    }
+
+    /// The slow start threshold, `None` while infinite.
+    pub fn ssthresh(&self) -> Option<u64> {
+        (self.ssthresh != u64::MAX).then_some(self.ssthresh)
+    }
+
+    /// RFC 9002 Appendix B.6 OnCongestionEvent(sent_time).
+    fn on_new_congestion_event(&mut self, now: Timestamp, sent_time: Timestamp) {
+        // §7.3.2: a sender already in a recovery period does not react again.
+        if self.in_congestion_recovery(sent_time) {
+            return;
+        }
+        self.recovery_start = Some(now);
+        self.in_recovery = true;
+        self.congestion_events += 1;
+        self.ssthresh = self.cwnd / LOSS_REDUCTION_DIVISOR;
+        self.cwnd = self.ssthresh.max(self.minimum_window());
+        self.bytes_acked = 0;
+    }
+}
+
+impl CongestionController for NewReno {
+    fn on_packet_sent(&mut self, _now: Timestamp, _bytes: u64, _bytes_in_flight: u64) {
+        // Appendix B.4 only increments bytes_in_flight, which the caller tracks.
+    }
+
+    /// RFC 9002 Appendix B.5 OnPacketsAcked.
+    fn on_ack(&mut self, ack: &AckEvent<'_>, _coupling: Coupling<'_>) {
+        self.srtt = ack.rtt.smoothed();
+        // §7.3.2: the recovery period ends when a packet sent during it is acknowledged.
+        if self.in_congestion_recovery(ack.largest_acked_sent_time) {
+            return;
+        }
+        self.in_recovery = false;
+        // §7.8: do not increase the window when application or flow-control limited.
+        if ack.app_limited {
+            return;
+        }
+        let mut acked = ack.bytes_acked;
+        // §7.3.1 slow start: grow by the bytes acknowledged while below ssthresh. Bytes that
+        // would carry the window past ssthresh count towards congestion avoidance instead,
+        // which is what the per-packet loop of Appendix B.5 does for an aggregated ACK.
+        if self.cwnd < self.ssthresh {
+            let slow_start = acked.min(self.ssthresh - self.cwnd);
+            self.cwnd = self.cwnd.saturating_add(slow_start);
+            acked -= slow_start;
+        }
+        // §7.3.3 congestion avoidance: at most one datagram per congestion window acknowledged,
+        // counted in bytes (RFC 3465 §2.1, as suggested by Appendix B.5).
+        if acked > 0 {
+            self.bytes_acked = self.bytes_acked.saturating_add(acked);
+            while self.cwnd > 0 && self.bytes_acked >= self.cwnd {
+                self.bytes_acked -= self.cwnd;
+                self.cwnd = self.cwnd.saturating_add(self.mss);
+            }
+        }
+    }
+
+    /// RFC 9002 Appendix B.8 OnPacketsLost.
+    fn on_congestion_event(&mut self, loss: &LossEvent<'_>, _coupling: Coupling<'_>) {
+        self.srtt = loss.rtt.smoothed();
+        if loss.lost_bytes > 0 {
+            self.on_new_congestion_event(loss.now, loss.largest_lost_sent_time);
+        }
+        // §7.6.2: persistent congestion collapses the window to kMinimumWindow and ends the
+        // recovery period (congestion_recovery_start_time = 0), re-entering slow start since
+        // the window is now below ssthresh.
+        if loss.persistent_congestion {
+            self.cwnd = self.minimum_window();
+            self.recovery_start = None;
+            self.in_recovery = false;
+            self.bytes_acked = 0;
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn coupling_state(&self) -> CouplingState {
+        CouplingState {
+            cwnd: self.cwnd,
+            srtt: self.srtt,
+            inter_loss_bytes: 0,
+            active: true,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn stats(&self) -> CcStats {
+        let state = if self.in_recovery {
+            "recovery"
+        } else if self.cwnd < self.ssthresh {
+            "slow_start"
+        } else {
+            "congestion_avoidance"
+        };
+        CcStats {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh(),
+            pacing_rate: None,
+            bandwidth_estimate: None,
+            state,
+            congestion_events: self.congestion_events,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sim::Harness;
+    use super::*;
+
+    const MSS: u64 = 1200;
+
+    #[test]
+    fn slow_start_doubles_per_rtt() {
+        let mut h = Harness::new(NewReno::new(CcConfig::new(MSS)));
+        assert_eq!(h.cc.window(), 12_000);
+        assert_eq!(h.cc.stats().state, "slow_start");
+        for round in 0..5u64 {
+            let before = h.cc.window();
+            // One RTT: the whole window is acknowledged, one datagram per ACK.
+            for i in 0..before / MSS {
+                h.ack(100 * (round + 1) + i, 100 * round, MSS);
+            }
+            assert_eq!(h.cc.window(), 2 * before);
+        }
+    }
+
+    #[test]
+    fn loss_halves_once_per_recovery_period() {
+        let mut h = Harness::new(NewReno::new(CcConfig::new(MSS)));
+        h.ack(100, 0, 28_000);
+        assert_eq!(h.cc.window(), 40_000);
+        h.lose(200, 150, false);
+        assert_eq!(h.cc.window(), 20_000);
+        assert_eq!(h.cc.ssthresh(), Some(20_000));
+        assert_eq!(h.cc.stats().state, "recovery");
+        // Further losses of packets sent before the recovery period began: no reaction.
+        h.lose(210, 190, false);
+        h.lose(250, 200, false);
+        assert_eq!(h.cc.window(), 20_000);
+        // ACKs of packets sent before the period began: no growth, still in recovery.
+        h.ack(260, 199, 10_000);
+        assert_eq!(h.cc.window(), 20_000);
+        assert_eq!(h.cc.stats().state, "recovery");
+        // An ACK of a packet sent during recovery ends it; the window then grows linearly.
+        h.ack(320, 201, 10_000);
+        assert_eq!(h.cc.stats().state, "congestion_avoidance");
+        assert_eq!(h.cc.window(), 20_000);
+        h.ack(330, 210, 10_000);
+        assert_eq!(h.cc.window(), 21_200);
+        // A new loss of a packet sent after the recovery start halves again.
+        h.lose(400, 300, false);
+        assert_eq!(h.cc.window(), 10_600);
+        assert_eq!(h.cc.stats().congestion_events, 2);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_datagram_per_window() {
+        let mut h = Harness::new(NewReno::new(CcConfig::new(MSS)));
+        h.lose(10, 5, false);
+        assert_eq!(h.cc.window(), 6_000);
+        let mut now = 100;
+        for _ in 0..10 {
+            let before = h.cc.window();
+            let mut acked = 0;
+            while acked < before {
+                h.ack(now, now - 50, MSS.min(before - acked));
+                acked += MSS.min(before - acked);
+                now += 1;
+            }
+            assert_eq!(h.cc.window(), before + MSS);
+        }
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_to_minimum_window() {
+        let mut h = Harness::new(NewReno::new(CcConfig::new(MSS)));
+        h.ack(100, 0, 48_000);
+        h.lose(500, 400, true);
+        assert_eq!(h.cc.window(), 2 * MSS);
+        assert_eq!(h.cc.ssthresh(), Some(30_000));
+        // Slow start again, even for packets sent just before the collapse.
+        assert_eq!(h.cc.stats().state, "slow_start");
+        h.ack(600, 450, MSS);
+        assert_eq!(h.cc.window(), 3 * MSS);
+    }
+
+    #[test]
+    fn no_growth_while_app_limited() {
+        let mut h = Harness::new(NewReno::new(CcConfig::new(MSS)));
+        h.ack_with(100, 0, 50_000, true);
+        assert_eq!(h.cc.window(), 12_000);
+        h.lose(150, 120, false);
+        h.ack_with(300, 200, 50_000, true);
+        assert_eq!(h.cc.window(), 6_000);
+        assert_eq!(h.cc.stats().state, "congestion_avoidance");
+    }
+
+    #[test]
+    fn window_never_below_minimum() {
+        let mut h = Harness::new(NewReno::new(CcConfig::new(MSS)));
+        for i in 0..20 {
+            h.lose(100 * (i + 1), 100 * (i + 1) - 1, i % 3 == 0);
+            assert!(h.cc.window() >= 2 * MSS);
+        }
+        assert_eq!(h.cc.window(), 2 * MSS);
+        // A degenerate datagram size does not panic either.
+        let mut h = Harness::new(NewReno::new(CcConfig {
+            max_datagram_size: 0,
+            initial_window: 0,
+        }));
+        h.ack(100, 0, 1_000);
+        h.lose(200, 150, true);
+        assert!(h.cc.window() >= 2);
+    }
+
+    #[test]
+    fn closed_loop_utilisation() {
+        let link = sim::Link::mbps(10, 50);
+        for paced in [false, true] {
+            let mut cc = NewReno::new(CcConfig::new(MSS));
+            let out = sim::run(&mut cc, &link, Duration::from_secs(40), paced);
+            assert!(out.utilisation > 0.85, "paced {paced}: {out:?}");
+            assert!(
+                out.max_cwnd < 4 * (link.bdp() + link.buffer_bytes),
+                "{out:?}"
+            );
+            assert!(out.losses > 0, "{out:?}");
+        }
+    }
+}
+
+/// A packet-level model of one path through a drop-tail bottleneck, shared by the closed-loop tests
+/// of all controllers. It is deliberately small: one flow, one ACK per packet, RFC 9002 packet- and
+/// time-threshold loss detection, a simple PTO, an optional [`Pacer`](super::Pacer), and a
+/// [`DeliveryRateEstimator`](super::DeliveryRateEstimator) feeding `AckEvent::rate_sample`.
+#[cfg(test)]
+pub(crate) mod sim {
+    use std::collections::{BTreeMap, VecDeque};
+
+    use crate::cc::{
+        AckEvent, CongestionController, Coupling, CouplingState, DeliveryRateEstimator, LossEvent,
+        Pacer, PacketDeliveryState,
+    };
+    use crate::recovery::rtt::{RttEstimator, INITIAL_RTT};
+    use crate::time::{Duration, Timestamp};
+
+    /// Datagram size used by the model.
+    pub(crate) const MSS: u64 = 1200;
+
+    /// `v` milliseconds after the epoch.
+    pub(crate) fn ms(v: u64) -> Timestamp {
+        Timestamp::from_nanos(v.saturating_mul(1_000_000))
+    }
+
+    /// A controller and the RTT estimator its hand-made events borrow (unit tests).
+    pub(crate) struct Harness<C> {
+        pub(crate) cc: C,
+        pub(crate) rtt: RttEstimator,
+    }
+
+    impl<C: CongestionController> Harness<C> {
+        /// `cc` on a path whose RTT estimator has one 100 ms sample.
+        pub(crate) fn new(cc: C) -> Self {
+            let mut rtt = RttEstimator::new(INITIAL_RTT);
+            rtt.update(Duration::ZERO, Duration::from_millis(100));
+            Self { cc, rtt }
+        }
+
+        /// Feeds one RTT sample.
+        pub(crate) fn set_rtt(&mut self, rtt: Duration) {
+            self.rtt.update(Duration::ZERO, rtt);
+        }
+
+        /// An ACK at `now` of `bytes`, the newest of which was sent at `sent`.
+        pub(crate) fn ack_at(
+            &mut self,
+            now: Timestamp,
+            sent: Timestamp,
+            bytes: u64,
+            app_limited: bool,
+        ) {
+            let single = [CouplingState::default()];
+            let event = AckEvent {
+                now,
+                bytes_acked: bytes,
+                largest_acked_sent_time: sent,
+                bytes_in_flight: 0,
+                app_limited,
+                rtt: &self.rtt,
+                rate_sample: None,
+            };
+            self.cc.on_ack(&event, Coupling::single(&single));
+        }
+
+        /// [`Harness::ack_at`] with times in milliseconds.
+        pub(crate) fn ack_with(
+            &mut self,
+            now_ms: u64,
+            sent_ms: u64,
+            bytes: u64,
+            app_limited: bool,
+        ) {
+            self.ack_at(ms(now_ms), ms(sent_ms), bytes, app_limited);
+        }
+
+        /// A non-application-limited ACK, times in milliseconds.
+        pub(crate) fn ack(&mut self, now_ms: u64, sent_ms: u64, bytes: u64) {
+            self.ack_with(now_ms, sent_ms, bytes, false);
+        }
+
+        /// The loss of one datagram sent at `sent_ms`, detected at `now_ms`.
+        pub(crate) fn lose(&mut self, now_ms: u64, sent_ms: u64, persistent: bool) {
+            let single = [CouplingState::default()];
+            let event = LossEvent {
+                now: ms(now_ms),
+                lost_bytes: MSS,
+                largest_lost_sent_time: ms(sent_ms),
+                persistent_congestion: persistent,
+                bytes_in_flight: 0,
+                rtt: &self.rtt,
+            };
+            self.cc
+                .on_congestion_event(&event, Coupling::single(&single));
+        }
+    }
+
+    /// A bottleneck: rate, two-way propagation delay and buffer.
+    #[derive(Debug, Clone)]
+    pub(crate) struct Link {
+        pub(crate) bytes_per_sec: u64,
+        pub(crate) rtt: Duration,
+        pub(crate) buffer_bytes: u64,
+    }
+
+    impl Link {
+        /// `mbit` Mbit/s, `rtt_ms` ms of propagation RTT, a buffer of one bandwidth-delay product.
+        pub(crate) fn mbps(mbit: u64, rtt_ms: u64) -> Self {
+            let mut link = Link {
+                bytes_per_sec: mbit * 125_000,
+                rtt: Duration::from_millis(rtt_ms),
+                buffer_bytes: 0,
+            };
+            link.buffer_bytes = link.bdp();
+            link
+        }
+
+        /// Bandwidth-delay product in bytes.
+        pub(crate) fn bdp(&self) -> u64 {
+            (self.bytes_per_sec as u128 * self.rtt.as_nanos() / 1_000_000_000) as u64
+        }
+    }
+
+    /// What a run measured.
+    #[derive(Debug, Clone)]
+    pub(crate) struct Outcome {
+        /// Bytes acknowledged in the second half of the run over what the link could carry.
+        pub(crate) utilisation: f64,
+        pub(crate) max_cwnd: u64,
+        pub(crate) final_cwnd: u64,
+        pub(crate) losses: u64,
+        /// Mean queueing delay seen by packets in the second half.
+        pub(crate) mean_queue_delay: Duration,
+    }
+
+    struct Sent {
+        size: u64,
+        sent: Timestamp,
+        delivery: PacketDeliveryState,
+    }
+
+    /// Runs `cc` for `duration` over `link` with an always-backlogged sender.
+    pub(crate) fn run(
+        cc: &mut dyn CongestionController,
+        link: &Link,
+        duration: Duration,
+        paced: bool,
+    ) -> Outcome {
+        let start = Timestamp::from_nanos(1_000_000_000);
+        let end = start + duration;
+        let measure_from = start + duration / 2;
+        let mut now = start;
+        let mut rtt = RttEstimator::new(INITIAL_RTT);
+        let mut rate = DeliveryRateEstimator::new();
+        let mut pacer = Pacer::new(MSS, now);
+        let single = [CouplingState::default()];
+        let mut outstanding: BTreeMap<u64, Sent> = BTreeMap::new();
+        // (packet number, arrival time of its ACK) of packets the bottleneck accepted, in order.
+        let mut acks: VecDeque<(u64, Timestamp)> = VecDeque::new();
+        let mut departures: VecDeque<Timestamp> = VecDeque::new();
+        let mut link_free = start;
+        let (mut next_pn, mut in_flight, mut last_send, mut pto_count) = (0u64, 0u64, start, 0u32);
+        let mut out = Outcome {
+            utilisation: 0.0,
+            max_cwnd: 0,
+            final_cwnd: 0,
+            losses: 0,
+            mean_queue_delay: Duration::ZERO,
+        };
+        let (mut measured, mut queue_delay_sum, mut queue_samples) = (0u64, Duration::ZERO, 0u32);
+        let serialisation = Duration::from_nanos(MSS * 1_000_000_000 / link.bytes_per_sec);
+        while now < end {
+            // 1. ACK arrivals, one packet per ACK; RFC 9002 §6.1 loss detection before the
+            //    acknowledgement is handed to the controller (Appendix A.7 order).
+            while let Some(&(pn, at)) = acks.front() {
+                if at > now {
+                    break;
+                }
+                acks.pop_front();
+                let Some(packet) = outstanding.remove(&pn) else {
+                    continue;
+                };
+                pto_count = 0;
+                rtt.update(Duration::ZERO, now - packet.sent);
+                in_flight -= packet.size;
+                rate.on_packet_acked(now, &packet.delivery, packet.size, packet.sent);
+                let loss_delay = rtt.loss_delay();
+                let lost: Vec<u64> = outstanding
+                    .range(..pn)
+                    .filter(|(&lpn, p)| lpn + 3 <= pn || p.sent + loss_delay <= now)
+                    .map(|(&lpn, _)| lpn)
+                    .collect();
+                if !lost.is_empty() {
+                    let (mut bytes, mut newest) = (0, Timestamp::ZERO);
+                    for lpn in lost {
+                        let p = outstanding.remove(&lpn).expect("present");
+                        bytes += p.size;
+                        newest = newest.max(p.sent);
+                    }
+                    in_flight -= bytes;
+                    out.losses += bytes / MSS;
+                    rate.on_packets_lost(bytes);
+                    let loss = LossEvent {
+                        now,
+                        lost_bytes: bytes,
+                        largest_lost_sent_time: newest,
+                        persistent_congestion: false,
+                        bytes_in_flight: in_flight,
+                        rtt: &rtt,
+                    };
+                    cc.on_congestion_event(&loss, Coupling::single(&single));
+                }
+                let event = AckEvent {
+                    now,
+                    bytes_acked: packet.size,
+                    largest_acked_sent_time: packet.sent,
+                    bytes_in_flight: in_flight,
+                    app_limited: false,
+                    rtt: &rtt,
+                    rate_sample: rate.generate_sample(now, rtt.min()),
+                };
+                cc.on_ack(&event, Coupling::single(&single));
+                if now >= measure_from {
+                    measured += packet.size;
+                }
+            }
+            // 2. Send while the window (and the pacer) allow; a PTO sends one probe regardless.
+            let pto_at = last_send + rtt.pto_base() * 2u32.pow(pto_count.min(10));
+            let mut probe = !outstanding.is_empty() && now >= pto_at;
+            if probe {
+                pto_count += 1;
+            }
+            let mut pace_at = None;
+            while probe || in_flight + MSS <= cc.window() {
+                if paced && !probe {
+                    let pacing_rate = cc.pacing_rate(rtt.smoothed());
+                    if let Some(at) = pacer.delay(now, MSS, pacing_rate, cc.window()) {
+                        pace_at = Some(at.max(now + Duration::from_nanos(1)));
+                        break;
+                    }
+                }
+                probe = false;
+                pacer.on_sent(now, MSS);
+                let delivery = rate.on_packet_sent(now, in_flight);
+                in_flight += MSS;
+                cc.on_packet_sent(now, MSS, in_flight);
+                outstanding.insert(
+                    next_pn,
+                    Sent {
+                        size: MSS,
+                        sent: now,
+                        delivery,
+                    },
+                );
+                last_send = now;
+                while departures.front().is_some_and(|&d| d <= now) {
+                    departures.pop_front();
+                }
+                if (departures.len() as u64) * MSS < link.buffer_bytes.max(MSS) {
+                    let queueing = link_free.max(now) - now;
+                    if now >= measure_from {
+                        queue_delay_sum += queueing;
+                        queue_samples += 1;
+                    }
+                    link_free = link_free.max(now) + serialisation;
+                    departures.push_back(link_free);
+                    acks.push_back((next_pn, link_free + link.rtt));
+                }
+                next_pn += 1;
+                out.max_cwnd = out.max_cwnd.max(cc.window());
+            }
+            // 3. Advance to the next event.
+            let mut next = end;
+            if let Some(&(_, at)) = acks.front() {
+                next = next.min(at);
+            }
+            if let Some(at) = pace_at {
+                next = next.min(at);
+            }
+            if !outstanding.is_empty() {
+                next = next.min(last_send + rtt.pto_base() * 2u32.pow(pto_count.min(10)));
+            }
+            now = next.max(now + Duration::from_nanos(1));
+        }
+        let measured_secs = (end - measure_from).as_secs_f64();
+        out.utilisation = measured as f64 / (link.bytes_per_sec as f64 * measured_secs);
+        out.final_cwnd = cc.window();
+        out.mean_queue_delay = queue_delay_sum / queue_samples.max(1);
+        out
+    }
+}

@@ -1,0 +1,224 @@
+//! Connection ID pools (RFC 9000 §5.1; RFC 10069 §5: one pool per path ID in each direction).
+
+use std::collections::BTreeMap;
+
+use mpquic_wire::cid::{ConnectionId, ResetToken};
+use mpquic_wire::error::TransportErrorCode;
+
+use crate::error::TransportError;
+
+/// Connection IDs we issued for one path ID; the peer uses them as destination.
+#[derive(Debug, Default)]
+pub struct LocalCids {
+    /// Sequence number -> CID, still active (not retired by the peer).
+    active: BTreeMap<u64, ConnectionId>,
+    next_seq: u64,
+    /// Sequence numbers whose (PATH_)NEW_CONNECTION_ID frame is waiting to be (re)sent.
+    pending_announce: Vec<u64>,
+    retire_prior_to: u64,
+}
+
+impl LocalCids {
+    /// Register a new CID; returns its sequence number. `announce` queues a frame for it.
+    pub fn issue(&mut self, cid: ConnectionId, announce: bool) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.active.insert(seq, cid);
+        if announce {
+            self.pending_announce.push(seq);
+        }
+        seq
+    }
+
+    /// RFC 9000 §19.16: the peer retires `seq`. Retiring a sequence number we never sent is a
+    /// PROTOCOL_VIOLATION. Returns the retired CID, if it was active.
+    pub fn retire(&mut self, seq: u64) -> Result<Option<ConnectionId>, TransportError> {
+        if seq >= self.next_seq {
+            return Err(TransportError::protocol_violation("retired a connection ID sequence never issued"));
+        }
+        self.pending_announce.retain(|&s| s != seq);
+        Ok(self.active.remove(&seq))
+    }
+
+    pub fn get(&self, seq: u64) -> Option<&ConnectionId> {
+        self.active.get(&seq)
+    }
+
+    pub fn active_count(&self) -> usize {
+        self.active.len()
+    }
+
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    pub fn retire_prior_to(&self) -> u64 {
+        self.retire_prior_to
+    }
+
+    /// Take the sequence numbers waiting for an announcement frame.
+    pub fn take_pending(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.pending_announce)
+    }
+
+    /// Queue an announcement again (its packet was lost) if the CID is still active.
+    pub fn requeue(&mut self, seq: u64) {
+        if self.active.contains_key(&seq) && !self.pending_announce.contains(&seq) {
+            self.pending_announce.push(seq);
+        }
+    }
+
+    pub fn has_pending(&self) -> bool {
+        !self.pending_announce.is_empty()
+    }
+
+    /// All active CIDs (to unregister them from the endpoint when the path closes).
+    pub fn all(&self) -> impl Iterator<Item = &ConnectionId> {
+        self.active.values()
+    }
+}
+
+/// Connection IDs the peer issued for one path ID; we use one as destination.
+#[derive(Debug, Default)]
+pub struct RemoteCids {
+    /// Sequence -> (CID, stateless reset token).
+    available: BTreeMap<u64, (ConnectionId, Option<ResetToken>)>,
+    /// Sequence number of the CID in use.
+    in_use: Option<u64>,
+    retire_prior_to: u64,
+    /// Sequence numbers to retire with (PATH_)RETIRE_CONNECTION_ID.
+    pending_retire: Vec<u64>,
+}
+
+impl RemoteCids {
+    /// The pool of a path whose first CID is known from the handshake (sequence 0).
+    pub fn with_initial(cid: ConnectionId) -> Self {
+        let mut pool = Self::default();
+        pool.available.insert(0, (cid, None));
+        pool.in_use = Some(0);
+        pool
+    }
+
+    /// RFC 9000 §19.15 / RFC 10069 §7.4: a new CID from the peer. Enforces
+    /// active_connection_id_limit (CONNECTION_ID_LIMIT_ERROR) and retire_prior_to.
+    pub fn on_new_cid(
+        &mut self,
+        seq: u64,
+        retire_prior_to: u64,
+        cid: ConnectionId,
+        token: ResetToken,
+        limit: u64,
+    ) -> Result<(), TransportError> {
+        if let Some((existing, _)) = self.available.get(&seq) {
+            if *existing != cid {
+                return Err(TransportError::protocol_violation("same sequence number with a different connection ID"));
+            }
+            return Ok(());
+        }
+        if seq < self.retire_prior_to {
+            // Already retired: retire it again immediately (RFC 9000 §19.15).
+            self.pending_retire.push(seq);
+            return Ok(());
+        }
+        self.available.insert(seq, (cid, Some(token)));
+        if retire_prior_to > self.retire_prior_to {
+            self.retire_prior_to = retire_prior_to;
+            let old: Vec<u64> = self.available.range(..retire_prior_to).map(|(&s, _)| s).collect();
+            for s in old {
+                self.available.remove(&s);
+                self.pending_retire.push(s);
+            }
+            if self.in_use.is_some_and(|u| u < retire_prior_to) {
+                self.in_use = self.available.keys().next().copied();
+            }
+        }
+        if self.available.len() as u64 > limit {
+            return Err(TransportError::new(
+                TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
+                "peer exceeded active_connection_id_limit",
+            ));
+        }
+        if self.in_use.is_none() {
+            self.in_use = self.available.keys().next().copied();
+        }
+        Ok(())
+    }
+
+    /// The CID to send to, if any.
+    pub fn current(&self) -> Option<ConnectionId> {
+        self.in_use.and_then(|s| self.available.get(&s)).map(|(c, _)| *c)
+    }
+
+    /// Whether a reset token belongs to this pool (stateless reset detection, RFC 9000 §10.3.1).
+    pub fn has_reset_token(&self, token: &ResetToken) -> bool {
+        self.available.values().any(|(_, t)| t.as_ref() == Some(token))
+    }
+
+    /// Set the reset token of sequence 0 (from the server's transport parameters).
+    pub fn set_initial_token(&mut self, token: ResetToken) {
+        if let Some(entry) = self.available.get_mut(&0) {
+            entry.1 = Some(token);
+        }
+    }
+
+    /// Switch to an unused CID, retiring the current one (e.g. on migration). Returns false if
+    /// none is available.
+    pub fn rotate(&mut self) -> bool {
+        let current = self.in_use;
+        let Some(next) = self.available.keys().find(|&&s| Some(s) != current).copied() else { return false };
+        if let Some(c) = current {
+            self.available.remove(&c);
+            self.pending_retire.push(c);
+        }
+        self.in_use = Some(next);
+        true
+    }
+
+    pub fn take_pending_retire(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.pending_retire)
+    }
+
+    pub fn requeue_retire(&mut self, seq: u64) {
+        if !self.pending_retire.contains(&seq) {
+            self.pending_retire.push(seq);
+        }
+    }
+
+    pub fn has_pending_retire(&self) -> bool {
+        !self.pending_retire.is_empty()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.available.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cid(b: u8) -> ConnectionId {
+        ConnectionId::new(&[b; 8]).unwrap()
+    }
+
+    #[test]
+    fn limit_and_retire_prior_to() {
+        let mut pool = RemoteCids::with_initial(cid(0));
+        pool.on_new_cid(1, 0, cid(1), ResetToken([1; 16]), 2).unwrap();
+        let err = pool.on_new_cid(2, 0, cid(2), ResetToken([2; 16]), 2).unwrap_err();
+        assert_eq!(err.code, TransportErrorCode::CONNECTION_ID_LIMIT_ERROR);
+        let mut pool = RemoteCids::with_initial(cid(0));
+        pool.on_new_cid(1, 1, cid(1), ResetToken([1; 16]), 2).unwrap();
+        assert_eq!(pool.current(), Some(cid(1)));
+        assert_eq!(pool.take_pending_retire(), vec![0]);
+        assert!(pool.has_reset_token(&ResetToken([1; 16])));
+    }
+
+    #[test]
+    fn retiring_unissued_sequence_is_a_violation() {
+        let mut local = LocalCids::default();
+        local.issue(cid(0), false);
+        assert!(local.retire(0).unwrap().is_some());
+        assert_eq!(local.retire(5).unwrap_err().code, TransportErrorCode::PROTOCOL_VIOLATION);
+    }
+}

@@ -1,0 +1,176 @@
+//! The application-facing API of a connection: streams, events, paths, closing.
+
+use bytes::Bytes;
+use mpquic_wire::stream_id::{Dir, StreamId};
+
+use super::{Connection, State};
+use crate::error::TransportError;
+use crate::path::{PathId, PathStats};
+use crate::streams::{ReadError, StreamEvent, WriteError};
+use crate::time::Timestamp;
+
+/// Why a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    /// We detected a protocol error and closed with this code.
+    #[error("local transport error: {0}")]
+    TransportError(TransportError),
+    /// The peer closed with a transport error code.
+    #[error("peer closed the connection: {code:#x} ({reason})")]
+    PeerTransportClose { code: u64, frame_type: Option<u64>, reason: String },
+    /// The peer's application closed.
+    #[error("peer application closed the connection: code {code} ({reason})")]
+    PeerApplicationClose { code: u64, reason: String },
+    /// Our application closed.
+    #[error("closed locally: code {code}")]
+    LocallyClosed { code: u64 },
+    /// No packet for the idle timeout (RFC 9000 §10.1).
+    #[error("idle timeout")]
+    TimedOut,
+    /// The peer sent a stateless reset (RFC 9000 §10.3).
+    #[error("stateless reset by the peer")]
+    Reset,
+    /// The server supports none of our versions (RFC 9000 §6).
+    #[error("no common QUIC version")]
+    VersionMismatch,
+}
+
+/// Path events (issue 4: opened, validated, status changed, abandoned with reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathEvent {
+    /// A path exists (opened by us, or the peer started using a new path ID).
+    Opened { id: PathId },
+    /// Path validation succeeded (RFC 9000 §8.2).
+    Validated { id: PathId },
+    /// Path validation failed or the path stopped delivering; data moved to other paths.
+    Failed { id: PathId },
+    /// The peer's or our status for the path changed (RFC 10069 §3.3).
+    StatusChanged { id: PathId, backup: bool },
+    /// PATH_ABANDON sent or received with this error code (RFC 10069 §3.4).
+    Abandoned { id: PathId, error_code: u64 },
+}
+
+/// Events for the application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake completed.
+    Connected,
+    /// The connection ended.
+    ConnectionLost(ConnectionError),
+    Stream(StreamEvent),
+    Path(PathEvent),
+}
+
+/// Errors of path operations.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("multipath was not negotiated with the peer")]
+    MultipathNotNegotiated,
+    #[error("the peer allows no more path IDs (MAX_PATH_ID)")]
+    PathIdLimit,
+    #[error("no connection ID available for a new path")]
+    NoConnectionId,
+    #[error("only clients open paths (RFC 10069 §3)")]
+    ServerCannotOpen,
+    #[error("unknown or closed path {0}")]
+    UnknownPath(PathId),
+    #[error("the handshake has not completed")]
+    NotEstablished,
+}
+
+impl Connection {
+    /// Next application event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(e) = self.events.pop_front() {
+            return Some(e);
+        }
+        self.streams.poll_event().map(Event::Stream)
+    }
+
+    /// Open a bidirectional stream (None while the peer's stream limit is reached).
+    pub fn open_bi(&mut self) -> Option<StreamId> {
+        self.streams.open(Dir::Bi)
+    }
+
+    /// Open a unidirectional stream.
+    pub fn open_uni(&mut self) -> Option<StreamId> {
+        self.streams.open(Dir::Uni)
+    }
+
+    /// Next stream opened by the peer.
+    pub fn accept(&mut self, dir: Dir) -> Option<StreamId> {
+        self.streams.accept(dir)
+    }
+
+    /// Write to a stream; returns the bytes accepted.
+    pub fn write(&mut self, id: StreamId, data: &[u8]) -> Result<usize, WriteError> {
+        if self.is_closed() {
+            return Err(WriteError::ClosedStream);
+        }
+        self.streams.write(id, data)
+    }
+
+    /// Mark the end of a stream's data.
+    pub fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
+        self.streams.finish(id)
+    }
+
+    /// Abandon sending on a stream (RESET_STREAM).
+    pub fn reset(&mut self, id: StreamId, error_code: u64) -> Result<(), WriteError> {
+        self.streams.reset(id, error_code)
+    }
+
+    /// Read in-order data: Ok(Some(n)) bytes, Ok(None) at the end of the stream.
+    pub fn read(&mut self, id: StreamId, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
+        self.streams.read(id, buf)
+    }
+
+    /// Ask the peer to stop sending on a stream (STOP_SENDING).
+    pub fn stop_sending(&mut self, id: StreamId, error_code: u64) -> Result<(), ReadError> {
+        self.streams.stop_sending(id, error_code)
+    }
+
+    /// Close the connection with an application error code (RFC 9000 §10.2, frame 0x1d).
+    pub fn close(&mut self, now: Timestamp, error_code: u64, reason: Bytes) {
+        if self.is_closed() {
+            return;
+        }
+        self.error = Some(ConnectionError::LocallyClosed { code: error_code });
+        self.enter_closing(now, error_code, None, reason);
+    }
+
+    /// Statistics of every path (including abandoned ones still in their closing period).
+    pub fn path_stats(&self) -> Vec<PathStats> {
+        self.paths.values().map(|p| p.stats()).collect()
+    }
+
+    /// The negotiated ALPN protocol.
+    pub fn alpn_protocol(&self) -> Option<Vec<u8>> {
+        self.tls.alpn_protocol().map(|a| a.to_vec())
+    }
+
+    /// The SNI the client asked for (server side).
+    pub fn server_name(&self) -> Option<String> {
+        self.tls.server_name().map(str::to_string)
+    }
+
+    /// Whether all data written to `id` has been acknowledged... exposed through
+    /// `StreamEvent::Finished`; this helper reports whether any stream data awaits sending.
+    pub fn has_pending_stream_data(&self) -> bool {
+        self.streams.has_pending_data()
+    }
+
+    /// Whether the connection is still sending or waiting for acknowledgements.
+    pub fn is_idle(&self) -> bool {
+        !self.streams.has_pending_data() && self.paths.values().all(|p| p.bytes_in_flight() == 0)
+    }
+
+    pub(crate) fn push_path_event(&mut self, event: PathEvent) {
+        self.events.push_back(Event::Path(event));
+    }
+
+    /// Whether we are in the closing or draining state and should not send anything but close frames.
+    pub(crate) fn state_allows_data(&self) -> bool {
+        matches!(self.state, State::Handshaking | State::Established)
+    }
+}

@@ -1,0 +1,349 @@
+//! Creating connections, driving TLS over CRYPTO frames, transport parameters, key installation
+//! and discarding, handshake completion and confirmation (RFC 9000 §7, RFC 9001 §4).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mpquic_wire::cid::{ConnectionId, ResetToken};
+use mpquic_wire::error::TransportErrorCode;
+use mpquic_wire::stream_id::Side;
+use mpquic_wire::transport_params::TransportParameters;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+
+use super::negotiate::{advertises_max_path_id, enable_multipath_value};
+use super::{Connection, ConnectionError, CryptoStream, Event, State};
+use crate::cc::CcConfig;
+use crate::cid::{LocalCids, RemoteCids};
+use crate::config::{ClientConfig, ServerConfig, TransportConfig};
+use crate::crypto::{initial_keys, Epoch, HandshakeOutput, TlsSession};
+use crate::error::TransportError;
+use crate::path::{Path, Validation};
+use crate::space::{layout_for, Design, SpaceId};
+use crate::streams::Streams;
+use crate::time::Timestamp;
+
+/// Everything needed to create a connection besides TLS.
+#[derive(Debug, Clone)]
+pub struct ConnectionParams {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    /// Seed of the connection's own RNG (CIDs, path challenges): injected, never global.
+    pub rng_seed: [u8; 32],
+    pub cid_len: usize,
+    pub reset_key: [u8; 32],
+    pub now: Timestamp,
+}
+
+/// Why a connection could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("TLS configuration: {0}")]
+    Tls(String),
+    #[error("invalid server name '{0}'")]
+    InvalidServerName(String),
+}
+
+/// RFC 9000 §10.3.2: a stateless reset token derived from a static key and the CID.
+pub(crate) fn reset_token_for(key: &[u8; 32], cid: &ConnectionId) -> ResetToken {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
+    let tag = ring::hmac::sign(&key, cid.as_slice());
+    let mut token = [0u8; 16];
+    token.copy_from_slice(&tag.as_ref()[..16]);
+    ResetToken(token)
+}
+
+pub(crate) fn random_cid(rng: &mut ChaCha20Rng, len: usize) -> ConnectionId {
+    let mut bytes = [0u8; 20];
+    let len = len.clamp(1, 20);
+    rng.fill_bytes(&mut bytes[..len]);
+    ConnectionId::new(&bytes[..len]).expect("length clamped to 20")
+}
+
+impl Connection {
+    /// A client connection; the first Initial is produced by `poll_transmit`.
+    pub fn new_client(
+        config: &ClientConfig,
+        server_name: &str,
+        params: ConnectionParams,
+    ) -> Result<Connection, ConnectError> {
+        let mut rng = ChaCha20Rng::from_seed(params.rng_seed);
+        // RFC 9000 §7.2: the client's first DCID is unpredictable and at least 8 bytes.
+        let dcid = random_cid(&mut rng, params.cid_len.max(8));
+        let scid = random_cid(&mut rng, params.cid_len);
+        let local_params = build_local_params(&config.transport, Side::Client, &scid, None, None);
+        let tls = TlsSession::new_client(config.tls.clone(), server_name, encode_params(&local_params))
+            .map_err(|e| ConnectError::Tls(e.to_string()))?;
+        let mut conn = Connection::assemble(Side::Client, config.transport.clone(), tls, rng, local_params, &params, dcid, scid, dcid);
+        conn.initial_keys = Some(initial_keys(dcid.as_slice(), Side::Client));
+        conn.drive_tls()?;
+        Ok(conn)
+    }
+
+    /// A server connection for a client Initial whose DCID was `client_dcid` and SCID `client_scid`.
+    pub fn new_server(
+        config: &ServerConfig,
+        client_dcid: ConnectionId,
+        client_scid: ConnectionId,
+        params: ConnectionParams,
+    ) -> Result<Connection, ConnectError> {
+        let mut rng = ChaCha20Rng::from_seed(params.rng_seed);
+        let scid = random_cid(&mut rng, params.cid_len);
+        let token = reset_token_for(&params.reset_key, &scid);
+        let local_params = build_local_params(&config.transport, Side::Server, &scid, Some(client_dcid), Some(token));
+        let tls = TlsSession::new_server(config.tls.clone(), encode_params(&local_params))
+            .map_err(|e| ConnectError::Tls(e.to_string()))?;
+        let mut conn =
+            Connection::assemble(Side::Server, config.transport.clone(), tls, rng, local_params, &params, client_scid, scid, client_dcid);
+        conn.peer_initial_scid = Some(client_scid);
+        conn.initial_keys = Some(initial_keys(client_dcid.as_slice(), Side::Server));
+        Ok(conn)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        side: Side,
+        config: Arc<TransportConfig>,
+        tls: TlsSession,
+        rng: ChaCha20Rng,
+        local_params: TransportParameters,
+        params: &ConnectionParams,
+        remote_cid: ConnectionId,
+        local_cid: ConnectionId,
+        original_dcid: ConnectionId,
+    ) -> Connection {
+        let cc = config.congestion.build(CcConfig::new(u64::from(config.max_datagram_size)));
+        let mut path = Path::new(0, params.local, params.remote, cc, config.initial_rtt, u64::from(config.max_datagram_size), params.now);
+        // The client trusts the address it chose; the server validates the client by the
+        // handshake (RFC 9000 §8.1) and applies the amplification limit until then.
+        if side == Side::Client {
+            path.validation = Validation::Validated;
+        }
+        let mut local_cids = LocalCids::default();
+        local_cids.issue(local_cid, false);
+        let mut endpoint_events = VecDeque::new();
+        endpoint_events.push_back(super::EndpointEvent::NewCid {
+            cid: local_cid,
+            path: 0,
+            reset_token: reset_token_for(&params.reset_key, &local_cid),
+        });
+        let streams = Streams::new(side, config.streams.clone());
+        Connection {
+            side,
+            state: State::Handshaking,
+            error: None,
+            tls,
+            initial_keys: None,
+            handshake_keys: None,
+            one_rtt: None,
+            crypto: Default::default(),
+            send_spaces: BTreeMap::new(),
+            records: BTreeMap::new(),
+            layout: layout_for(Design::Single),
+            paths: BTreeMap::from([(0, path)]),
+            local_cids: BTreeMap::from([(0, local_cids)]),
+            remote_cids: BTreeMap::from([(0, RemoteCids::with_initial(remote_cid))]),
+            streams,
+            scheduler: config.scheduler.build(),
+            events: VecDeque::new(),
+            endpoint_events,
+            rng,
+            local_params,
+            peer_params: None,
+            original_dcid,
+            peer_initial_scid: None,
+            handshake_confirmed: false,
+            handshake_done_pending: false,
+            connected_event_sent: false,
+            idle_since: params.now,
+            local_max_path_id: config.max_path_id,
+            remote_max_path_id: 0,
+            max_path_id_pending: false,
+            pacing_wakeup: None,
+            drop_previous_key_at: None,
+            packets_since_key_update: 0,
+            key_update_acked_pn: None,
+            stats: Default::default(),
+            cid_len: params.cid_len,
+            reset_key: params.reset_key,
+            next_urgent_path: 0,
+            config,
+        }
+    }
+
+    /// Feed in-order CRYPTO data of `epoch` to TLS and collect its output (RFC 9001 §4.1.3).
+    pub(crate) fn on_crypto_data(&mut self, now: Timestamp, epoch: Epoch, offset: u64, data: Bytes) -> Result<(), TransportError> {
+        let stream = &mut self.crypto[epoch.index()];
+        if offset + data.len() as u64 > stream.read_offset + CRYPTO_BUFFER_LIMIT {
+            return Err(TransportError::new(TransportErrorCode::CRYPTO_BUFFER_EXCEEDED, "too much out-of-order CRYPTO data"));
+        }
+        stream.recv.insert(offset, data).map_err(|e| TransportError::new(TransportErrorCode::CRYPTO_BUFFER_EXCEEDED, e.to_string()))?;
+        let mut buf = [0u8; 4096];
+        loop {
+            let stream = &mut self.crypto[epoch.index()];
+            let n = stream.recv.read(&mut buf);
+            if n == 0 {
+                break;
+            }
+            stream.read_offset += n as u64;
+            self.tls.read_handshake(&buf[..n])?;
+        }
+        self.drive_tls().map_err(|e| TransportError::internal(e.to_string()))?;
+        if self.peer_params.is_none() {
+            if let Some(raw) = self.tls.peer_transport_params() {
+                let raw = raw.to_vec();
+                self.on_peer_params(&raw)?;
+            }
+        }
+        if matches!(self.state, State::Handshaking) && !self.tls.is_handshaking() {
+            self.on_handshake_complete(now);
+        }
+        Ok(())
+    }
+
+    /// Move TLS output into CRYPTO send buffers and install keys as TLS produces them.
+    pub(crate) fn drive_tls(&mut self) -> Result<(), ConnectError> {
+        for output in self.tls.write_handshake() {
+            match output {
+                HandshakeOutput::Data(epoch, bytes) => self.crypto[epoch.index()].send.write(&bytes),
+                HandshakeOutput::HandshakeKeys(keys) => self.handshake_keys = Some(keys),
+                HandshakeOutput::OneRttKeys(keys) => self.one_rtt = Some(keys),
+            }
+        }
+        Ok(())
+    }
+
+    /// RFC 9000 §7.3–7.4: validate and apply the peer's transport parameters.
+    fn on_peer_params(&mut self, raw: &[u8]) -> Result<(), TransportError> {
+        let params = TransportParameters::decode(raw, self.side.peer())
+            .map_err(|e| TransportError::new(TransportErrorCode::TRANSPORT_PARAMETER_ERROR, e.to_string()))?;
+        let bad = |reason: &str| Err(TransportError::new(TransportErrorCode::TRANSPORT_PARAMETER_ERROR, reason));
+        // RFC 9000 §7.3: authenticate the connection IDs used during the handshake.
+        if params.initial_source_connection_id != self.peer_initial_scid {
+            return bad("initial_source_connection_id does not match the packet's source CID");
+        }
+        if self.side == Side::Client {
+            if params.original_destination_connection_id != Some(self.original_dcid) {
+                return bad("original_destination_connection_id does not match");
+            }
+            if params.retry_source_connection_id.is_some() {
+                return bad("retry_source_connection_id without a Retry");
+            }
+            if let (Some(token), Some(pool)) = (params.stateless_reset_token, self.remote_cids.get_mut(&0)) {
+                pool.set_initial_token(token);
+            }
+        }
+        self.streams.set_peer_params(&params);
+        let design = super::negotiate_design(&self.local_params, &params);
+        self.layout = layout_for(design);
+        if design == Design::Mpns {
+            self.remote_max_path_id = u32::try_from(params.initial_max_path_id.unwrap_or(0)).unwrap_or(u32::MAX);
+        } else if design == Design::Spns {
+            // SPNS: path IDs are granted by MAX_PATH_ID frames after the handshake
+            // (docs/MULTIPATH.md), as initial_max_path_id would make standard peers use MPNS.
+            self.max_path_id_pending = true;
+        }
+        self.peer_params = Some(params);
+        Ok(())
+    }
+
+    fn on_handshake_complete(&mut self, now: Timestamp) {
+        self.state = State::Established;
+        self.stats.handshake_completed_at = Some(now);
+        if !self.connected_event_sent {
+            self.connected_event_sent = true;
+            self.events.push_back(Event::Connected);
+        }
+        if self.side == Side::Server {
+            // RFC 9001 §4.1.2: the server's handshake is confirmed at completion; it tells the
+            // client with HANDSHAKE_DONE (RFC 9000 §19.20).
+            self.handshake_done_pending = true;
+            self.on_handshake_confirmed(now);
+        }
+        self.issue_initial_cids();
+    }
+
+    /// RFC 9001 §4.1.2 handshake confirmed: drop Handshake keys (§4.9.2), allow key updates.
+    pub(crate) fn on_handshake_confirmed(&mut self, now: Timestamp) {
+        if self.handshake_confirmed {
+            return;
+        }
+        self.handshake_confirmed = true;
+        if let Some(keys) = self.one_rtt.as_mut() {
+            keys.set_handshake_confirmed();
+        }
+        self.discard_keys(now, Epoch::Handshake);
+        self.discard_keys(now, Epoch::Initial);
+    }
+
+    /// RFC 9001 §4.9: discard a level's keys and its recovery state (RFC 9002 §6.4).
+    pub(crate) fn discard_keys(&mut self, _now: Timestamp, epoch: Epoch) {
+        let had = match epoch {
+            Epoch::Initial => self.initial_keys.take().is_some(),
+            Epoch::Handshake => self.handshake_keys.take().is_some(),
+            Epoch::Data => return,
+        };
+        if !had {
+            return;
+        }
+        let space = if epoch == Epoch::Initial { SpaceId::Initial } else { SpaceId::Handshake };
+        if let Some(path) = self.paths.get_mut(&0) {
+            path.ledger(epoch).drain();
+            path.acks.remove(&space);
+            path.pto_count = 0;
+        }
+        self.send_spaces.remove(&space);
+        self.crypto[epoch.index()] = CryptoStream::default();
+    }
+
+    /// ConnectionError for an incoming version negotiation packet (RFC 9000 §6.2).
+    pub(crate) fn on_version_negotiation(&mut self) {
+        self.error = Some(ConnectionError::VersionMismatch);
+        self.events.push_back(Event::ConnectionLost(ConnectionError::VersionMismatch));
+        self.state = State::Drained;
+        self.endpoint_events.push_back(super::EndpointEvent::Drained);
+    }
+}
+
+/// Out-of-order CRYPTO data we buffer before CRYPTO_BUFFER_EXCEEDED (RFC 9000 §7.5: at least 4096).
+const CRYPTO_BUFFER_LIMIT: u64 = 64 * 1024;
+
+fn encode_params(params: &TransportParameters) -> Vec<u8> {
+    let mut out = Vec::new();
+    params.encode(&mut out);
+    out
+}
+
+/// Our transport parameters (RFC 9000 §18.2, RFC 10069 §2.1, draft-01 §3).
+fn build_local_params(
+    config: &TransportConfig,
+    side: Side,
+    scid: &ConnectionId,
+    original_dcid: Option<ConnectionId>,
+    reset_token: Option<ResetToken>,
+) -> TransportParameters {
+    let mut params = TransportParameters {
+        max_idle_timeout_ms: u64::try_from(config.idle_timeout.as_millis()).unwrap_or(u64::MAX),
+        max_udp_payload_size: 65527,
+        ack_delay_exponent: u64::from(config.ack.ack_delay_exponent),
+        max_ack_delay_ms: config.ack.max_ack_delay_ms,
+        active_connection_id_limit: u64::from(config.active_connection_id_limit.max(2)),
+        initial_source_connection_id: Some(*scid),
+        initial_max_path_id: advertises_max_path_id(config.multipath).then_some(u64::from(config.max_path_id)),
+        enable_multipath: enable_multipath_value(config.multipath),
+        ..TransportParameters::default()
+    };
+    if side == Side::Server {
+        params.original_destination_connection_id = original_dcid;
+        params.stateless_reset_token = reset_token;
+    }
+    Streams::new(side, config.streams.clone()).fill_transport_params(&mut params);
+    params
+}
+
+/// The stateless reset token the endpoint would have issued for `cid` (RFC 9000 §10.3.2).
+pub fn reset_token_for_endpoint(key: &[u8; 32], cid: &ConnectionId) -> ResetToken {
+    reset_token_for(key, cid)
+}

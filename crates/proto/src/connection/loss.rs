@@ -1,0 +1,144 @@
+//! Loss handling: declaring packets lost per path, re-queueing what they carried, congestion
+//! events, and moving a failed path's data to the other paths (handover).
+
+use super::Connection;
+use crate::cc::{CouplingState, LossEvent};
+use crate::crypto::Epoch;
+use crate::path::{epoch_index, PathId};
+use crate::recovery::ledger::is_persistent_congestion;
+use crate::recovery::SentPacket;
+use crate::sent_frames::{PathFrame, SentFrames};
+use crate::time::{Duration, Timestamp};
+
+impl Connection {
+    /// RFC 9002 §6.1 on one path's ledger at one level.
+    pub(crate) fn detect_losses(&mut self, now: Timestamp, path_id: PathId, epoch: Epoch) {
+        let Some(path) = self.paths.get_mut(&path_id) else { return };
+        let lost = path.ledgers[epoch_index(epoch)].detect_lost(now, &path.rtt);
+        self.on_packets_lost(now, path_id, epoch, lost.packets, true);
+    }
+
+    /// Packets of `path_id` are lost: requeue their frames and, if `congestion`, tell the
+    /// path's controller (RFC 9002 §7.3.2).
+    pub(crate) fn on_packets_lost(&mut self, now: Timestamp, path_id: PathId, epoch: Epoch, packets: Vec<SentPacket>, congestion: bool) {
+        if packets.is_empty() {
+            return;
+        }
+        let mut lost_bytes = 0;
+        let mut largest_lost_sent = Timestamp::ZERO;
+        for p in &packets {
+            self.send_space(p.space).on_lost(p.pn, now);
+            self.requeue_frames(epoch, &p.frames);
+            if p.in_flight {
+                lost_bytes += p.size;
+                largest_lost_sent = largest_lost_sent.max(p.time_sent);
+            }
+        }
+        self.stats.packets_lost += packets.len() as u64;
+        let max_ack_delay = self.peer_max_ack_delay();
+        let coupling = self.coupling_snapshot();
+        let Some(path) = self.paths.get_mut(&path_id) else { return };
+        path.counters.packets_lost += packets.len() as u64;
+        path.counters.bytes_lost += lost_bytes;
+        path.delivery.on_packets_lost(lost_bytes);
+        if !congestion || lost_bytes == 0 {
+            return;
+        }
+        let persistent = is_persistent_congestion(&packets, &path.rtt, max_ack_delay);
+        let event = LossEvent {
+            now,
+            lost_bytes,
+            largest_lost_sent_time: largest_lost_sent,
+            persistent_congestion: persistent,
+            bytes_in_flight: path.bytes_in_flight(),
+            rtt: &path.rtt,
+        };
+        let own = coupling.iter().position(|c| c.0 == path_id).unwrap_or(0);
+        let states: Vec<CouplingState> = coupling.iter().map(|c| c.1).collect();
+        path.cc.on_congestion_event(&event, crate::cc::Coupling { paths: &states, own });
+    }
+
+    /// RFC 9000 §13.3: resend information, not packets.
+    pub(crate) fn requeue_frames(&mut self, epoch: Epoch, frames: &SentFrames) {
+        for range in &frames.crypto {
+            self.crypto[epoch.index()].send.on_lost(range.start, range.end - range.start);
+        }
+        self.streams.on_frames_lost(&frames.streams);
+        if frames.handshake_done && !self.handshake_done_acked() {
+            self.handshake_done_pending = true;
+        }
+        for frame in &frames.path_frames {
+            match *frame {
+                PathFrame::NewCid { path, sequence } => {
+                    if let Some(pool) = self.local_cids.get_mut(&path) {
+                        pool.requeue(sequence);
+                    }
+                }
+                PathFrame::RetireCid { path, sequence } => {
+                    if let Some(pool) = self.remote_cids.get_mut(&path) {
+                        pool.requeue_retire(sequence);
+                    }
+                }
+                PathFrame::Status(path) => {
+                    if let Some(p) = self.paths.get_mut(&path) {
+                        p.status_pending = true;
+                    }
+                }
+                PathFrame::Abandon(path) => {
+                    if let Some(p) = self.paths.get_mut(&path) {
+                        if p.abandon_pending.is_none() {
+                            p.abandon_pending = Some(mpquic_wire::error::path_error::APPLICATION_ABANDON_PATH);
+                        }
+                    }
+                }
+                PathFrame::MaxPathId => self.max_path_id_pending = true,
+            }
+        }
+    }
+
+    fn handshake_done_acked(&self) -> bool {
+        self.handshake_confirmed && !self.handshake_done_pending && self.side == mpquic_wire::stream_id::Side::Client
+    }
+
+    /// Handover (issue 4): a path that stopped delivering gives all its in-flight data to the
+    /// other paths; its packets are dropped from its ledger without a congestion signal to the
+    /// other paths' controllers.
+    pub(crate) fn fail_path(&mut self, now: Timestamp, path_id: PathId) {
+        let Some(path) = self.paths.get_mut(&path_id) else { return };
+        if path.failed {
+            return;
+        }
+        path.failed = true;
+        let packets = path.ledger(Epoch::Data).drain();
+        for p in &packets {
+            self.send_space(p.space).on_lost(p.pn, now);
+            self.requeue_frames(Epoch::Data, &p.frames);
+        }
+        self.stats.handovers += 1;
+        self.push_path_event(super::PathEvent::Failed { id: path_id });
+    }
+
+    /// (path ID, coupling state) of every path, for coupled congestion controllers.
+    pub(crate) fn coupling_snapshot(&self) -> Vec<(PathId, CouplingState)> {
+        self.paths
+            .iter()
+            .map(|(&id, p)| {
+                let mut state = p.cc.coupling_state();
+                state.srtt = p.rtt.smoothed();
+                state.active = p.is_usable() && !p.is_backup();
+                (id, state)
+            })
+            .collect()
+    }
+
+    /// The largest PTO among active paths (RFC 10069 §"Connection Closure" and key update).
+    pub(crate) fn largest_pto(&self) -> Duration {
+        let max_ack_delay = self.peer_max_ack_delay();
+        self.paths
+            .values()
+            .filter(|p| p.is_active())
+            .map(|p| p.pto(max_ack_delay, true))
+            .max()
+            .unwrap_or(Duration::from_secs(1))
+    }
+}

@@ -1,0 +1,199 @@
+//! A QUIC connection: a dispatcher over the handshake, receive, send, timer, path and CID
+//! modules. Sans-IO: datagrams go in through [`Connection::handle_datagram`], out through
+//! [`Connection::poll_transmit`], time through [`Connection::handle_timeout`].
+
+mod ack_recv;
+mod api;
+mod close;
+mod frames;
+mod handshake;
+mod loss;
+mod negotiate;
+mod paths;
+mod recv;
+mod send;
+mod stats;
+mod timers;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use mpquic_wire::cid::{ConnectionId, ResetToken};
+use mpquic_wire::stream_id::Side;
+use mpquic_wire::transport_params::TransportParameters;
+use rand_chacha::ChaCha20Rng;
+
+pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams};
+pub use negotiate::negotiate_design;
+pub use stats::ConnectionStats;
+
+use crate::cid::{LocalCids, RemoteCids};
+use crate::config::TransportConfig;
+use crate::crypto::{KeyPair, OneRttKeys, TlsSession};
+use crate::path::{Path, PathId};
+use crate::scheduler::Scheduler;
+use crate::space::{ReceiveRecord, SendSpace, SpaceId, SpaceLayout};
+use crate::streams::{Assembler, SendBuffer, Streams};
+use crate::time::Timestamp;
+
+pub use api::{ConnectionError, Event, PathError, PathEvent};
+
+/// One outgoing datagram, written into the caller's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub size: usize,
+}
+
+/// What the endpoint must learn from a connection (CID routing, teardown).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointEvent {
+    /// Route packets with this destination CID to this connection and path.
+    NewCid { cid: ConnectionId, path: PathId, reset_token: ResetToken },
+    /// Stop routing this CID.
+    RetireCid(ConnectionId),
+    /// The connection is gone; release everything.
+    Drained,
+}
+
+/// Life cycle (RFC 9000 §10).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum State {
+    Handshaking,
+    Established,
+    /// We sent CONNECTION_CLOSE; resend it on receipt until `until` (RFC 9000 §10.2.1).
+    Closing { until: Timestamp, frame: Bytes, epoch_hint: u8, resend: bool },
+    /// The peer closed; stay silent until `until` (RFC 9000 §10.2.2).
+    Draining { until: Timestamp },
+    Drained,
+}
+
+/// CRYPTO stream of one encryption level.
+#[derive(Debug, Default)]
+pub(crate) struct CryptoStream {
+    pub send: SendBuffer,
+    pub recv: Assembler,
+    /// Offset up to which received data was handed to TLS.
+    pub read_offset: u64,
+}
+
+/// A QUIC connection.
+pub struct Connection {
+    pub(crate) side: Side,
+    pub(crate) config: Arc<TransportConfig>,
+    pub(crate) state: State,
+    pub(crate) error: Option<ConnectionError>,
+    pub(crate) tls: TlsSession,
+    pub(crate) initial_keys: Option<KeyPair>,
+    pub(crate) handshake_keys: Option<KeyPair>,
+    pub(crate) one_rtt: Option<OneRttKeys>,
+    pub(crate) crypto: [CryptoStream; 3],
+    pub(crate) send_spaces: BTreeMap<SpaceId, SendSpace>,
+    pub(crate) records: BTreeMap<SpaceId, ReceiveRecord>,
+    pub(crate) layout: Box<dyn SpaceLayout>,
+    pub(crate) paths: BTreeMap<PathId, Path>,
+    pub(crate) local_cids: BTreeMap<PathId, LocalCids>,
+    pub(crate) remote_cids: BTreeMap<PathId, RemoteCids>,
+    pub(crate) streams: Streams,
+    pub(crate) scheduler: Box<dyn Scheduler>,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) endpoint_events: VecDeque<EndpointEvent>,
+    pub(crate) rng: ChaCha20Rng,
+    pub(crate) local_params: TransportParameters,
+    pub(crate) peer_params: Option<TransportParameters>,
+    /// Destination CID of the client's first Initial (RFC 9000 §7.3).
+    pub(crate) original_dcid: ConnectionId,
+    /// The peer's SCID from its first long-header packet, checked against its transport params.
+    pub(crate) peer_initial_scid: Option<ConnectionId>,
+    pub(crate) handshake_confirmed: bool,
+    pub(crate) handshake_done_pending: bool,
+    pub(crate) connected_event_sent: bool,
+    /// Time of the last activity for the idle timeout (RFC 9000 §10.1).
+    pub(crate) idle_since: Timestamp,
+    /// Highest path ID we allow the peer to use (we advertised it).
+    pub(crate) local_max_path_id: u32,
+    /// Highest path ID the peer allows us to use.
+    pub(crate) remote_max_path_id: u32,
+    pub(crate) max_path_id_pending: bool,
+    /// Time of the earliest pacing release among paths blocked only by pacing.
+    pub(crate) pacing_wakeup: Option<Timestamp>,
+    /// When the previous 1-RTT remote key may be dropped after a key update.
+    pub(crate) drop_previous_key_at: Option<Timestamp>,
+    /// Packets sent with the current 1-RTT key (for configured key updates).
+    pub(crate) packets_since_key_update: u64,
+    pub(crate) key_update_acked_pn: Option<(SpaceId, u64)>,
+    pub(crate) stats: ConnectionStats,
+    pub(crate) cid_len: usize,
+    pub(crate) reset_key: [u8; 32],
+    /// Round-robin cursor over paths for urgent, path-specific frames.
+    pub(crate) next_urgent_path: PathId,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("side", &self.side)
+            .field("state", &self.state)
+            .field("design", &self.layout.design())
+            .field("paths", &self.paths.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Whether this is the client or the server.
+    pub fn side(&self) -> Side {
+        self.side
+    }
+
+    /// True once the handshake has completed (RFC 9001 §4.1.1).
+    pub fn is_established(&self) -> bool {
+        matches!(self.state, State::Established)
+    }
+
+    /// True when nothing is left of the connection (after closing, draining or idle timeout).
+    pub fn is_drained(&self) -> bool {
+        matches!(self.state, State::Drained)
+    }
+
+    /// True once the connection is closing, draining or drained.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, State::Closing { .. } | State::Draining { .. } | State::Drained)
+    }
+
+    /// Why the connection ended, once it has.
+    pub fn error(&self) -> Option<&ConnectionError> {
+        self.error.as_ref()
+    }
+
+    /// The negotiated multipath design.
+    pub fn design(&self) -> crate::space::Design {
+        self.layout.design()
+    }
+
+    /// Take the next event for the endpoint (CID routing).
+    pub fn poll_endpoint_event(&mut self) -> Option<EndpointEvent> {
+        self.endpoint_events.pop_front()
+    }
+
+    pub(crate) fn max_ack_delay(&self) -> crate::time::Duration {
+        self.config.ack.max_ack_delay()
+    }
+
+    /// The peer's max_ack_delay (RFC 9000 §18.2), or the default before its parameters arrive.
+    pub(crate) fn peer_max_ack_delay(&self) -> crate::time::Duration {
+        let ms = self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay_ms);
+        crate::time::Duration::from_millis(ms)
+    }
+
+    pub(crate) fn send_space(&mut self, space: SpaceId) -> &mut SendSpace {
+        self.send_spaces.entry(space).or_default()
+    }
+
+    pub(crate) fn record(&mut self, space: SpaceId) -> &mut ReceiveRecord {
+        self.records.entry(space).or_default()
+    }
+}

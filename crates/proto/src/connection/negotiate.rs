@@ -1,0 +1,96 @@
+//! Choosing the multipath design from both sides' transport parameters (docs/MULTIPATH.md).
+//!
+//! Two mechanisms coexist:
+//! - RFC 10069 `initial_max_path_id` (0x3e): the standard; advertised in `mpns` and `auto` modes
+//!   so standard peers (noq) negotiate MPNS with us.
+//! - draft-ietf-quic-multipath-01 `enable_multipath` (0xbabf): 1 = single space, 2 = multiple
+//!   spaces, 3 = both. Advertised in `spns`, `mpns` and `auto` modes. When both ends send it, the
+//!   design is the bitwise AND of the two values: 1 vs 2 falls back to one path, 3 accepts the
+//!   peer's choice, 3 vs 3 gives multiple spaces (draft-01 §3).
+//!
+//! SPNS is therefore used only when both ends agree to it through `enable_multipath`; a peer that
+//! knows only RFC 10069 gets MPNS (if it advertised `initial_max_path_id`) or a single path.
+
+use mpquic_wire::transport_params::TransportParameters;
+
+use crate::config::MultipathMode;
+use crate::space::Design;
+
+/// draft-01 `enable_multipath` value for a mode (None = not sent).
+pub fn enable_multipath_value(mode: MultipathMode) -> Option<u64> {
+    match mode {
+        MultipathMode::Single => None,
+        MultipathMode::Spns => Some(1),
+        MultipathMode::Mpns => Some(2),
+        MultipathMode::Auto => Some(3),
+    }
+}
+
+/// Whether a mode advertises RFC 10069 `initial_max_path_id`.
+pub fn advertises_max_path_id(mode: MultipathMode) -> bool {
+    matches!(mode, MultipathMode::Mpns | MultipathMode::Auto)
+}
+
+/// The design both ends end up with, computed identically by each side from the two sets of
+/// transport parameters.
+pub fn negotiate_design(local: &TransportParameters, peer: &TransportParameters) -> Design {
+    let mpns_possible = local.initial_max_path_id.is_some() && peer.initial_max_path_id.is_some();
+    match (local.enable_multipath, peer.enable_multipath) {
+        (Some(a), Some(b)) => match a & b {
+            1 => Design::Spns,
+            2 | 3 if mpns_possible => Design::Mpns,
+            _ => Design::Single,
+        },
+        _ if mpns_possible => Design::Mpns,
+        _ => Design::Single,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(mode: MultipathMode) -> TransportParameters {
+        TransportParameters {
+            enable_multipath: enable_multipath_value(mode),
+            initial_max_path_id: advertises_max_path_id(mode).then_some(4),
+            ..TransportParameters::default()
+        }
+    }
+
+    /// Standard peer: only RFC 10069 (like noq).
+    fn rfc_only() -> TransportParameters {
+        TransportParameters { initial_max_path_id: Some(4), ..TransportParameters::default() }
+    }
+
+    #[test]
+    fn negotiation_matrix() {
+        use Design::*;
+        use MultipathMode::*;
+        let modes = [Single, Spns, Mpns, Auto];
+        #[rustfmt::skip]
+        let expected = [
+            //            Single  Spns    Mpns    Auto   (peer)
+            /* Single */ [Single, Single, Single, Single],
+            /* Spns   */ [Single, Spns,   Single, Spns],
+            /* Mpns   */ [Single, Single, Mpns,   Mpns],
+            /* Auto   */ [Single, Spns,   Mpns,   Mpns],
+        ];
+        for (i, &a) in modes.iter().enumerate() {
+            for (j, &b) in modes.iter().enumerate() {
+                let (pa, pb) = (params(a), params(b));
+                // Both roles compute the same answer.
+                assert_eq!(negotiate_design(&pa, &pb), expected[i][j], "{a:?} vs {b:?}");
+                assert_eq!(negotiate_design(&pb, &pa), expected[i][j], "{b:?} vs {a:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn standard_peer_gets_rfc_mpns() {
+        assert_eq!(negotiate_design(&params(MultipathMode::Auto), &rfc_only()), Design::Mpns);
+        assert_eq!(negotiate_design(&params(MultipathMode::Mpns), &rfc_only()), Design::Mpns);
+        assert_eq!(negotiate_design(&params(MultipathMode::Spns), &rfc_only()), Design::Single);
+        assert_eq!(negotiate_design(&params(MultipathMode::Single), &rfc_only()), Design::Single);
+    }
+}

@@ -1,0 +1,321 @@
+//! Path management (RFC 9000 §8–9, RFC 10069 §3 and §5): opening paths, validation, status,
+//! abandoning, path-ID limits, and issuing connection IDs per path.
+
+use std::net::SocketAddr;
+
+use mpquic_wire::frame::{Frame, NewConnectionId, PathStatus};
+use mpquic_wire::stream_id::Side;
+use rand_core::RngCore;
+
+use super::api::PathError;
+use super::handshake::{random_cid, reset_token_for};
+use super::{Connection, EndpointEvent, PathEvent};
+use crate::cc::CcConfig;
+use crate::cid::LocalCids;
+use crate::crypto::Epoch;
+use crate::error::TransportError;
+use crate::path::{Path, PathId, PathState, Validation};
+use crate::sent_frames::PathFrame;
+use crate::time::Timestamp;
+
+impl Connection {
+    /// Open a new path from `local` to `remote` (client only, RFC 10069 §3.1). The path is
+    /// validated with PATH_CHALLENGE before it carries data.
+    pub fn open_path(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr) -> Result<PathId, PathError> {
+        if !self.is_established() {
+            return Err(PathError::NotEstablished);
+        }
+        if !self.layout.is_multipath() {
+            return Err(PathError::MultipathNotNegotiated);
+        }
+        if self.side == Side::Server {
+            return Err(PathError::ServerCannotOpen);
+        }
+        let limit = self.remote_max_path_id.min(self.local_max_path_id);
+        // RFC 10069 §5: the smallest unused path ID with CIDs available on both sides.
+        let id = (1..=limit)
+            .find(|id| !self.paths.contains_key(id) && self.remote_cids.get(id).is_some_and(|c| c.current().is_some()) && self.local_cids.contains_key(id))
+            .ok_or(if (1..=limit).all(|id| self.paths.contains_key(&id)) { PathError::PathIdLimit } else { PathError::NoConnectionId })?;
+        self.create_path(now, id, local, remote);
+        Ok(id)
+    }
+
+    /// Mark a path as backup or available and tell the peer (RFC 10069 §3.3).
+    pub fn set_path_status(&mut self, id: PathId, backup: bool) -> Result<(), PathError> {
+        if !self.layout.is_multipath() {
+            return Err(PathError::MultipathNotNegotiated);
+        }
+        let path = self.paths.get_mut(&id).filter(|p| p.is_active()).ok_or(PathError::UnknownPath(id))?;
+        path.local_backup = backup;
+        path.status_pending = true;
+        Ok(())
+    }
+
+    /// Abandon a path (RFC 10069 §3.4) with an application error code.
+    pub fn close_path(&mut self, now: Timestamp, id: PathId, error_code: u64) -> Result<(), PathError> {
+        if !self.layout.is_multipath() {
+            return Err(PathError::MultipathNotNegotiated);
+        }
+        if !self.paths.get(&id).is_some_and(|p| p.is_active()) {
+            return Err(PathError::UnknownPath(id));
+        }
+        self.abandon_path(now, id, error_code);
+        Ok(())
+    }
+
+    fn create_path(&mut self, now: Timestamp, id: PathId, local: SocketAddr, remote: SocketAddr) {
+        let cc = self.config.congestion.build(CcConfig::new(u64::from(self.config.max_datagram_size)));
+        let mut path = Path::new(id, local, remote, cc, self.config.initial_rtt, u64::from(self.config.max_datagram_size), now);
+        let mut challenge = [0u8; 8];
+        self.rng.fill_bytes(&mut challenge);
+        path.challenge = Some((challenge, None));
+        path.validation = Validation::Pending;
+        self.paths.insert(id, path);
+        self.push_path_event(PathEvent::Opened { id });
+    }
+
+    /// Make sure the path a packet arrived on exists and its 4-tuple is current.
+    pub(crate) fn ensure_path(&mut self, now: Timestamp, id: PathId, local: SocketAddr, remote: SocketAddr) -> Result<(), TransportError> {
+        match self.paths.get_mut(&id) {
+            None => {
+                // RFC 10069 §3.1: a packet on an unused path ID opens the path on the server.
+                if !self.layout.is_multipath() {
+                    return Ok(());
+                }
+                self.create_path(now, id, local, remote);
+            }
+            Some(path) if path.remote != remote || path.local != local => {
+                // RFC 9000 §9.3 / RFC 10069 §3.1.2: peer address change = migration of this path.
+                path.remote = remote;
+                path.local = local;
+                if self.handshake_confirmed {
+                    let mut challenge = [0u8; 8];
+                    self.rng.fill_bytes(&mut challenge);
+                    path.validation = Validation::Pending;
+                    path.anti_amp_received = 0;
+                    path.anti_amp_sent = 0;
+                    path.challenge = Some((challenge, None));
+                }
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    pub(crate) fn on_path_challenge(&mut self, path: PathId, data: [u8; 8]) {
+        if let Some(p) = self.paths.get_mut(&path) {
+            // RFC 9000 §8.2.2 / RFC 10069 §3.1: respond on the same path.
+            if p.pending_responses.len() < 4 {
+                p.pending_responses.push(data);
+            }
+        }
+    }
+
+    pub(crate) fn on_path_response(&mut self, _now: Timestamp, _arrived_on: PathId, data: [u8; 8]) {
+        let matched = self.paths.values_mut().find(|p| p.challenge.is_some_and(|(c, _)| c == data));
+        if let Some(path) = matched {
+            path.challenge = None;
+            if path.validation != Validation::Validated {
+                path.validation = Validation::Validated;
+                let id = path.id;
+                self.push_path_event(PathEvent::Validated { id });
+            }
+        }
+    }
+
+    pub(crate) fn on_path_abandon(&mut self, now: Timestamp, id: PathId, error_code: u64) {
+        let Some(path) = self.paths.get(&id) else { return };
+        if !path.is_active() {
+            return;
+        }
+        // RFC 10069 §3.4: answer with our own PATH_ABANDON and retire the peer's CIDs for it.
+        self.abandon_path(now, id, error_code);
+    }
+
+    /// Enter the abandoned state: no new packets on the path, its data moves elsewhere, state
+    /// is kept for 3 PTOs (RFC 10069 §3.4).
+    pub(crate) fn abandon_path(&mut self, now: Timestamp, id: PathId, error_code: u64) {
+        let until = now + self.largest_pto() * 3;
+        let Some(path) = self.paths.get_mut(&id) else { return };
+        path.state = PathState::Closing { until };
+        path.abandon_pending = Some(error_code);
+        let packets = path.ledger(Epoch::Data).drain();
+        for p in &packets {
+            self.send_space(p.space).on_lost(p.pn, now);
+            self.requeue_frames(Epoch::Data, &p.frames);
+        }
+        self.remote_cids.remove(&id);
+        self.push_path_event(PathEvent::Abandoned { id, error_code });
+        if self.paths.values().all(|p| !p.is_active()) {
+            // RFC 10069 §3.4: abandoning the last path closes the connection.
+            self.close_with_error(now, TransportError::new(mpquic_wire::error::TransportErrorCode::NO_VIABLE_PATH, "all paths abandoned"));
+        }
+    }
+
+    pub(crate) fn on_path_status(&mut self, id: PathId, sequence: u64, backup: bool) {
+        let Some(path) = self.paths.get_mut(&id) else { return };
+        // RFC 10069 §3.3: only a larger sequence number than any seen before updates the status.
+        if path.remote_status_seq.is_some_and(|s| sequence <= s) {
+            return;
+        }
+        path.remote_status_seq = Some(sequence);
+        if path.remote_backup != backup {
+            path.remote_backup = backup;
+            self.push_path_event(PathEvent::StatusChanged { id, backup });
+        }
+    }
+
+    pub(crate) fn on_max_path_id(&mut self, max: u64) -> Result<(), TransportError> {
+        let max = u32::try_from(max).map_err(|_| TransportError::protocol_violation("MAX_PATH_ID above 2^32-1"))?;
+        // RFC 10069 §7.7: lower values than before are ignored (reordering).
+        if max > self.remote_max_path_id {
+            self.remote_max_path_id = max;
+            self.issue_path_cids();
+        }
+        Ok(())
+    }
+
+    /// After the handshake: extra CIDs for path 0 (RFC 9000 §5.1.1) and, with multipath, one CID
+    /// for each unused path ID up to both limits (RFC 10069 §5.1).
+    pub(crate) fn issue_initial_cids(&mut self) {
+        let peer_limit = self.peer_params.as_ref().map_or(2, |p| p.active_connection_id_limit);
+        let want = peer_limit.min(u64::from(self.config.active_connection_id_limit)).max(2) as usize;
+        self.issue_cids_for(0, want);
+        self.issue_path_cids();
+    }
+
+    fn issue_path_cids(&mut self) {
+        if !self.layout.is_multipath() {
+            return;
+        }
+        let limit = self.remote_max_path_id.min(self.local_max_path_id);
+        for id in 1..=limit {
+            if self.paths.get(&id).is_some_and(|p| !p.is_active()) {
+                continue;
+            }
+            self.issue_cids_for(id, 2);
+        }
+    }
+
+    /// Issue CIDs for path `id` until `want` are active.
+    pub(crate) fn issue_cids_for(&mut self, id: PathId, want: usize) {
+        let have = self.local_cids.get(&id).map_or(0, LocalCids::active_count);
+        for _ in have..want {
+            let cid = random_cid(&mut self.rng, self.cid_len);
+            let reset_token = reset_token_for(&self.reset_key, &cid);
+            self.local_cids.entry(id).or_default().issue(cid, true);
+            self.endpoint_events.push_back(EndpointEvent::NewCid { cid, path: id, reset_token });
+        }
+    }
+
+    pub(crate) fn on_retire_connection_id(&mut self, _now: Timestamp, path_id: Option<u64>, sequence: u64) -> Result<(), TransportError> {
+        let id = u32::try_from(path_id.unwrap_or(0)).unwrap_or(u32::MAX);
+        let Some(pool) = self.local_cids.get_mut(&id) else { return Ok(()) };
+        if let Some(cid) = pool.retire(sequence)? {
+            self.endpoint_events.push_back(EndpointEvent::RetireCid(cid));
+            if self.paths.get(&id).is_none_or(|p| p.is_active()) {
+                self.issue_cids_for(id, 2);
+            }
+        }
+        Ok(())
+    }
+
+    /// PATH_RESPONSE / PATH_CHALLENGE owed on `path` (RFC 9000 §8.2). Returns whether an
+    /// ack-eliciting frame was written.
+    pub(crate) fn write_path_frames(&mut self, now: Timestamp, path: PathId, packet: &mut Vec<u8>, limit: usize) -> bool {
+        let Some(p) = self.paths.get_mut(&path) else { return false };
+        let mut wrote = false;
+        while let Some(&data) = p.pending_responses.first() {
+            if packet.len() + 9 > limit {
+                break;
+            }
+            Frame::PathResponse(data).encode(packet);
+            p.pending_responses.remove(0);
+            wrote = true;
+        }
+        if let Some((data, sent @ None)) = p.challenge.as_mut().map(|(d, s)| (*d, s)) {
+            if packet.len() + 9 <= limit {
+                Frame::PathChallenge(data).encode(packet);
+                *sent = Some(now);
+                wrote = true;
+            }
+        }
+        wrote
+    }
+
+    /// Connection-level control frames: HANDSHAKE_DONE, CID management, MAX_PATH_ID, path status
+    /// and abandon. Returns whether any was written.
+    pub(crate) fn write_connection_control(&mut self, packet: &mut Vec<u8>, limit: usize, sent: &mut crate::sent_frames::SentFrames) -> bool {
+        let start = packet.len();
+        if self.handshake_done_pending && self.side == Side::Server && packet.len() + 1 <= limit {
+            Frame::HandshakeDone.encode(packet);
+            self.handshake_done_pending = false;
+            sent.handshake_done = true;
+        }
+        let multipath = self.layout.is_multipath();
+        if self.max_path_id_pending && multipath && packet.len() + 9 <= limit {
+            Frame::MaxPathId(u64::from(self.local_max_path_id)).encode(packet);
+            self.max_path_id_pending = false;
+            sent.path_frames.push(PathFrame::MaxPathId);
+        }
+        self.write_cid_frames(packet, limit, sent, multipath);
+        for (&id, path) in self.paths.iter_mut() {
+            if let Some(code) = path.abandon_pending {
+                let frame = Frame::PathAbandon { path_id: u64::from(id), error_code: code };
+                if packet.len() + frame.encoded_len() <= limit {
+                    frame.encode(packet);
+                    path.abandon_pending = None;
+                    sent.path_frames.push(PathFrame::Abandon(id));
+                }
+            }
+            if path.status_pending && path.is_active() {
+                let status = if path.local_backup { PathStatus::Backup } else { PathStatus::Available };
+                path.local_status_seq += 1;
+                let frame = Frame::PathStatus { path_id: u64::from(id), sequence: path.local_status_seq, status };
+                if packet.len() + frame.encoded_len() <= limit {
+                    frame.encode(packet);
+                    path.status_pending = false;
+                    sent.path_frames.push(PathFrame::Status(id));
+                }
+            }
+        }
+        packet.len() > start
+    }
+
+    fn write_cid_frames(&mut self, packet: &mut Vec<u8>, limit: usize, sent: &mut crate::sent_frames::SentFrames, multipath: bool) {
+        let ids: Vec<PathId> = self.local_cids.keys().copied().collect();
+        for id in ids {
+            let pool = self.local_cids.get_mut(&id).expect("key from map");
+            for seq in pool.take_pending() {
+                let Some(&cid) = pool.get(seq) else { continue };
+                let frame = Frame::NewConnectionId(NewConnectionId {
+                    // RFC 10069 §5: PATH_NEW_CONNECTION_ID for paths other than 0; plain frames for 0.
+                    path_id: (multipath && id != 0).then_some(u64::from(id)),
+                    sequence: seq,
+                    retire_prior_to: pool.retire_prior_to(),
+                    cid,
+                    reset_token: reset_token_for(&self.reset_key, &cid),
+                });
+                if packet.len() + frame.encoded_len() > limit {
+                    pool.requeue(seq);
+                    continue;
+                }
+                frame.encode(packet);
+                sent.path_frames.push(PathFrame::NewCid { path: id, sequence: seq });
+            }
+        }
+        let ids: Vec<PathId> = self.remote_cids.keys().copied().collect();
+        for id in ids {
+            let pool = self.remote_cids.get_mut(&id).expect("key from map");
+            for seq in pool.take_pending_retire() {
+                let frame = Frame::RetireConnectionId { path_id: (multipath && id != 0).then_some(u64::from(id)), sequence: seq };
+                if packet.len() + frame.encoded_len() > limit {
+                    pool.requeue_retire(seq);
+                    continue;
+                }
+                frame.encode(packet);
+                sent.path_frames.push(PathFrame::RetireCid { path: id, sequence: seq });
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Receiving: splitting coalesced datagrams, removing packet protection, duplicate detection,
+//! dispatching frames, and recording what to acknowledge (RFC 9000 §12, RFC 9001 §5).
+
+use std::net::SocketAddr;
+
+use bytes::{Bytes, BytesMut};
+use mpquic_wire::frame::{allowed_in, Frame};
+use mpquic_wire::header::{decode_packet_number, read_truncated_pn, reserved_bits_zero, PacketKind, PartialDecode, QUIC_V1};
+use mpquic_wire::stream_id::Side;
+
+use super::{Connection, State};
+use crate::crypto::{open_payload, remove_header_protection, Epoch, KeyUpdateOutcome};
+use crate::error::TransportError;
+use crate::path::{PathId, Validation};
+use crate::space::SpaceId;
+use crate::time::{Duration, Timestamp};
+
+/// A decrypted packet ready for frame processing.
+struct Decrypted {
+    epoch: Epoch,
+    kind: PacketKind,
+    space: SpaceId,
+    path: PathId,
+    pn: u64,
+    payload: Bytes,
+    len: usize,
+}
+
+impl Connection {
+    /// Process one datagram whose first packet the endpoint already parsed and routed here.
+    /// `path_hint` is the path ID of the destination CID (RFC 10069 §5), if known.
+    pub fn handle_datagram(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+        first: PartialDecode,
+        rest: Option<BytesMut>,
+        path_hint: Option<PathId>,
+    ) {
+        let dcid = first.dcid();
+        self.stats.datagrams_received += 1;
+        let mut next = Some(first);
+        let mut rest = rest;
+        while let Some(packet) = next.take() {
+            if packet.dcid() != dcid {
+                // RFC 9000 §12.2: coalesced packets with another DCID are ignored.
+                self.stats.packets_dropped += 1;
+                break;
+            }
+            self.handle_packet(now, local, remote, packet, path_hint);
+            if self.is_drained() {
+                return;
+            }
+            if let Some(bytes) = rest.take() {
+                match PartialDecode::new(bytes, self.cid_len) {
+                    Ok((p, r)) => {
+                        next = Some(p);
+                        rest = r;
+                    }
+                    Err(_) => self.stats.packets_dropped += 1,
+                }
+            }
+        }
+    }
+
+    fn handle_packet(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr, packet: PartialDecode, path_hint: Option<PathId>) {
+        match &self.state {
+            State::Drained | State::Draining { .. } => return,
+            State::Closing { .. } => {
+                // RFC 9000 §10.2.1: answer packets with the closing frame again (rate limited
+                // by sending at most one per received datagram).
+                if let State::Closing { resend, .. } = &mut self.state {
+                    *resend = true;
+                }
+                return;
+            }
+            _ => {}
+        }
+        match packet.kind() {
+            PacketKind::VersionNegotiation => return self.on_vn_packet(&packet),
+            PacketKind::Retry | PacketKind::ZeroRtt => {
+                // Retry is not supported by this client (servers here never send it) and 0-RTT
+                // is not offered: both are dropped (RFC 9000 §17.2.5.2, §17.2.3).
+                self.stats.packets_dropped += 1;
+                return;
+            }
+            _ => {}
+        }
+        let path_id = if packet.kind() == PacketKind::Short { path_hint.unwrap_or(0) } else { 0 };
+        let scid = packet.scid();
+        let decrypted = match self.decrypt(now, packet, path_id) {
+            Ok(Some(d)) => d,
+            Ok(None) => {
+                self.stats.packets_dropped += 1;
+                return;
+            }
+            Err(e) => return self.close_with_error(now, e),
+        };
+        if decrypted.epoch != Epoch::Data && self.side == Side::Client && self.peer_initial_scid.is_none() {
+            // RFC 9000 §7.2: the client switches to the server's chosen CID.
+            if let Some(scid) = scid {
+                self.peer_initial_scid = Some(scid);
+                self.remote_cids.insert(0, crate::cid::RemoteCids::with_initial(scid));
+            }
+        }
+        if let Err(e) = self.on_decrypted(now, local, remote, decrypted) {
+            self.close_with_error(now, e);
+        }
+    }
+
+    fn on_vn_packet(&mut self, packet: &PartialDecode) {
+        // RFC 9000 §6.2: a client abandons the attempt if VN lists no version it supports and
+        // does not contain the version it used; VN after any valid packet is ignored.
+        if self.side == Side::Client && self.peer_initial_scid.is_none() && !packet.versions().contains(&QUIC_V1) {
+            self.on_version_negotiation();
+        }
+    }
+
+    /// Remove header and packet protection. Ok(None): drop the packet silently.
+    fn decrypt(&mut self, now: Timestamp, mut packet: PartialDecode, path: PathId) -> Result<Option<Decrypted>, TransportError> {
+        let kind = packet.kind();
+        let (epoch, space) = match kind {
+            PacketKind::Initial => (Epoch::Initial, SpaceId::Initial),
+            PacketKind::Handshake => (Epoch::Handshake, SpaceId::Handshake),
+            _ => (Epoch::Data, self.layout.space_for(path)),
+        };
+        let pn_offset = packet.pn_offset();
+        let len = packet.packet_len();
+        let hp = match epoch {
+            Epoch::Initial => self.initial_keys.as_ref().map(|k| k.remote.header.as_ref()),
+            Epoch::Handshake => self.handshake_keys.as_ref().map(|k| k.remote.header.as_ref()),
+            Epoch::Data => self.one_rtt.as_ref().map(|k| k.remote_header()),
+        };
+        let Some(hp) = hp else { return Ok(None) };
+        let Ok((first, pn_len)) = remove_header_protection(hp, packet.packet_mut(), pn_offset) else {
+            return Ok(None);
+        };
+        let largest = self.records.get(&space).and_then(|r| r.largest()).map(|(pn, _)| pn);
+        let truncated = read_truncated_pn(&packet.packet()[pn_offset..], pn_len);
+        let pn = decode_packet_number(truncated, pn_len, largest);
+        let header_len = pn_offset + pn_len;
+        let mut buf = packet.into_packet();
+        // Keep the last 16 bytes before decryption touches them: a stateless reset ends with its
+        // token (RFC 9000 §10.3.1).
+        let tail = (epoch == Epoch::Data && buf.len() >= 21).then(|| {
+            let mut token = [0u8; 16];
+            token.copy_from_slice(&buf[buf.len() - 16..]);
+            token
+        });
+        let opened = match epoch {
+            Epoch::Initial | Epoch::Handshake => {
+                let keys = if epoch == Epoch::Initial { self.initial_keys.as_ref() } else { self.handshake_keys.as_ref() };
+                let Some(keys) = keys else { return Ok(None) };
+                open_payload(keys.remote.packet.as_ref(), None, pn, &mut buf, header_len).map(|r| (r, KeyUpdateOutcome::Current))
+            }
+            Epoch::Data => {
+                let nonce_path = self.layout.nonce_path_id(path);
+                let Some(keys) = self.one_rtt.as_mut() else { return Ok(None) };
+                keys.open(nonce_path, pn, &mut buf, header_len, first & crate::crypto::one_rtt::KEY_PHASE_BIT != 0)
+            }
+        };
+        let (range, outcome) = match opened {
+            Ok(ok) => ok,
+            Err(e) => {
+                if let Some(code) = e.transport_error_code() {
+                    return Err(TransportError::new(code, e.to_string()));
+                }
+                if tail.is_some_and(|t| self.is_stateless_reset(t)) {
+                    self.on_stateless_reset(now);
+                }
+                return Ok(None);
+            }
+        };
+        if matches!(outcome, KeyUpdateOutcome::PeerUpdated | KeyUpdateOutcome::PeerFollowed) {
+            // RFC 9001 §6.5 / RFC 10069: keep the old key for three times the largest PTO.
+            self.drop_previous_key_at = Some(now + self.largest_pto() * 3);
+            self.packets_since_key_update = 0;
+            self.stats.key_updates += 1;
+        }
+        // RFC 9000 §17.2/§17.3.1: reserved bits must be zero once protection is removed.
+        if !reserved_bits_zero(first) {
+            return Err(TransportError::protocol_violation("reserved header bits are not zero"));
+        }
+        if self.records.get(&space).is_some_and(|r| r.is_duplicate(pn)) {
+            self.stats.duplicate_packets += 1;
+            return Ok(None);
+        }
+        let payload = buf.freeze().slice(range);
+        Ok(Some(Decrypted { epoch, kind, space, path, pn, payload, len }))
+    }
+
+    fn on_decrypted(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr, packet: Decrypted) -> Result<(), TransportError> {
+        if packet.payload.is_empty() {
+            // RFC 9000 §12.4: a packet with no frames is a PROTOCOL_VIOLATION.
+            return Err(TransportError::protocol_violation("packet without frames"));
+        }
+        self.ensure_path(now, packet.path, local, remote)?;
+        if packet.epoch == Epoch::Handshake && self.side == Side::Server {
+            // RFC 9001 §4.9.1: the server drops Initial keys on its first Handshake packet, and
+            // RFC 9000 §8.1: such a packet validates the client's address.
+            self.discard_keys(now, Epoch::Initial);
+            self.validate_handshake_path();
+        }
+        let mut ack_eliciting = false;
+        for frame in Frame::iter(packet.payload.clone()) {
+            let frame = frame?;
+            let ty = frame.frame_type();
+            if !allowed_in(ty, packet.kind) {
+                return Err(TransportError::for_frame(
+                    mpquic_wire::error::TransportErrorCode::PROTOCOL_VIOLATION,
+                    ty,
+                    "frame not allowed in this packet type",
+                ));
+            }
+            ack_eliciting |= frame.is_ack_eliciting();
+            self.handle_frame(now, packet.epoch, packet.path, frame)?;
+            if self.is_closed() {
+                return Ok(());
+            }
+        }
+        self.note_received(now, &packet, ack_eliciting);
+        Ok(())
+    }
+
+    /// Bookkeeping after a packet was processed: receive record, ACK state, idle timer, counters.
+    fn note_received(&mut self, now: Timestamp, packet: &Decrypted, ack_eliciting: bool) {
+        let out_of_order = self.record(packet.space).on_received(packet.pn, now);
+        let immediate = packet.epoch != Epoch::Data;
+        let max_ack_delay = if immediate { Duration::ZERO } else { self.max_ack_delay() };
+        let config = self.config.clone();
+        if let Some(path) = self.paths.get_mut(&packet.path) {
+            path.ack_state(packet.space).on_packet(packet.pn, now, ack_eliciting, out_of_order, &config.ack, max_ack_delay);
+            path.counters.packets_received += 1;
+            path.counters.bytes_received += packet.len as u64;
+            path.anti_amp_received += packet.len as u64;
+            path.last_activity = now;
+        }
+        // RFC 9000 §10.1: any successfully processed packet restarts the idle timer.
+        self.idle_since = now;
+        self.stats.packets_received += 1;
+    }
+
+    /// Server side: the handshake path is validated once the client proves it received our
+    /// Initial (RFC 9000 §8.1).
+    fn validate_handshake_path(&mut self) {
+        if let Some(path) = self.paths.get_mut(&0) {
+            if path.validation != Validation::Validated {
+                path.validation = Validation::Validated;
+            }
+        }
+    }
+
+    /// Whether a packet that failed to decrypt is a stateless reset from the peer (RFC 9000 §10.3.1).
+    fn is_stateless_reset(&self, tail: [u8; 16]) -> bool {
+        let token = mpquic_wire::cid::ResetToken(tail);
+        self.remote_cids.values().any(|pool| pool.has_reset_token(&token))
+    }
+}

@@ -1,0 +1,258 @@
+//! Timers: idle timeout, per-path loss detection and PTO, delayed ACKs, pacing, path
+//! validation, abandoned-path cleanup, closing/draining, key discarding (RFC 9000 §10,
+//! RFC 9002 §6.2, RFC 10069 §3–4).
+
+use super::{Connection, ConnectionError, EndpointEvent, Event, State};
+use crate::crypto::Epoch;
+use crate::path::{epoch_index, PathId, PathState, Validation};
+use crate::space::SpaceId;
+use crate::time::{Duration, Timestamp};
+
+/// Path validation gives up after this many challenges (RFC 9000 §8.2.4 leaves it open).
+const MAX_CHALLENGES: u32 = 3;
+
+impl Connection {
+    /// The earliest time at which [`Connection::handle_timeout`] must be called.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        match self.state {
+            State::Drained => return None,
+            State::Closing { until, .. } | State::Draining { until } => return Some(until),
+            _ => {}
+        }
+        let mut earliest: Option<Timestamp> = None;
+        let mut consider = |t: Option<Timestamp>| {
+            if let Some(t) = t {
+                earliest = Some(earliest.map_or(t, |e| e.min(t)));
+            }
+        };
+        consider(self.idle_deadline());
+        consider(self.pacing_wakeup);
+        consider(self.drop_previous_key_at);
+        for id in self.paths.keys() {
+            consider(self.path_loss_timer(*id).map(|(t, _, _)| t));
+            let path = &self.paths[id];
+            for state in path.acks.values() {
+                consider(state.deadline());
+            }
+            if let PathState::Closing { until } = path.state {
+                consider(Some(until));
+            }
+            if let Some((_, Some(sent))) = path.challenge {
+                consider(Some(sent + self.challenge_timeout(*id)));
+            }
+        }
+        earliest
+    }
+
+    /// Process every timer that expired at or before `now`.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        match self.state {
+            State::Drained => return,
+            State::Closing { until, .. } | State::Draining { until } => {
+                if now >= until {
+                    self.drain();
+                }
+                return;
+            }
+            _ => {}
+        }
+        if self.idle_deadline().is_some_and(|d| now >= d) {
+            // RFC 9000 §10.1: silently close on idle timeout.
+            self.error = Some(ConnectionError::TimedOut);
+            self.events.push_back(Event::ConnectionLost(ConnectionError::TimedOut));
+            self.drain();
+            return;
+        }
+        if self.drop_previous_key_at.is_some_and(|t| now >= t) {
+            self.drop_previous_key_at = None;
+            if let Some(keys) = self.one_rtt.as_mut() {
+                keys.drop_previous_remote();
+            }
+        }
+        if self.pacing_wakeup.is_some_and(|t| now >= t) {
+            self.pacing_wakeup = None;
+        }
+        let ids: Vec<PathId> = self.paths.keys().copied().collect();
+        for id in ids {
+            self.path_timeouts(now, id);
+        }
+        self.expire_lost_history(now);
+    }
+
+    fn path_timeouts(&mut self, now: Timestamp, id: PathId) {
+        if let Some((t, epoch, is_pto)) = self.path_loss_timer(id) {
+            if now >= t {
+                if is_pto {
+                    self.on_pto(now, id, epoch);
+                } else {
+                    self.detect_losses(now, id, epoch);
+                }
+            }
+        }
+        let challenge_timeout = self.challenge_timeout(id);
+        let Some(path) = self.paths.get_mut(&id) else { return };
+        if let Some((_, Some(sent))) = path.challenge {
+            if now >= sent + challenge_timeout {
+                path.counters.pto_count_total += 1;
+                let attempts = path.counters.pto_count_total as u32;
+                if attempts >= MAX_CHALLENGES && path.validation != Validation::Validated {
+                    path.validation = Validation::Failed;
+                    path.challenge = None;
+                    self.push_path_event(super::PathEvent::Failed { id });
+                    if id != 0 {
+                        self.abandon_path(now, id, mpquic_wire::error::path_error::PATH_UNSTABLE_OR_POOR);
+                    }
+                } else if let Some((_, sent)) = path.challenge.as_mut() {
+                    *sent = None; // resend
+                }
+            }
+        }
+        let Some(path) = self.paths.get(&id) else { return };
+        if let PathState::Closing { until } = path.state {
+            if now >= until {
+                self.remove_path(id);
+            }
+        }
+    }
+
+    /// RFC 9000 §8.2.4: a validation attempt lasts about 3 PTOs (at least 6 initial RTTs is
+    /// suggested for the whole process; each of our 3 challenges waits one PTO with backoff).
+    fn challenge_timeout(&self, id: PathId) -> Duration {
+        let pto = self.paths.get(&id).map(|p| p.pto(self.peer_max_ack_delay(), true)).unwrap_or(Duration::from_secs(1));
+        pto.max(self.config.initial_rtt * 2)
+    }
+
+    /// Forget the path entirely after its closing period (RFC 10069 §3.4: packets still
+    /// outstanding are lost).
+    fn remove_path(&mut self, id: PathId) {
+        if let Some(pool) = self.local_cids.remove(&id) {
+            for cid in pool.all() {
+                self.endpoint_events.push_back(EndpointEvent::RetireCid(*cid));
+            }
+        }
+        self.remote_cids.remove(&id);
+        if let Some(mut path) = self.paths.remove(&id) {
+            let space = self.layout.space_for(id);
+            for p in path.ledger(Epoch::Data).drain() {
+                self.send_space(p.space).forget(p.pn);
+                self.requeue_frames(Epoch::Data, &p.frames);
+            }
+            if space != self.layout.space_for(0) || !self.paths.is_empty() {
+                // MPNS: the path's own space goes with it.
+                if matches!(space, SpaceId::Data(p) if p == id) && id != 0 {
+                    self.send_spaces.remove(&space);
+                    self.records.remove(&space);
+                }
+            }
+        }
+    }
+
+    /// RFC 9002 §6.2.2.1 / RFC 10069 §4: the loss-detection timer of one path: the earliest
+    /// time-threshold loss, else the PTO. Returns (time, level, is PTO).
+    fn path_loss_timer(&self, id: PathId) -> Option<(Timestamp, Epoch, bool)> {
+        let path = self.paths.get(&id)?;
+        if !path.is_active() {
+            return None;
+        }
+        let loss = Epoch::ALL
+            .iter()
+            .filter_map(|&e| path.ledgers[epoch_index(e)].loss_time().map(|t| (t, e, false)))
+            .min_by_key(|(t, _, _)| *t);
+        if loss.is_some() {
+            return loss;
+        }
+        let max_ack_delay = self.peer_max_ack_delay();
+        let mut best: Option<(Timestamp, Epoch, bool)> = None;
+        for epoch in Epoch::ALL {
+            let ledger = &path.ledgers[epoch_index(epoch)];
+            if ledger.ack_eliciting_in_flight() == 0 {
+                continue;
+            }
+            // RFC 9002 §6.2.1: no PTO for application data before the handshake is confirmed;
+            // max_ack_delay counts only for application data.
+            if epoch == Epoch::Data && !self.handshake_confirmed && (self.initial_keys.is_some() || self.handshake_keys.is_some()) {
+                continue;
+            }
+            let Some(last) = ledger.time_of_last_ack_eliciting() else { continue };
+            let t = last + path.pto(max_ack_delay, epoch == Epoch::Data);
+            if best.is_none_or(|(b, _, _)| t < b) {
+                best = Some((t, epoch, true));
+            }
+        }
+        if best.is_none() && id == 0 && self.side == mpquic_wire::stream_id::Side::Client && !self.handshake_confirmed {
+            // RFC 9002 §6.2.2.1: the client keeps a PTO armed until the handshake is confirmed
+            // so it can unblock a server stuck at its amplification limit.
+            let epoch = if self.handshake_keys.is_some() { Epoch::Handshake } else { Epoch::Initial };
+            let base = self.idle_since;
+            return Some((base + path.pto(max_ack_delay, false), epoch, true));
+        }
+        best
+    }
+
+    /// RFC 9002 §6.2.4: on PTO, send one or two ack-eliciting probes on the path; after
+    /// `path_failure_ptos` consecutive PTOs on one of several paths, hand its data over to the
+    /// other paths (issue 4 handover).
+    fn on_pto(&mut self, now: Timestamp, id: PathId, epoch: Epoch) {
+        let failure_ptos = self.config.path_failure_ptos;
+        let other_usable = self.paths.values().any(|p| p.id != id && p.is_usable());
+        let Some(path) = self.paths.get_mut(&id) else { return };
+        path.pto_count += 1;
+        path.counters.pto_count_total += 1;
+        path.probes_pending = 2;
+        self.stats.pto_count += 1;
+        if epoch != Epoch::Data {
+            // Retransmit the unacknowledged handshake data in the probes.
+            let frames: Vec<_> = path.ledgers[epoch_index(epoch)].outstanding().map(|(_, p)| p.frames.clone()).collect();
+            for f in frames {
+                self.requeue_frames(epoch, &f);
+            }
+            if let Some(path) = self.paths.get_mut(&id) {
+                // The client's anti-deadlock probe has nothing in flight: restart from now.
+                if path.ledgers[epoch_index(epoch)].ack_eliciting_in_flight() == 0 {
+                    self.idle_since = now;
+                }
+            }
+            return;
+        }
+        if path.pto_count >= failure_ptos && other_usable {
+            self.fail_path(now, id);
+            return;
+        }
+        // Probe with the oldest outstanding data if there is no new data (RFC 9002 §6.2.4).
+        if !self.streams.has_pending_data() {
+            let oldest = path.ledgers[epoch_index(Epoch::Data)].outstanding().next().map(|(_, p)| p.frames.clone());
+            if let Some(frames) = oldest {
+                let copy = self.streams.retransmittable_copy(&frames.streams);
+                self.streams.on_frames_lost(&copy);
+            }
+        }
+    }
+
+    /// RFC 9000 §10.1: the idle timeout is the minimum of both sides' values (zero = none), and
+    /// at least three PTOs.
+    fn idle_deadline(&self) -> Option<Timestamp> {
+        let local = self.config.idle_timeout;
+        let peer = self.peer_params.as_ref().map(|p| Duration::from_millis(p.max_idle_timeout_ms)).unwrap_or(Duration::ZERO);
+        let timeout = match (local.is_zero(), peer.is_zero()) {
+            (true, true) => return None,
+            (false, true) => local,
+            (true, false) => peer,
+            (false, false) => local.min(peer),
+        };
+        Some(self.idle_since + timeout.max(self.largest_pto() * 3))
+    }
+
+    fn expire_lost_history(&mut self, now: Timestamp) {
+        let horizon = now.saturating_sub(self.largest_pto() * 4);
+        for space in self.send_spaces.values_mut() {
+            space.expire_lost(horizon);
+        }
+    }
+
+    pub(crate) fn drain(&mut self) {
+        if self.state != State::Drained {
+            self.state = State::Drained;
+            self.endpoint_events.push_back(EndpointEvent::Drained);
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! One network path of a connection: its 4-tuple, validation, status, per-path loss recovery,
+//! congestion controller, pacer and statistics (RFC 9000 §8–9; RFC 10069 §3).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use crate::ack::PathAckState;
+use crate::cc::{CcStats, CongestionController, DeliveryRateEstimator, Pacer};
+use crate::crypto::Epoch;
+use crate::recovery::rtt::RttEstimator;
+use crate::recovery::Ledger;
+use crate::space::SpaceId;
+use crate::time::{Duration, Timestamp};
+
+/// Path identifier (RFC 10069 §2: 0 for the handshake path, up to 2^32-1).
+pub type PathId = u32;
+
+/// RFC 9000 §8.1: an unvalidated peer may be sent at most three times what it sent.
+pub const AMPLIFICATION_FACTOR: u64 = 3;
+
+/// Validation state of a path (RFC 9000 §8.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Validation {
+    /// PATH_CHALLENGE outstanding (or to be sent).
+    Pending,
+    Validated,
+    Failed,
+}
+
+/// Lifecycle of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathState {
+    Active,
+    /// PATH_ABANDON sent or received; state is dropped at `until` (RFC 10069 §3.4: 3 PTOs).
+    Closing { until: Timestamp },
+}
+
+/// Per-path counters.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PathCounters {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub packets_received: u64,
+    pub bytes_received: u64,
+    pub packets_lost: u64,
+    pub bytes_lost: u64,
+    pub spurious_losses: u64,
+    pub ack_frames_sent: u64,
+    pub ack_frame_bytes: u64,
+    pub stream_bytes_sent: u64,
+    pub retransmitted_bytes: u64,
+    pub pto_count_total: u64,
+    pub rtt_samples: u64,
+}
+
+/// Snapshot of a path for the API and the lab.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PathStats {
+    pub id: PathId,
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub validation: Validation,
+    pub backup: bool,
+    pub abandoned: bool,
+    pub srtt_ms: f64,
+    pub min_rtt_ms: f64,
+    pub rttvar_ms: f64,
+    pub cwnd: u64,
+    pub bytes_in_flight: u64,
+    pub cc: CcStats,
+    pub counters: PathCounters,
+}
+
+/// One path.
+#[derive(Debug)]
+pub struct Path {
+    pub id: PathId,
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub validation: Validation,
+    pub state: PathState,
+    /// Our view of the status we advertised (RFC 10069 §3.3): true = backup.
+    pub local_backup: bool,
+    /// The status the peer advertised for this path.
+    pub remote_backup: bool,
+    /// Highest PATH_STATUS sequence number received from the peer.
+    pub remote_status_seq: Option<u64>,
+    /// Sequence number for our next PATH_STATUS frame.
+    pub local_status_seq: u64,
+    pub status_pending: bool,
+    pub rtt: RttEstimator,
+    /// Sent-packet ledgers per encryption level (Initial/Handshake only on the first path).
+    pub ledgers: [Ledger; 3],
+    pub pto_count: u32,
+    pub cc: Box<dyn CongestionController>,
+    pub pacer: Pacer,
+    pub delivery: DeliveryRateEstimator,
+    /// Receiver ACK state per packet number space on this path.
+    pub acks: BTreeMap<SpaceId, PathAckState>,
+    /// Anti-amplification accounting until validated (RFC 9000 §8.1).
+    pub anti_amp_received: u64,
+    pub anti_amp_sent: u64,
+    /// Our outstanding PATH_CHALLENGE data and when it was sent.
+    pub challenge: Option<([u8; 8], Option<Timestamp>)>,
+    /// PATH_RESPONSE frames to send on this path.
+    pub pending_responses: Vec<[u8; 8]>,
+    /// Last time a packet was received on this path (per-path idle timeout, RFC 10069 §3.5).
+    pub last_activity: Timestamp,
+    /// Declared failed after repeated PTOs: no new data is scheduled on it.
+    pub failed: bool,
+    /// A PTO fired: send probes on this path.
+    pub probes_pending: u8,
+    pub abandon_pending: Option<u64>,
+    pub counters: PathCounters,
+}
+
+impl Path {
+    /// A new path. `validated` is true for the handshake path (the handshake validates it,
+    /// RFC 9000 §8.1) once address validation completes.
+    pub fn new(
+        id: PathId,
+        local: SocketAddr,
+        remote: SocketAddr,
+        cc: Box<dyn CongestionController>,
+        initial_rtt: Duration,
+        max_datagram_size: u64,
+        now: Timestamp,
+    ) -> Self {
+        Self {
+            id,
+            local,
+            remote,
+            validation: Validation::Pending,
+            state: PathState::Active,
+            local_backup: false,
+            remote_backup: false,
+            remote_status_seq: None,
+            local_status_seq: 0,
+            status_pending: false,
+            rtt: RttEstimator::new(initial_rtt),
+            ledgers: Default::default(),
+            pto_count: 0,
+            cc,
+            pacer: Pacer::new(max_datagram_size, now),
+            delivery: DeliveryRateEstimator::default(),
+            acks: BTreeMap::new(),
+            anti_amp_received: 0,
+            anti_amp_sent: 0,
+            challenge: None,
+            pending_responses: Vec::new(),
+            last_activity: now,
+            failed: false,
+            probes_pending: 0,
+            abandon_pending: None,
+            counters: PathCounters::default(),
+        }
+    }
+
+    pub fn ledger(&mut self, epoch: Epoch) -> &mut Ledger {
+        &mut self.ledgers[epoch_index(epoch)]
+    }
+
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.ledgers.iter().map(Ledger::bytes_in_flight).sum()
+    }
+
+    pub fn is_validated(&self) -> bool {
+        self.validation == Validation::Validated
+    }
+
+    pub fn is_active(&self) -> bool {
+        matches!(self.state, PathState::Active)
+    }
+
+    /// Bytes we may still send before validation (RFC 9000 §8.1); None = unlimited.
+    pub fn amplification_budget(&self) -> Option<u64> {
+        if self.is_validated() {
+            return None;
+        }
+        Some((self.anti_amp_received * AMPLIFICATION_FACTOR).saturating_sub(self.anti_amp_sent))
+    }
+
+    /// Whether the path is (or is treated as) backup.
+    pub fn is_backup(&self) -> bool {
+        self.local_backup || self.remote_backup
+    }
+
+    /// Usable for new data: validated, active, not failed.
+    pub fn is_usable(&self) -> bool {
+        self.is_validated() && self.is_active() && !self.failed
+    }
+
+    /// Congestion window space for one more packet of `size` bytes.
+    pub fn cwnd_allows(&self, size: u64) -> bool {
+        self.bytes_in_flight() + size <= self.cc.window()
+    }
+
+    /// RFC 9002 §6.2.1 PTO duration for this path at the given level.
+    pub fn pto(&self, max_ack_delay: Duration, include_ack_delay: bool) -> Duration {
+        let base = self.rtt.pto_base() + if include_ack_delay { max_ack_delay } else { Duration::ZERO };
+        base * 2u32.saturating_pow(self.pto_count.min(16))
+    }
+
+    /// Ack state of this path for `space`, created on first use.
+    pub fn ack_state(&mut self, space: SpaceId) -> &mut PathAckState {
+        self.acks.entry(space).or_default()
+    }
+
+    pub fn stats(&self) -> PathStats {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        PathStats {
+            id: self.id,
+            local: self.local,
+            remote: self.remote,
+            validation: self.validation,
+            backup: self.is_backup(),
+            abandoned: !self.is_active(),
+            srtt_ms: ms(self.rtt.smoothed()),
+            min_rtt_ms: ms(self.rtt.min()),
+            rttvar_ms: ms(self.rtt.var()),
+            cwnd: self.cc.window(),
+            bytes_in_flight: self.bytes_in_flight(),
+            cc: self.cc.stats(),
+            counters: self.counters.clone(),
+        }
+    }
+}
+
+/// Index of an encryption level's ledger.
+pub fn epoch_index(epoch: Epoch) -> usize {
+    match epoch {
+        Epoch::Initial => 0,
+        Epoch::Handshake => 1,
+        Epoch::Data => 2,
+    }
+}

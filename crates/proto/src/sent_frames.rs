@@ -1,0 +1,45 @@
+//! What a sent packet carried that may need retransmission or acknowledgement processing
+//! (RFC 9000 §13.3: information, not packets, is retransmitted).
+
+use std::ops::Range;
+
+use crate::streams::SentStreamFrames;
+
+/// Path-management frames a packet carried (RFC 10069 §7), resent if lost and still current.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathFrame {
+    /// PATH_ABANDON for a path ID.
+    Abandon(u32),
+    /// PATH_STATUS_* for a path ID.
+    Status(u32),
+    /// MAX_PATH_ID.
+    MaxPathId,
+    /// PATH_NEW_CONNECTION_ID (or NEW_CONNECTION_ID for path 0) with this sequence number.
+    NewCid { path: u32, sequence: u64 },
+    /// PATH_RETIRE_CONNECTION_ID (or RETIRE_CONNECTION_ID) with this sequence number.
+    RetireCid { path: u32, sequence: u64 },
+}
+
+/// The retransmittable contents of one sent packet.
+#[derive(Debug, Clone, Default)]
+pub struct SentFrames {
+    /// CRYPTO data ranges of this packet's encryption level.
+    pub crypto: Vec<Range<u64>>,
+    /// Stream frames and stream-related control frames.
+    pub streams: SentStreamFrames,
+    /// Path management frames.
+    pub path_frames: Vec<PathFrame>,
+    /// HANDSHAKE_DONE was sent.
+    pub handshake_done: bool,
+    /// An ACK frame: (space index, largest acknowledged) for ACK-of-ACK pruning (RFC 9000 §13.2.4).
+    pub ack: Option<(crate::space::SpaceId, u64)>,
+    /// PING or PATH_CHALLENGE only (probe without data).
+    pub ping: bool,
+}
+
+impl SentFrames {
+    /// Whether losing this packet loses nothing that must be sent again.
+    pub fn is_empty(&self) -> bool {
+        self.crypto.is_empty() && self.streams.is_empty() && self.path_frames.is_empty() && !self.handshake_done
+    }
+}

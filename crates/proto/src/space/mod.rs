@@ -1,0 +1,142 @@
+//! Packet number spaces and the layout seam that maps paths to them.
+//!
+//! Connection code asks [`SpaceLayout::space_for`] which space a path uses and never branches on
+//! the multipath design: single path, SPNS (one shared application-data space, Alibaba report) and
+//! MPNS (one space per path, RFC 10069 §4) are three implementations of the trait.
+
+mod layouts;
+mod record;
+
+use std::collections::BTreeMap;
+
+pub use layouts::{layout_for, PerPathSpaces, SharedSpace, SinglePath};
+pub use record::ReceiveRecord;
+
+use crate::path::PathId;
+
+/// A packet number space: Initial, Handshake (RFC 9000 §12.3), or an application-data space,
+/// identified by the path ID whose space it is (always 0 unless MPNS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SpaceId {
+    Initial,
+    Handshake,
+    Data(PathId),
+}
+
+/// The negotiated multipath design of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    Single,
+    Spns,
+    Mpns,
+}
+
+/// How paths map onto packet number spaces and what that implies on the wire.
+pub trait SpaceLayout: std::fmt::Debug + Send + Sync {
+    /// The application-data space packets on `path` are numbered in.
+    fn space_for(&self, path: PathId) -> SpaceId;
+    /// The path ID mixed into the AEAD nonce of 1-RTT packets on `path` (RFC 10069 §2.4), or
+    /// None for the RFC 9001 nonce.
+    fn nonce_path_id(&self, path: PathId) -> Option<u32>;
+    /// The Path ID field of the frame acknowledging `space`: Some for PATH_ACK (RFC 10069 §7.1),
+    /// None for a plain ACK frame.
+    fn ack_path_id(&self, space: SpaceId) -> Option<u64>;
+    /// The space acknowledged by a received ACK (None) or PATH_ACK (Some(path ID)) frame.
+    fn space_of_ack(&self, path_id: Option<u64>) -> Option<SpaceId>;
+    /// Whether paths other than path 0 may exist.
+    fn is_multipath(&self) -> bool;
+    /// Which design this is.
+    fn design(&self) -> Design;
+}
+
+/// Sending state of one space: packet numbers and which path each outstanding packet went on.
+#[derive(Debug, Default)]
+pub struct SendSpace {
+    next_pn: u64,
+    /// Outstanding packets: packet number -> (path, per-path sequence number in the ledger).
+    outstanding: BTreeMap<u64, (PathId, u64)>,
+    /// Packets declared lost, remembered for a while to count spurious losses (later ACKed).
+    recently_lost: BTreeMap<u64, (PathId, crate::time::Timestamp)>,
+    largest_acked: Option<u64>,
+}
+
+impl SendSpace {
+    /// Allocate the next packet number (RFC 9000 §12.3: never reused within a space).
+    pub fn next_pn(&mut self) -> u64 {
+        let pn = self.next_pn;
+        self.next_pn += 1;
+        pn
+    }
+
+    /// The packet number the next packet will get.
+    pub fn peek_pn(&self) -> u64 {
+        self.next_pn
+    }
+
+    /// Remember that `pn` went on `path` with ledger sequence `seq`.
+    pub fn on_sent(&mut self, pn: u64, path: PathId, seq: u64) {
+        self.outstanding.insert(pn, (path, seq));
+    }
+
+    /// Remove and return outstanding packets whose numbers fall in `range` (an ACK range).
+    pub fn take_acked(&mut self, range: std::ops::RangeInclusive<u64>, out: &mut Vec<(u64, PathId, u64)>) {
+        let pns: Vec<u64> = self.outstanding.range(range).map(|(&pn, _)| pn).collect();
+        for pn in pns {
+            if let Some((path, seq)) = self.outstanding.remove(&pn) {
+                out.push((pn, path, seq));
+            }
+        }
+    }
+
+    /// Forget an outstanding packet discarded with its keys or path.
+    pub fn forget(&mut self, pn: u64) {
+        self.outstanding.remove(&pn);
+    }
+
+    /// An outstanding packet was declared lost at `now`.
+    pub fn on_lost(&mut self, pn: u64, now: crate::time::Timestamp) {
+        if let Some((path, _)) = self.outstanding.remove(&pn) {
+            self.recently_lost.insert(pn, (path, now));
+        }
+    }
+
+    /// Packets in `range` that had been declared lost: each is a spurious loss (returned by path).
+    pub fn take_spuriously_lost(&mut self, range: std::ops::RangeInclusive<u64>, out: &mut Vec<PathId>) {
+        if self.recently_lost.is_empty() {
+            return;
+        }
+        let pns: Vec<u64> = self.recently_lost.range(range).map(|(&pn, _)| pn).collect();
+        for pn in pns {
+            if let Some((path, _)) = self.recently_lost.remove(&pn) {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Stop remembering losses declared before `horizon`.
+    pub fn expire_lost(&mut self, horizon: crate::time::Timestamp) {
+        self.recently_lost.retain(|_, (_, t)| *t >= horizon);
+    }
+
+    /// Record the largest acknowledged packet number; returns the value used for packet number
+    /// encoding (RFC 9000 §17.1).
+    pub fn on_largest_acked(&mut self, pn: u64) {
+        self.largest_acked = Some(self.largest_acked.map_or(pn, |l| l.max(pn)));
+    }
+
+    pub fn largest_acked(&self) -> Option<u64> {
+        self.largest_acked
+    }
+
+    /// Whether any packet of this space is still outstanding.
+    pub fn has_outstanding(&self) -> bool {
+        !self.outstanding.is_empty()
+    }
+
+    /// Whether an ACK naming `pn` refers to a packet we never sent (RFC 9000 §13.1:
+    /// PROTOCOL_VIOLATION).
+    pub fn never_sent(&self, pn: u64) -> bool {
+        pn >= self.next_pn
+    }
+}
