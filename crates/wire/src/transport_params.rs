@@ -90,7 +90,7 @@ impl TransportParamError {
 pub struct PreferredAddress {
     /// IPv4 address (`None` encodes as 0.0.0.0:0).
     pub address_v4: Option<SocketAddrV4>,
-    /// IPv6 address (`None` encodes as [::]:0).
+    /// IPv6 address (`None` encodes as `[::]:0`).
     pub address_v6: Option<SocketAddrV6>,
     /// Connection ID to use on the preferred address (non-empty).
     pub connection_id: ConnectionId,

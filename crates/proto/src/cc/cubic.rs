@@ -100,22 +100,6 @@ impl HyStart {
     }
 }
 
-/// Values saved at a congestion event so that RFC 9438 §4.9 can undo it.
-#[derive(Debug, Clone)]
-struct Undo {
-    cwnd: f64,
-    ssthresh: f64,
-    w_max: f64,
-    cwnd_prior: f64,
-    k: f64,
-    epoch_start: Option<Timestamp>,
-    cwnd_epoch: f64,
-    w_est: f64,
-    alpha: f64,
-    after_timeout: bool,
-    recovery_start: Option<Timestamp>,
-}
-
 /// RFC 9438 CUBIC for one path. Build with [`Cubic::new`] or [`Cubic::with_options`].
 #[derive(Debug, Clone)]
 pub struct Cubic {
@@ -148,7 +132,8 @@ pub struct Cubic {
     in_recovery: bool,
     /// Instant up to which elapsed time has been accounted to the epoch (§5.8 bookkeeping).
     epoch_clock: Option<Timestamp>,
-    undo: Option<Undo>,
+    /// The state before the most recent reduction, for RFC 9438 §4.9 (its own `undo` is None).
+    undo: Option<Box<Cubic>>,
     hystart: HyStart,
     srtt: Duration,
     congestion_events: u64,
@@ -325,19 +310,8 @@ impl Cubic {
     /// RFC 9438 §4.6 multiplicative decrease and §4.7 fast convergence, entering the RFC 9002
     /// §7.3.2 recovery period.
     fn reduce(&mut self, now: Timestamp) {
-        self.undo = Some(Undo {
-            cwnd: self.cwnd,
-            ssthresh: self.ssthresh,
-            w_max: self.w_max,
-            cwnd_prior: self.cwnd_prior,
-            k: self.k,
-            epoch_start: self.epoch_start,
-            cwnd_epoch: self.cwnd_epoch,
-            w_est: self.w_est,
-            alpha: self.alpha,
-            after_timeout: self.after_timeout,
-            recovery_start: self.recovery_start,
-        });
+        self.undo = None;
+        self.undo = Some(Box::new(self.clone()));
         self.congestion_events += 1;
         self.recovery_start = Some(now);
         self.in_recovery = true;
@@ -419,20 +393,24 @@ impl CongestionController for Cubic {
     }
 
     /// RFC 9438 §4.9: restore the state saved before the most recent reduction. The window and
-    /// ssthresh never go below their current values, so growth since the event is kept.
+    /// ssthresh never go below their current values, so growth since the event is kept. Only one
+    /// reduction is remembered and a second call does nothing; the caller should signal a
+    /// spurious event only when the loss that caused the reduction turned out not to be one.
     fn on_spurious_congestion_event(&mut self) {
-        let Some(undo) = self.undo.take() else { return };
-        self.cwnd = self.cwnd.max(undo.cwnd);
-        self.ssthresh = self.ssthresh.max(undo.ssthresh);
-        self.w_max = undo.w_max;
-        self.cwnd_prior = undo.cwnd_prior;
-        self.k = undo.k;
-        self.epoch_start = undo.epoch_start;
-        self.cwnd_epoch = undo.cwnd_epoch;
-        self.w_est = self.w_est.max(undo.w_est);
-        self.alpha = undo.alpha;
-        self.after_timeout = undo.after_timeout;
-        self.recovery_start = undo.recovery_start;
+        let Some(prior) = self.undo.take() else {
+            return;
+        };
+        self.cwnd = self.cwnd.max(prior.cwnd);
+        self.ssthresh = self.ssthresh.max(prior.ssthresh);
+        self.w_max = prior.w_max;
+        self.cwnd_prior = prior.cwnd_prior;
+        self.k = prior.k;
+        self.epoch_start = prior.epoch_start;
+        self.cwnd_epoch = prior.cwnd_epoch;
+        self.w_est = self.w_est.max(prior.w_est);
+        self.alpha = prior.alpha;
+        self.after_timeout = prior.after_timeout;
+        self.recovery_start = prior.recovery_start;
         self.in_recovery = false;
     }
 
@@ -799,36 +777,21 @@ mod tests {
 
     #[test]
     fn degenerate_inputs_never_panic() {
-        let mut cc = Cubic::new(CcConfig {
+        let config = CcConfig {
             max_datagram_size: 0,
             initial_window: 0,
-        });
-        let rtt = RttEstimator::new(Duration::ZERO);
-        let single = [CouplingState::default()];
+        };
+        let mut h = Harness {
+            cc: Cubic::new(config),
+            rtt: RttEstimator::new(Duration::ZERO),
+        };
         for i in 0..100u64 {
-            let ack = AckEvent {
-                now: Timestamp::from_nanos(i),
-                bytes_acked: u64::MAX / 2,
-                largest_acked_sent_time: Timestamp::from_nanos(i),
-                bytes_in_flight: 0,
-                app_limited: false,
-                rtt: &rtt,
-                rate_sample: None,
-            };
-            cc.on_ack(&ack, Coupling::single(&single));
+            h.ack(i, i, u64::MAX / 2);
             if i % 10 == 0 {
-                let loss = LossEvent {
-                    now: Timestamp::from_nanos(i),
-                    lost_bytes: 1,
-                    largest_lost_sent_time: Timestamp::from_nanos(i),
-                    persistent_congestion: i % 20 == 0,
-                    bytes_in_flight: 0,
-                    rtt: &rtt,
-                };
-                cc.on_congestion_event(&loss, Coupling::single(&single));
+                h.lose(i, i, i % 20 == 0);
             }
-            assert!(cc.window() >= 2);
-            let _ = cc.pacing_rate(Duration::ZERO);
+            assert!(h.cc.window() >= 2);
+            let _ = h.cc.pacing_rate(Duration::ZERO);
         }
     }
 

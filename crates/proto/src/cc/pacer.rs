@@ -12,9 +12,9 @@
 //!   the rate; bounding it by the congestion window keeps a burst within what the controller
 //!   allows in flight anyway, and the 2-datagram floor keeps slow paths from degenerating into
 //!   single-packet wake-ups. RFC 9002 §7.7 asks to limit bursts to the initial window unless the
-//!   path is known to absorb more; 2 ms at the pacing rate, which exceeds 1.25 × cwnd / srtt only
-//!   by the RTT in milliseconds ÷ 2, is a small fraction of the window for any RTT above a few
-//!   milliseconds.
+//!   path is known to absorb more: with the RFC's pacing rate of 1.25·cwnd/srtt, 2 ms of data is
+//!   2.5 ms/srtt of the window (5 % at a 50 ms RTT), which exceeds ten datagrams only on fast
+//!   paths, where sustaining the rate with ~1 ms timers requires it.
 //! * **Timer granularity**: when the bucket cannot cover the next packet, [`Pacer::delay`] does
 //!   not return the instant at which exactly one packet's worth is available, but the instant at
 //!   which `min(capacity, max(packet, rate × 1 ms))` is, so the send loop is woken at most about

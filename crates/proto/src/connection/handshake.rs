@@ -188,7 +188,7 @@ impl Connection {
                 break;
             }
             stream.read_offset += n as u64;
-            self.tls.read_handshake(&buf[..n])?;
+            self.tls.read_handshake_at(epoch, &buf[..n])?;
         }
         self.drive_tls().map_err(|e| TransportError::internal(e.to_string()))?;
         if self.peer_params.is_none() {

@@ -79,7 +79,8 @@ pub struct OneRttKeys {
     remote: Box<dyn PacketKey>,
     next: PacketKeySet,
     previous_remote: Option<Box<dyn PacketKey>>,
-    secrets: Secrets,
+    /// Boxed: `OkmBlock`s are large, and this struct travels inside `HandshakeOutput`.
+    secrets: Box<Secrets>,
     key_phase: bool,
     /// Number of key updates done (generation of `local`/`remote`).
     generation: u64,
@@ -110,7 +111,7 @@ impl OneRttKeys {
             remote: remote.packet,
             next: next_keys,
             previous_remote: None,
-            secrets: next,
+            secrets: Box::new(next),
             key_phase: false,
             generation: 0,
             received: BTreeMap::new(),

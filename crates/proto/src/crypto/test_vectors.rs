@@ -21,9 +21,12 @@ fn rfc9001() -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
 }
 
-/// The `~~~` blocks of the section whose heading starts with `heading`.
+/// The `~~~` blocks of the section with heading `heading` (optionally followed by an anchor).
 fn blocks(spec: &str, heading: &str) -> Vec<String> {
-    let mut lines = spec.lines().skip_while(|l| !l.starts_with(heading));
+    let anchored = format!("{heading} {{");
+    let mut lines = spec
+        .lines()
+        .skip_while(|l| *l != heading && !l.starts_with(&anchored));
     assert!(lines.next().is_some(), "section {heading} not found");
     let mut out = Vec::new();
     let mut current: Option<String> = None;

@@ -105,6 +105,7 @@ impl Ranges {
     }
 
     /// Number of disjoint ranges.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.0.len()
     }

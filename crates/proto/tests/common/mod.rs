@@ -1,0 +1,168 @@
+//! An in-memory network between two endpoints for integration tests: fixed latency, optional
+//! loss, duplication and reordering, all from a seeded RNG. Every failure message includes the
+//! seed so a run can be replayed.
+
+#![allow(dead_code)]
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use mpquic_proto::crypto::testing::test_tls_configs;
+use mpquic_proto::{ClientConfig, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp, TransportConfig};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+pub use mpquic_proto::Duration;
+
+pub const ALPN: &[u8] = b"mpquic-test";
+
+/// Impairments of the in-memory network.
+#[derive(Debug, Clone, Copy)]
+pub struct NetConfig {
+    pub one_way_delay: Duration,
+    pub loss: f64,
+    pub duplicate: f64,
+    /// Extra uniform delay in [0, jitter]: reorders packets.
+    pub jitter: Duration,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        Self { one_way_delay: Duration::from_millis(10), loss: 0.0, duplicate: 0.0, jitter: Duration::ZERO }
+    }
+}
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct InFlight {
+    at: Timestamp,
+    seq: u64,
+    to_server: bool,
+    src: SocketAddr,
+    dst: SocketAddr,
+    data: Vec<u8>,
+}
+
+pub struct Pair {
+    pub client: Endpoint,
+    pub server: Endpoint,
+    pub now: Timestamp,
+    pub client_addr: SocketAddr,
+    pub server_addr: SocketAddr,
+    pub net: NetConfig,
+    pub seed: u64,
+    pub client_config: ClientConfig,
+    /// Datagrams dropped by the network, per direction (to server, to client).
+    pub dropped: [u64; 2],
+    /// Paths (by client local address) whose traffic is black-holed.
+    pub blackholed: Vec<SocketAddr>,
+    queue: BinaryHeap<Reverse<InFlight>>,
+    rng: ChaCha20Rng,
+    seq: u64,
+    buf: Vec<u8>,
+}
+
+pub fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+impl Pair {
+    pub fn new(seed: u64, client_transport: TransportConfig, server_transport: TransportConfig, net: NetConfig) -> Self {
+        let (client_tls, server_tls) = test_tls_configs(&[ALPN]);
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let seed_for = |rng: &mut ChaCha20Rng| {
+            let mut s = [0u8; 32];
+            rng.fill(&mut s);
+            s
+        };
+        let server_config = ServerConfig { tls: server_tls, transport: Arc::new(server_transport), max_connections: 16 };
+        let client_ep_config = Arc::new(EndpointConfig::new(&mut rng));
+        let server_ep_config = Arc::new(EndpointConfig::new(&mut rng));
+        let client = Endpoint::new(client_ep_config, None, seed_for(&mut rng));
+        let server = Endpoint::new(server_ep_config, Some(Arc::new(server_config)), seed_for(&mut rng));
+        Self {
+            client,
+            server,
+            now: Timestamp::ZERO,
+            client_addr: addr("10.0.0.1:4433"),
+            server_addr: addr("10.0.1.1:443"),
+            net,
+            seed,
+            client_config: ClientConfig { tls: client_tls, transport: Arc::new(client_transport) },
+            dropped: [0, 0],
+            blackholed: Vec::new(),
+            queue: BinaryHeap::new(),
+            rng,
+            seq: 0,
+            buf: Vec::with_capacity(1500),
+        }
+    }
+
+    /// Start the client's connection.
+    pub fn connect(&mut self) -> ConnectionHandle {
+        self.client.connect(self.now, &self.client_config, self.client_addr, self.server_addr, "localhost").expect("connect")
+    }
+
+    /// Move every datagram both endpoints want to send into the network.
+    fn flush(&mut self) {
+        for to_server in [true, false] {
+            loop {
+                let ep = if to_server { &mut self.client } else { &mut self.server };
+                let Some(t) = ep.poll_transmit(self.now, &mut self.buf) else { break };
+                let data = self.buf[..t.size].to_vec();
+                self.send(to_server, t.local, t.remote, data);
+            }
+        }
+    }
+
+    fn send(&mut self, to_server: bool, src: SocketAddr, dst: SocketAddr, data: Vec<u8>) {
+        let client_side = if to_server { src } else { dst };
+        if self.blackholed.contains(&client_side) || self.rng.gen_bool(self.net.loss) {
+            self.dropped[usize::from(!to_server)] += 1;
+            return;
+        }
+        let copies = if self.rng.gen_bool(self.net.duplicate) { 2 } else { 1 };
+        for _ in 0..copies {
+            let jitter = if self.net.jitter.is_zero() { Duration::ZERO } else { self.net.jitter.mul_f64(self.rng.gen::<f64>()) };
+            let at = self.now + self.net.one_way_delay + jitter;
+            self.seq += 1;
+            self.queue.push(Reverse(InFlight { at, seq: self.seq, to_server, src, dst, data: data.clone() }));
+        }
+    }
+
+    /// Advance to the next event and process it. Returns false when nothing is left to do.
+    pub fn step(&mut self) -> bool {
+        self.flush();
+        let next_packet = self.queue.peek().map(|Reverse(p)| p.at);
+        let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min();
+        let Some(next) = [next_packet, next_timer].into_iter().flatten().min() else { return false };
+        self.now = self.now.max(next);
+        while self.queue.peek().is_some_and(|Reverse(p)| p.at <= self.now) {
+            let Reverse(p) = self.queue.pop().unwrap();
+            let ep = if p.to_server { &mut self.server } else { &mut self.client };
+            ep.handle_datagram(self.now, p.dst, p.src, BytesMut::from(&p.data[..]));
+        }
+        self.client.handle_timeout(self.now);
+        self.server.handle_timeout(self.now);
+        true
+    }
+
+    /// Step until `done` holds; panics (with the seed) after `limit` of virtual time.
+    pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&mut Pair) -> bool) {
+        let deadline = self.now + limit;
+        while !done(self) {
+            assert!(self.now < deadline, "seed {}: condition not reached within {:?}", self.seed, limit);
+            if !self.step() {
+                assert!(done(self), "seed {}: nothing left to do before the condition held", self.seed);
+                return;
+            }
+        }
+    }
+}
+
+/// Deterministic payload for stream `salt`.
+pub fn payload(len: usize, salt: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0] ^ salt).collect()
+}
