@@ -151,7 +151,10 @@ impl GeneratorConfig {
             return err("variation_period_ms must be positive".into());
         }
         if !(0.0..1.0).contains(&self.variation) {
-            return err(format!("variation must be in [0, 1), got {}", self.variation));
+            return err(format!(
+                "variation must be in [0, 1), got {}",
+                self.variation
+            ));
         }
         if self.initial_state >= n {
             return err(format!("initial_state {} out of range", self.initial_state));
@@ -172,9 +175,16 @@ impl GeneratorConfig {
                 if row.iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
                     return err(format!("transition_weights row {i}: weights must be >= 0"));
                 }
-                let out: f64 = row.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| x).sum();
+                let out: f64 = row
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, x)| x)
+                    .sum();
                 if n > 1 && out <= 0.0 {
-                    return err(format!("transition_weights row {i}: no way out of state {i}"));
+                    return err(format!(
+                        "transition_weights row {i}: no way out of state {i}"
+                    ));
                 }
             }
         }
@@ -202,7 +212,14 @@ impl GeneratorConfig {
     }
 
     /// Poisson opportunities in `[start, end)` ms for a state of `rate_bps`.
-    fn fill_state(&self, rng: &mut ChaCha20Rng, rate_bps: f64, start: f64, end: f64, out: &mut Vec<u64>) {
+    fn fill_state(
+        &self,
+        rng: &mut ChaCha20Rng,
+        rate_bps: f64,
+        start: f64,
+        end: f64,
+        out: &mut Vec<u64>,
+    ) {
         let slot = self.variation_period_ms as f64;
         let mut s = start;
         while s < end {
@@ -283,7 +300,12 @@ mod tests {
         assert_eq!(a.period_ms(), 5000);
         assert_eq!(a.source(), "gen:wifi:1");
         let text = a.to_text();
-        assert_eq!(MahimahiTrace::parse(&text, "x").expect("parse").timestamps_ms(), a.timestamps_ms());
+        assert_eq!(
+            MahimahiTrace::parse(&text, "x")
+                .expect("parse")
+                .timestamps_ms(),
+            a.timestamps_ms()
+        );
     }
 
     #[test]
@@ -322,7 +344,10 @@ mod tests {
         let mut c = GeneratorConfig::lte_like();
         c.variation = 1.0;
         assert!(c.validate().is_err());
-        assert!(GeneratorConfig::lte_like().with_duration_ms(0).validate().is_err());
+        assert!(GeneratorConfig::lte_like()
+            .with_duration_ms(0)
+            .validate()
+            .is_err());
         let mut c = GeneratorConfig::wifi_like();
         c.states[0].mean_dwell_ms = 0.0;
         assert!(c.validate().is_err());

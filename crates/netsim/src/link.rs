@@ -118,7 +118,9 @@ pub enum LinkAction {
 impl LinkAction {
     pub(crate) fn validate(&self) -> Result<(), String> {
         match self {
-            LinkAction::SetRate { bits_per_sec: 0 } => Err("SetRate: rate must be positive".to_owned()),
+            LinkAction::SetRate { bits_per_sec: 0 } => {
+                Err("SetRate: rate must be positive".to_owned())
+            }
             LinkAction::SetCapacity(c) => c.validate(),
             LinkAction::SetLoss(l) => l.validate(),
             _ => Ok(()),

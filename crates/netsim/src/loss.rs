@@ -140,7 +140,11 @@ impl LossState {
                 loss_in_good,
                 loss_in_bad,
             } => {
-                let p_loss = if self.in_bad { loss_in_bad } else { loss_in_good };
+                let p_loss = if self.in_bad {
+                    loss_in_bad
+                } else {
+                    loss_in_good
+                };
                 let lost = rng.gen::<f64>() < p_loss;
                 let p_switch = if self.in_bad {
                     p_bad_to_good

@@ -42,11 +42,15 @@ pub trait Node {
     /// A datagram arrived at one of this node's addresses at `now`.
     fn handle_datagram(&mut self, now: SimTime, datagram: Datagram);
     /// Next datagram this node wants to send now, or `None`. Called
-    /// repeatedly until `None` after every event delivered to the node.
+    /// repeatedly until `None` after every event delivered to the node, so
+    /// it must eventually return `None`. Datagrams are routed by
+    /// `(src.ip(), dst.ip())`; unroutable ones are counted and dropped.
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram>;
     /// Earliest virtual time at which the node wants
     /// [`Node::handle_timeout`] (timers, pacing). `None` = no timer. A time in
-    /// the past fires as soon as possible.
+    /// the past fires as soon as possible; `handle_timeout` must then move
+    /// the deadline forward (or clear it), or the simulation stalls at that
+    /// instant.
     fn poll_timeout(&mut self) -> Option<SimTime>;
     /// The timer returned by [`Node::poll_timeout`] expired; `now` is the
     /// current virtual time (never earlier than the requested deadline).

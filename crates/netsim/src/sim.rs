@@ -255,7 +255,8 @@ impl<N: Node> Simulator<N> {
             armed_at: None,
             deadline: None,
         });
-        self.events.push(self.now, EventKind::NodeWake { node: idx });
+        self.events
+            .push(self.now, EventKind::NodeWake { node: idx });
         Ok(NodeId(idx))
     }
 
@@ -265,7 +266,8 @@ impl<N: Node> Simulator<N> {
         if id.index() >= self.nodes.len() {
             return Err(SimError::UnknownNode(id));
         }
-        self.events.push(self.now, EventKind::NodeWake { node: id.0 });
+        self.events
+            .push(self.now, EventKind::NodeWake { node: id.0 });
         Ok(())
     }
 
@@ -326,7 +328,12 @@ impl<N: Node> Simulator<N> {
     /// Routes packets from `src` to `dst` (by IP) through `links` in order.
     /// Replaces an existing route; packets already in flight keep their old
     /// path. Route statistics are kept per `(src, dst)` across replacements.
-    pub fn add_route(&mut self, src: IpAddr, dst: IpAddr, links: &[LinkId]) -> Result<(), SimError> {
+    pub fn add_route(
+        &mut self,
+        src: IpAddr,
+        dst: IpAddr,
+        links: &[LinkId],
+    ) -> Result<(), SimError> {
         if links.is_empty() {
             return Err(SimError::EmptyRoute { src, dst });
         }

@@ -470,13 +470,18 @@ mod tests {
         assert_eq!(s.shared.delay, Some(ms(10)));
         assert_eq!(s.shared.queue, Some(QueueSpec::Bdp(1.5)));
         assert_eq!(s.shared.loss, Some(LossModel::bernoulli(0.01)));
-        assert_eq!(s.to_string(), "rate=20mbit,delay=10ms,queue=1.5bdp,loss=0.01");
+        assert_eq!(
+            s.to_string(),
+            "rate=20mbit,delay=10ms,queue=1.5bdp,loss=0.01"
+        );
     }
 
     #[test]
     fn ge_with_commas_and_prefixes() {
-        let s = PathSpec::parse("rate=10mbit,up.loss=ge:1%,10%,0.8,0,down.trace=gen:lte:7:30s,rtt=50ms")
-            .expect("parse");
+        let s = PathSpec::parse(
+            "rate=10mbit,up.loss=ge:1%,10%,0.8,0,down.trace=gen:lte:7:30s,rtt=50ms",
+        )
+        .expect("parse");
         assert_eq!(
             s.up.loss,
             Some(LossModel::gilbert_elliott(0.01, 0.1, 0.0, 0.8))
@@ -496,13 +501,26 @@ mod tests {
     #[test]
     fn errors_name_key_and_expectation() {
         let e = PathSpec::parse("rate=20mb").unwrap_err().to_string();
-        assert!(e.contains("rate: invalid value `20mb`") && e.contains("mbit"), "{e}");
+        assert!(
+            e.contains("rate: invalid value `20mb`") && e.contains("mbit"),
+            "{e}"
+        );
         let e = PathSpec::parse("rate=1mbit,bogus=3").unwrap_err();
-        assert_eq!(e, SpecError::UnknownKey { key: "bogus".into() });
+        assert_eq!(
+            e,
+            SpecError::UnknownKey {
+                key: "bogus".into()
+            }
+        );
         let e = PathSpec::parse("up.rtt=3ms").unwrap_err();
         assert!(matches!(e, SpecError::UnknownKey { .. }));
         let e = PathSpec::parse("delay=1ms,delay=2ms").unwrap_err();
-        assert_eq!(e, SpecError::Duplicate { key: "delay".into() });
+        assert_eq!(
+            e,
+            SpecError::Duplicate {
+                key: "delay".into()
+            }
+        );
         assert!(matches!(
             PathSpec::parse("rate=1mbit,trace=x"),
             Err(SpecError::Conflict(_))
@@ -523,7 +541,8 @@ mod tests {
 
     #[test]
     fn repeated_events() {
-        let s = PathSpec::parse("rate=1mbit,down_at=1s,up_at=2s,down_at=3s,up.up_at=4s").expect("p");
+        let s =
+            PathSpec::parse("rate=1mbit,down_at=1s,up_at=2s,down_at=3s,up.up_at=4s").expect("p");
         assert_eq!(s.shared.down_at, vec![ms(1000), ms(3000)]);
         assert_eq!(s.shared.up_at, vec![ms(2000)]);
         assert_eq!(s.up.up_at, vec![ms(4000)]);

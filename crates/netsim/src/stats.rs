@@ -466,7 +466,13 @@ mod tests {
         let mut d = DropCounters::default();
         d.record(DropCause::LinkDown, 10);
         d.record(DropCause::NoRoute, 5);
-        assert_eq!(d.total(), Counter { packets: 2, bytes: 15 });
+        assert_eq!(
+            d.total(),
+            Counter {
+                packets: 2,
+                bytes: 15
+            }
+        );
         assert_eq!(d.get(DropCause::LinkDown).bytes, 10);
     }
 }

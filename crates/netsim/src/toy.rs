@@ -45,7 +45,13 @@ pub struct CbrSender {
 
 impl CbrSender {
     /// A sender starting at time 0. `size` is at least [`HEADER_BYTES`].
-    pub fn new(src: SocketAddr, dst: SocketAddr, size: usize, interval: SimTime, count: u64) -> Self {
+    pub fn new(
+        src: SocketAddr,
+        dst: SocketAddr,
+        size: usize,
+        interval: SimTime,
+        count: u64,
+    ) -> Self {
         Self {
             src,
             dst,
@@ -355,7 +361,13 @@ impl WindowReceiver {
         }
     }
 
+    /// Marks `seq` as seen; returns whether it is new. Absurd sequence
+    /// numbers (beyond 2^32) are treated as duplicates instead of growing
+    /// the bitmap without bound.
     fn mark(&mut self, seq: u64) -> bool {
+        if seq >= 1 << 32 {
+            return false;
+        }
         let (w, b) = ((seq / 64) as usize, seq % 64);
         if w >= self.seen.len() {
             self.seen.resize(w + 1, 0);

@@ -17,7 +17,8 @@ fn scenario(seed: u64, extra_link: bool) -> (GroundTruth, Vec<(u64, u64)>, Strin
     sim.add_background_node(ToyNode::Receiver(WindowReceiver::new(48)), [ip(2)])
         .expect("add");
     let cross = CbrSender::new(sa(3, 1), sa(4, 1), 1000, ms(2), 1500);
-    sim.add_background_node(ToyNode::Cbr(cross), [ip(3)]).expect("add");
+    sim.add_background_node(ToyNode::Cbr(cross), [ip(3)])
+        .expect("add");
     let sink = sim
         .add_background_node(ToyNode::Sink(Sink::recording()), [ip(4)])
         .expect("add");

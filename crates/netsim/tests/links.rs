@@ -38,7 +38,10 @@ fn one_way_delay_is_propagation_plus_serialization_plus_queueing() {
     assert_eq!(st.transit_delay.max_ns, ms(13));
     let (a, b) = (common::ip(1), common::ip(2));
     assert_eq!(sim.min_one_way_delay(a, b), Some(ms(11)));
-    assert_eq!(sim.route_stats(a, b).map(|r| r.one_way_delay.max_ns), Some(ms(13)));
+    assert_eq!(
+        sim.route_stats(a, b).map(|r| r.one_way_delay.max_ns),
+        Some(ms(13))
+    );
 }
 
 #[test]
@@ -57,7 +60,11 @@ fn drop_tail_drops_exactly_beyond_the_limit() {
         drain(&mut sim);
         let st = sim.link_stats(up).expect("link");
         assert_eq!(st.delivered.packets, delivered, "{limit:?}");
-        assert_eq!(st.dropped.queue_overflow.packets, 10 - delivered, "{limit:?}");
+        assert_eq!(
+            st.dropped.queue_overflow.packets,
+            10 - delivered,
+            "{limit:?}"
+        );
         assert_eq!(st.dropped.total().packets, 10 - delivered);
         assert_eq!(sink(&sim, rx).packets, delivered);
         match limit {
@@ -278,7 +285,10 @@ fn capacity_switch_between_rate_and_trace() {
     }
     let mbit = |b: u64| b as f64 * 8.0 / 1e6;
     assert!((mbit(delivered[0]) - 6.0).abs() < 0.1, "{delivered:?}");
-    assert!((mbit(delivered[1] - delivered[0]) - 24.0).abs() < 0.2, "{delivered:?}");
+    assert!(
+        (mbit(delivered[1] - delivered[0]) - 24.0).abs() < 0.2,
+        "{delivered:?}"
+    );
     // Unlimited: the backlog drains at once, then the 48 Mbit/s offered load.
     assert!(mbit(delivered[2] - delivered[1]) > 48.0, "{delivered:?}");
 }

@@ -25,7 +25,8 @@ fn stop_reasons() {
     // Idle: only background nodes, nothing left to do.
     let mut sim: Simulator<ToyNode> = Simulator::new(1);
     let tx = CbrSender::new(sa(1, 1), sa(2, 2), 100, ms(1), 5);
-    sim.add_background_node(ToyNode::Cbr(tx), [ip(1)]).expect("add");
+    sim.add_background_node(ToyNode::Cbr(tx), [ip(1)])
+        .expect("add");
     let rx = sim
         .add_background_node(ToyNode::Sink(Sink::default()), [ip(2)])
         .expect("add");
@@ -122,8 +123,12 @@ fn shared_bottleneck_routes() {
     let rx = sim
         .add_background_node(ToyNode::Sink(Sink::default()), [ip(9)])
         .expect("add");
-    let acc1 = sim.add_link(LinkConfig::mbit(100.0).with_delay(ms(1))).expect("l");
-    let acc2 = sim.add_link(LinkConfig::mbit(100.0).with_delay(ms(3))).expect("l");
+    let acc1 = sim
+        .add_link(LinkConfig::mbit(100.0).with_delay(ms(1)))
+        .expect("l");
+    let acc2 = sim
+        .add_link(LinkConfig::mbit(100.0).with_delay(ms(3)))
+        .expect("l");
     let neck = sim
         .add_link(
             LinkConfig::mbit(10.0)

@@ -16,16 +16,19 @@ fn capacity() -> impl Strategy<Value = CapacitySpec> {
         (1u64..100_000_000_000).prop_map(CapacitySpec::Rate),
         "[a-z][a-z0-9_]{0,8}\\.(up|down)"
             .prop_map(|p| CapacitySpec::Trace(TraceSource::File(PathBuf::from(p)))),
-        (any::<bool>(), any::<u64>(), proptest::option::of(1u64..10_000_000)).prop_map(
-            |(wifi, seed, duration_ms)| {
+        (
+            any::<bool>(),
+            any::<u64>(),
+            proptest::option::of(1u64..10_000_000)
+        )
+            .prop_map(|(wifi, seed, duration_ms)| {
                 let preset = if wifi { Preset::Wifi } else { Preset::Lte };
                 CapacitySpec::Trace(TraceSource::Generated {
                     preset,
                     seed,
                     duration_ms,
                 })
-            }
-        ),
+            }),
     ]
 }
 
@@ -50,7 +53,10 @@ fn loss() -> impl Strategy<Value = LossModel> {
 }
 
 fn time() -> impl Strategy<Value = u64> {
-    prop_oneof![0u64..10_000_000_000, (0u64..100_000).prop_map(|m| m * 1_000_000)]
+    prop_oneof![
+        0u64..10_000_000_000,
+        (0u64..100_000).prop_map(|m| m * 1_000_000)
+    ]
 }
 
 prop_compose! {
@@ -163,12 +169,53 @@ fn toml_tables_and_unknown_keys() {
     assert_eq!(spec, from_string);
     let resolved = spec.resolve().expect("resolve");
     assert_eq!(resolved.up.queue, mpquic_netsim::QueueLimit::Bytes(150_000));
-    assert_eq!(resolved.down.queue, mpquic_netsim::QueueLimit::Bytes(375_000));
+    assert_eq!(
+        resolved.down.queue,
+        mpquic_netsim::QueueLimit::Bytes(375_000)
+    );
 
     let err = toml::from_str::<PathSpec>("rate = \"1mbit\"\nspeed = 3\n").unwrap_err();
     assert!(err.to_string().contains("speed"), "{err}");
     let err = toml::from_str::<PathSpec>("rate = \"1mbit\"\n[up]\nrtt = \"1ms\"\n").unwrap_err();
     assert!(err.to_string().contains("rtt"), "{err}");
     let err = toml::from_str::<PathSpec>("rate = \"fast\"\n").unwrap_err();
-    assert!(err.to_string().contains("rate: invalid value `fast`"), "{err}");
+    assert!(
+        err.to_string().contains("rate: invalid value `fast`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn link_config_serde_round_trip() {
+    use mpquic_netsim::time::ms;
+    use mpquic_netsim::{LinkAction, LinkConfig, QueueLimit};
+    let trace = MahimahiTrace::parse("1\n1\n3\n", "t").expect("trace");
+    let configs = [
+        LinkConfig::mbit(20.0)
+            .with_delay(ms(10))
+            .with_queue(QueueLimit::Packets(100))
+            .with_loss(LossModel::gilbert_elliott(0.01, 0.2, 0.0, 1.0))
+            .with_jitter(ms(2), true)
+            .down_at(ms(100))
+            .up_at(ms(200))
+            .with_event(ms(300), LinkAction::SetRate { bits_per_sec: 1000 }),
+        LinkConfig::trace(trace).with_queue(QueueLimit::Bytes(3000)),
+        LinkConfig::unlimited(),
+    ];
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Doc {
+        link: LinkConfig,
+    }
+    for link in configs {
+        let json = serde_json::to_string(&link).expect("json");
+        let back: LinkConfig = serde_json::from_str(&json).expect("from json");
+        assert_eq!(back, link);
+        let doc = Doc { link };
+        let text = toml::to_string(&doc).expect("toml");
+        let back: Doc = toml::from_str(&text).expect("from toml");
+        assert_eq!(back, doc);
+    }
+    // Invalid traces are rejected on deserialization.
+    let bad = r#"{"capacity":{"trace":{"source":"x","timestamps_ms":[5,1]}}}"#;
+    assert!(serde_json::from_str::<LinkConfig>(bad).is_err());
 }

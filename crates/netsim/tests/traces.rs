@@ -7,7 +7,10 @@ use mpquic_netsim::generate::{self, GeneratorConfig};
 use mpquic_netsim::{MahimahiTrace, TraceError};
 
 fn shared_traces_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces"
+    ))
 }
 
 /// Trace files in the directory: everything except README files.
@@ -47,7 +50,11 @@ fn every_shared_trace_parses_with_plausible_rate() {
             t.opportunities_per_period(),
             t.period_ms()
         );
-        assert!((0.1..=200.0).contains(&mbit), "{}: {mbit} Mbit/s", f.display());
+        assert!(
+            (0.1..=200.0).contains(&mbit),
+            "{}: {mbit} Mbit/s",
+            f.display()
+        );
         assert!(t.period_ms() >= 1000, "{}: suspiciously short", f.display());
         // Text round trip preserves every timestamp.
         let again = MahimahiTrace::parse(&t.to_text(), "again").expect("reparse");
@@ -60,7 +67,11 @@ fn load_errors_name_the_file_and_line() {
     let dir = std::env::temp_dir().join(format!("netsim-traces-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let path = dir.join("trace.up");
-    let text = (1..=16).map(|i| i.to_string()).collect::<Vec<_>>().join("\n") + "\n12\n";
+    let text = (1..=16)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n12\n";
     std::fs::write(&path, text).expect("write");
     let err = MahimahiTrace::load(&path).unwrap_err();
     let expected = format!(

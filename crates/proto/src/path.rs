@@ -99,6 +99,9 @@ pub struct Path {
     pub delivery: DeliveryRateEstimator,
     /// Receiver ACK state per packet number space on this path.
     pub acks: BTreeMap<SpaceId, PathAckState>,
+    /// Whether the 3x anti-amplification limit applies until validation: only where we did not
+    /// choose the peer's address ourselves (server side, RFC 9000 §8.1; RFC 10069 §3.1).
+    pub amplification_limited: bool,
     /// Anti-amplification accounting until validated (RFC 9000 §8.1).
     pub anti_amp_received: u64,
     pub anti_amp_sent: u64,
@@ -146,6 +149,7 @@ impl Path {
             pacer: Pacer::new(max_datagram_size, now),
             delivery: DeliveryRateEstimator::default(),
             acks: BTreeMap::new(),
+            amplification_limited: true,
             anti_amp_received: 0,
             anti_amp_sent: 0,
             challenge: None,
@@ -176,7 +180,7 @@ impl Path {
 
     /// Bytes we may still send before validation (RFC 9000 §8.1); None = unlimited.
     pub fn amplification_budget(&self) -> Option<u64> {
-        if self.is_validated() {
+        if self.is_validated() || !self.amplification_limited {
             return None;
         }
         Some((self.anti_amp_received * AMPLIFICATION_FACTOR).saturating_sub(self.anti_amp_sent))

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use super::{CapacitySpec, DirSpec, PathSpec, Preset, QueueSpec, SpecError, TraceSource};
 use crate::generate::GeneratorConfig;
 use crate::link::{Capacity, Jitter, LinkAction, LinkConfig, ScheduledAction};
@@ -11,7 +13,7 @@ use crate::time::SimTime;
 use crate::trace::MahimahiTrace;
 
 /// The two link configurations of a resolved path.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResolvedPath {
     /// Link from the first endpoint to the second.
     pub up: LinkConfig,
@@ -194,7 +196,12 @@ mod tests {
         // 20 Mbit/s * 40 ms = 100 kB; x1.5.
         assert_eq!(r.up.queue, QueueLimit::Bytes(150_000));
         assert_eq!(r.down.queue, QueueLimit::Bytes(300_000));
-        assert_eq!(r.down.capacity, Capacity::Rate { bits_per_sec: 40_000_000 });
+        assert_eq!(
+            r.down.capacity,
+            Capacity::Rate {
+                bits_per_sec: 40_000_000
+            }
+        );
     }
 
     #[test]
@@ -205,7 +212,13 @@ mod tests {
             .expect("resolve");
         // Default queue: 1 BDP = 8 Mbit/s * 20 ms = 20 kB.
         assert_eq!(r.up.queue, QueueLimit::Bytes(20_000));
-        assert_eq!(r.up.jitter, Jitter { max: ms(1), allow_reordering: true });
+        assert_eq!(
+            r.up.jitter,
+            Jitter {
+                max: ms(1),
+                allow_reordering: true
+            }
+        );
         assert_eq!(r.down.events.len(), 2);
         assert_eq!(r.down.events[0].action, LinkAction::Down);
         assert_eq!(r.down.events[1].at, ms(5000));
@@ -213,16 +226,24 @@ mod tests {
 
     #[test]
     fn conflicts_and_missing_things() {
-        let e = PathSpec::parse("rate=1mbit,rtt=10ms,delay=1ms").expect("p").resolve();
+        let e = PathSpec::parse("rate=1mbit,rtt=10ms,delay=1ms")
+            .expect("p")
+            .resolve();
         assert!(matches!(e, Err(SpecError::Conflict(_))));
-        let e = PathSpec::parse("up.rate=1mbit").expect("p").resolve().unwrap_err();
+        let e = PathSpec::parse("up.rate=1mbit")
+            .expect("p")
+            .resolve()
+            .unwrap_err();
         assert!(e.to_string().contains("down"), "{e}");
         let e = PathSpec::parse("up.trace=/no/such/file.up,rate=1mbit")
             .expect("p")
             .resolve()
             .unwrap_err();
         let msg = e.to_string();
-        assert!(msg.starts_with("up.trace: cannot use trace `/no/such/file.up`"), "{msg}");
+        assert!(
+            msg.starts_with("up.trace: cannot use trace `/no/such/file.up`"),
+            "{msg}"
+        );
     }
 
     #[test]

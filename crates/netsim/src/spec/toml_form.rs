@@ -227,9 +227,7 @@ impl From<PathSpec> for PathSpecToml {
             rate: shared.rate,
             trace: shared.trace,
             delay: shared.delay,
-            rtt: p
-                .rtt
-                .map(|r| Scalar::Str(super::value::format_duration(r))),
+            rtt: p.rtt.map(|r| Scalar::Str(super::value::format_duration(r))),
             queue: shared.queue,
             loss: shared.loss,
             jitter: shared.jitter,

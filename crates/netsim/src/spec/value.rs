@@ -200,7 +200,9 @@ mod tests {
         assert_eq!(parse_rate("64kbps"), Some(64_000));
         assert_eq!(parse_rate("12 mbps"), Some(12_000_000));
         assert_eq!(parse_rate("800bit"), Some(800));
-        for bad in ["20", "20mb", "mbit", "-1mbit", "0mbit", "1e6bit", ".5mbit", "20mbit/s"] {
+        for bad in [
+            "20", "20mb", "mbit", "-1mbit", "0mbit", "1e6bit", ".5mbit", "20mbit/s",
+        ] {
             assert_eq!(parse_rate(bad), None, "{bad}");
         }
         assert_eq!(format_rate(20_000_000), "20mbit");

@@ -74,11 +74,11 @@ impl NewReno {
         (self.ssthresh != u64::MAX).then_some(self.ssthresh)
     }
 
-    /// RFC 9002 Appendix B.6 OnCongestionEvent(sent_time).
-    fn on_new_congestion_event(&mut self, now: Timestamp, sent_time: Timestamp) {
+    /// RFC 9002 Appendix B.6 OnCongestionEvent(sent_time); true if a recovery period began.
+    fn on_new_congestion_event(&mut self, now: Timestamp, sent_time: Timestamp) -> bool {
         // §7.3.2: a sender already in a recovery period does not react again.
         if self.in_congestion_recovery(sent_time) {
-            return;
+            return false;
         }
         self.recovery_start = Some(now);
         self.in_recovery = true;
@@ -86,25 +86,23 @@ impl NewReno {
         self.ssthresh = self.cwnd / LOSS_REDUCTION_DIVISOR;
         self.cwnd = self.ssthresh.max(self.minimum_window());
         self.bytes_acked = 0;
-    }
-}
-
-impl CongestionController for NewReno {
-    fn on_packet_sent(&mut self, _now: Timestamp, _bytes: u64, _bytes_in_flight: u64) {
-        // Appendix B.4 only increments bytes_in_flight, which the caller tracks.
+        true
     }
 
-    /// RFC 9002 Appendix B.5 OnPacketsAcked.
-    fn on_ack(&mut self, ack: &AckEvent<'_>, _coupling: Coupling<'_>) {
+    /// RFC 9002 Appendix B.5 up to the congestion avoidance increase: the end of the recovery
+    /// period, the application-limited check and slow start. Returns the bytes acknowledged in
+    /// congestion avoidance, 0 when the window must not grow. The coupled controllers (LIA, OLIA)
+    /// share everything but the congestion avoidance increase (RFC 6356 §4).
+    pub(crate) fn ack_before_avoidance(&mut self, ack: &AckEvent<'_>) -> u64 {
         self.srtt = ack.rtt.smoothed();
         // §7.3.2: the recovery period ends when a packet sent during it is acknowledged.
         if self.in_congestion_recovery(ack.largest_acked_sent_time) {
-            return;
+            return 0;
         }
         self.in_recovery = false;
         // §7.8: do not increase the window when application or flow-control limited.
         if ack.app_limited {
-            return;
+            return 0;
         }
         let mut acked = ack.bytes_acked;
         // §7.3.1 slow start: grow by the bytes acknowledged while below ssthresh. Bytes that
@@ -115,6 +113,50 @@ impl CongestionController for NewReno {
             self.cwnd = self.cwnd.saturating_add(slow_start);
             acked -= slow_start;
         }
+        acked
+    }
+
+    /// RFC 9002 Appendix B.8 OnPacketsLost; true if a new recovery period began.
+    pub(crate) fn handle_loss(&mut self, loss: &LossEvent<'_>) -> bool {
+        self.srtt = loss.rtt.smoothed();
+        let new_event = loss.lost_bytes > 0
+            && self.on_new_congestion_event(loss.now, loss.largest_lost_sent_time);
+        // §7.6.2: persistent congestion collapses the window to kMinimumWindow and ends the
+        // recovery period (congestion_recovery_start_time = 0), re-entering slow start since
+        // the window is now below ssthresh.
+        if loss.persistent_congestion {
+            self.cwnd = self.minimum_window();
+            self.recovery_start = None;
+            self.in_recovery = false;
+            self.bytes_acked = 0;
+        }
+        new_event
+    }
+
+    /// Adds `bytes` to the congestion window (a coupled controller's avoidance increase).
+    pub(crate) fn grow_window(&mut self, bytes: u64) {
+        self.cwnd = self.cwnd.saturating_add(bytes);
+    }
+
+    /// The maximum datagram size in use (at least 1).
+    pub(crate) fn mss(&self) -> u64 {
+        self.mss
+    }
+
+    /// The smoothed RTT of the latest event.
+    pub(crate) fn srtt(&self) -> Duration {
+        self.srtt
+    }
+}
+
+impl CongestionController for NewReno {
+    fn on_packet_sent(&mut self, _now: Timestamp, _bytes: u64, _bytes_in_flight: u64) {
+        // Appendix B.4 only increments bytes_in_flight, which the caller tracks.
+    }
+
+    /// RFC 9002 Appendix B.5 OnPacketsAcked.
+    fn on_ack(&mut self, ack: &AckEvent<'_>, _coupling: Coupling<'_>) {
+        let acked = self.ack_before_avoidance(ack);
         // §7.3.3 congestion avoidance: at most one datagram per congestion window acknowledged,
         // counted in bytes (RFC 3465 §2.1, as suggested by Appendix B.5).
         if acked > 0 {
@@ -128,19 +170,7 @@ impl CongestionController for NewReno {
 
     /// RFC 9002 Appendix B.8 OnPacketsLost.
     fn on_congestion_event(&mut self, loss: &LossEvent<'_>, _coupling: Coupling<'_>) {
-        self.srtt = loss.rtt.smoothed();
-        if loss.lost_bytes > 0 {
-            self.on_new_congestion_event(loss.now, loss.largest_lost_sent_time);
-        }
-        // §7.6.2: persistent congestion collapses the window to kMinimumWindow and ends the
-        // recovery period (congestion_recovery_start_time = 0), re-entering slow start since
-        // the window is now below ssthresh.
-        if loss.persistent_congestion {
-            self.cwnd = self.minimum_window();
-            self.recovery_start = None;
-            self.in_recovery = false;
-            self.bytes_acked = 0;
-        }
+        self.handle_loss(loss);
     }
 
     fn window(&self) -> u64 {
@@ -306,10 +336,11 @@ mod tests {
     }
 }
 
-/// A packet-level model of one path through a drop-tail bottleneck, shared by the closed-loop tests
-/// of all controllers. It is deliberately small: one flow, one ACK per packet, RFC 9002 packet- and
-/// time-threshold loss detection, a simple PTO, an optional [`Pacer`](super::Pacer), and a
-/// [`DeliveryRateEstimator`](super::DeliveryRateEstimator) feeding `AckEvent::rate_sample`.
+/// A packet-level model of flows through drop-tail bottlenecks, shared by the closed-loop tests
+/// of all controllers. It is deliberately small: one ACK per packet, RFC 9002 packet- and
+/// time-threshold loss detection, a simple PTO, an optional [`Pacer`](super::Pacer), a
+/// [`DeliveryRateEstimator`](super::DeliveryRateEstimator) feeding `AckEvent::rate_sample`, and
+/// [`Coupling`](super::Coupling) among the flows of one connection. Every flow always has data.
 #[cfg(test)]
 pub(crate) mod sim {
     use std::collections::{BTreeMap, VecDeque};
@@ -427,15 +458,29 @@ pub(crate) mod sim {
         }
     }
 
-    /// What a run measured.
+    /// One flow of a multi-flow run.
+    pub(crate) struct Flow<'a> {
+        pub(crate) cc: &'a mut dyn CongestionController,
+        /// Index of the bottleneck link it crosses.
+        pub(crate) link: usize,
+        /// Propagation delay added to the link's.
+        pub(crate) extra_rtt: Duration,
+        /// Flows with the same connection number are coupled (one `Coupling` of all of them).
+        pub(crate) connection: usize,
+        pub(crate) paced: bool,
+    }
+
+    /// What a run measured for one flow.
     #[derive(Debug, Clone)]
     pub(crate) struct Outcome {
-        /// Bytes acknowledged in the second half of the run over what the link could carry.
+        /// Throughput in the second half of the run over the rate of the flow's link.
         pub(crate) utilisation: f64,
+        /// Throughput in the second half, bytes per second.
+        pub(crate) throughput: f64,
         pub(crate) max_cwnd: u64,
         pub(crate) final_cwnd: u64,
         pub(crate) losses: u64,
-        /// Mean queueing delay seen by packets in the second half.
+        /// Mean queueing delay of the flow's packets in the second half.
         pub(crate) mean_queue_delay: Duration,
     }
 
@@ -445,153 +490,274 @@ pub(crate) mod sim {
         delivery: PacketDeliveryState,
     }
 
-    /// Runs `cc` for `duration` over `link` with an always-backlogged sender.
+    /// Per-flow simulation state.
+    struct State {
+        rtt: RttEstimator,
+        rate: DeliveryRateEstimator,
+        pacer: Pacer,
+        outstanding: BTreeMap<u64, Sent>,
+        /// (packet number, ACK arrival) of packets the bottleneck accepted, in order.
+        acks: VecDeque<(u64, Timestamp)>,
+        next_pn: u64,
+        in_flight: u64,
+        last_send: Timestamp,
+        pto_count: u32,
+        pace_at: Option<Timestamp>,
+        measured: u64,
+        queue_delay: (Duration, u32),
+        out: Outcome,
+    }
+
+    struct LinkState {
+        spec: Link,
+        departures: VecDeque<Timestamp>,
+        free_at: Timestamp,
+    }
+
+    /// Runs one always-backlogged flow for `duration` over `link`.
     pub(crate) fn run(
         cc: &mut dyn CongestionController,
         link: &Link,
         duration: Duration,
         paced: bool,
     ) -> Outcome {
-        let start = Timestamp::from_nanos(1_000_000_000);
-        let end = start + duration;
-        let measure_from = start + duration / 2;
-        let mut now = start;
-        let mut rtt = RttEstimator::new(INITIAL_RTT);
-        let mut rate = DeliveryRateEstimator::new();
-        let mut pacer = Pacer::new(MSS, now);
-        let single = [CouplingState::default()];
-        let mut outstanding: BTreeMap<u64, Sent> = BTreeMap::new();
-        // (packet number, arrival time of its ACK) of packets the bottleneck accepted, in order.
-        let mut acks: VecDeque<(u64, Timestamp)> = VecDeque::new();
-        let mut departures: VecDeque<Timestamp> = VecDeque::new();
-        let mut link_free = start;
-        let (mut next_pn, mut in_flight, mut last_send, mut pto_count) = (0u64, 0u64, start, 0u32);
-        let mut out = Outcome {
-            utilisation: 0.0,
-            max_cwnd: 0,
-            final_cwnd: 0,
-            losses: 0,
-            mean_queue_delay: Duration::ZERO,
+        let flow = Flow {
+            cc,
+            link: 0,
+            extra_rtt: Duration::ZERO,
+            connection: 0,
+            paced,
         };
-        let (mut measured, mut queue_delay_sum, mut queue_samples) = (0u64, Duration::ZERO, 0u32);
-        let serialisation = Duration::from_nanos(MSS * 1_000_000_000 / link.bytes_per_sec);
+        run_flows(
+            vec![flow],
+            std::slice::from_ref(link),
+            duration,
+            &mut |_, _, _| {},
+        )
+        .remove(0)
+    }
+
+    /// Runs `flows` over `links` for `duration`; `observe(flow, now, cc)` is called after every
+    /// ACK a flow processes.
+    pub(crate) fn run_flows(
+        mut flows: Vec<Flow<'_>>,
+        links: &[Link],
+        duration: Duration,
+        observe: &mut dyn FnMut(usize, Timestamp, &dyn CongestionController),
+    ) -> Vec<Outcome> {
+        let start = Timestamp::from_nanos(1_000_000_000);
+        let (end, measure_from) = (start + duration, start + duration / 2);
+        let mut links: Vec<LinkState> = links
+            .iter()
+            .map(|l| LinkState {
+                spec: l.clone(),
+                departures: VecDeque::new(),
+                free_at: start,
+            })
+            .collect();
+        let mut states: Vec<State> = flows.iter().map(|_| new_state(start)).collect();
+        let mut now = start;
         while now < end {
-            // 1. ACK arrivals, one packet per ACK; RFC 9002 §6.1 loss detection before the
-            //    acknowledgement is handed to the controller (Appendix A.7 order).
-            while let Some(&(pn, at)) = acks.front() {
-                if at > now {
-                    break;
-                }
-                acks.pop_front();
-                let Some(packet) = outstanding.remove(&pn) else {
-                    continue;
-                };
-                pto_count = 0;
-                rtt.update(Duration::ZERO, now - packet.sent);
-                in_flight -= packet.size;
-                rate.on_packet_acked(now, &packet.delivery, packet.size, packet.sent);
-                let loss_delay = rtt.loss_delay();
-                let lost: Vec<u64> = outstanding
-                    .range(..pn)
-                    .filter(|(&lpn, p)| lpn + 3 <= pn || p.sent + loss_delay <= now)
-                    .map(|(&lpn, _)| lpn)
-                    .collect();
-                if !lost.is_empty() {
-                    let (mut bytes, mut newest) = (0, Timestamp::ZERO);
-                    for lpn in lost {
-                        let p = outstanding.remove(&lpn).expect("present");
-                        bytes += p.size;
-                        newest = newest.max(p.sent);
-                    }
-                    in_flight -= bytes;
-                    out.losses += bytes / MSS;
-                    rate.on_packets_lost(bytes);
-                    let loss = LossEvent {
+            for i in 0..flows.len() {
+                while states[i].acks.front().is_some_and(|&(_, at)| at <= now) {
+                    let coupling = coupling_of(&flows, i);
+                    let own = coupling.iter().position(|(j, _)| *j == i).unwrap_or(0);
+                    let paths: Vec<CouplingState> = coupling.iter().map(|(_, c)| *c).collect();
+                    let coupling = Coupling { paths: &paths, own };
+                    on_ack(
+                        &mut *flows[i].cc,
+                        &mut states[i],
                         now,
-                        lost_bytes: bytes,
-                        largest_lost_sent_time: newest,
-                        persistent_congestion: false,
-                        bytes_in_flight: in_flight,
-                        rtt: &rtt,
-                    };
-                    cc.on_congestion_event(&loss, Coupling::single(&single));
-                }
-                let event = AckEvent {
-                    now,
-                    bytes_acked: packet.size,
-                    largest_acked_sent_time: packet.sent,
-                    bytes_in_flight: in_flight,
-                    app_limited: false,
-                    rtt: &rtt,
-                    rate_sample: rate.generate_sample(now, rtt.min()),
-                };
-                cc.on_ack(&event, Coupling::single(&single));
-                if now >= measure_from {
-                    measured += packet.size;
+                        coupling,
+                        measure_from,
+                    );
+                    observe(i, now, &*flows[i].cc);
                 }
             }
-            // 2. Send while the window (and the pacer) allow; a PTO sends one probe regardless.
-            let pto_at = last_send + rtt.pto_base() * 2u32.pow(pto_count.min(10));
-            let mut probe = !outstanding.is_empty() && now >= pto_at;
-            if probe {
-                pto_count += 1;
+            for i in 0..flows.len() {
+                let link = &mut links[flows[i].link];
+                send(&mut flows[i], &mut states[i], link, now, measure_from);
             }
-            let mut pace_at = None;
-            while probe || in_flight + MSS <= cc.window() {
-                if paced && !probe {
-                    let pacing_rate = cc.pacing_rate(rtt.smoothed());
-                    if let Some(at) = pacer.delay(now, MSS, pacing_rate, cc.window()) {
-                        pace_at = Some(at.max(now + Duration::from_nanos(1)));
-                        break;
-                    }
-                }
-                probe = false;
-                pacer.on_sent(now, MSS);
-                let delivery = rate.on_packet_sent(now, in_flight);
-                in_flight += MSS;
-                cc.on_packet_sent(now, MSS, in_flight);
-                outstanding.insert(
-                    next_pn,
-                    Sent {
-                        size: MSS,
-                        sent: now,
-                        delivery,
-                    },
-                );
-                last_send = now;
-                while departures.front().is_some_and(|&d| d <= now) {
-                    departures.pop_front();
-                }
-                if (departures.len() as u64) * MSS < link.buffer_bytes.max(MSS) {
-                    let queueing = link_free.max(now) - now;
-                    if now >= measure_from {
-                        queue_delay_sum += queueing;
-                        queue_samples += 1;
-                    }
-                    link_free = link_free.max(now) + serialisation;
-                    departures.push_back(link_free);
-                    acks.push_back((next_pn, link_free + link.rtt));
-                }
-                next_pn += 1;
-                out.max_cwnd = out.max_cwnd.max(cc.window());
-            }
-            // 3. Advance to the next event.
             let mut next = end;
-            if let Some(&(_, at)) = acks.front() {
-                next = next.min(at);
-            }
-            if let Some(at) = pace_at {
-                next = next.min(at);
-            }
-            if !outstanding.is_empty() {
-                next = next.min(last_send + rtt.pto_base() * 2u32.pow(pto_count.min(10)));
+            for st in &states {
+                let pto = (!st.outstanding.is_empty()).then(|| pto_deadline(st));
+                for at in [st.acks.front().map(|a| a.1), st.pace_at, pto]
+                    .into_iter()
+                    .flatten()
+                {
+                    next = next.min(at);
+                }
             }
             now = next.max(now + Duration::from_nanos(1));
         }
-        let measured_secs = (end - measure_from).as_secs_f64();
-        out.utilisation = measured as f64 / (link.bytes_per_sec as f64 * measured_secs);
-        out.final_cwnd = cc.window();
-        out.mean_queue_delay = queue_delay_sum / queue_samples.max(1);
-        out
+        let secs = (end - measure_from).as_secs_f64();
+        flows
+            .iter()
+            .zip(states)
+            .map(|(flow, st)| {
+                let mut out = st.out;
+                out.throughput = st.measured as f64 / secs;
+                out.utilisation = out.throughput / links[flow.link].spec.bytes_per_sec as f64;
+                out.final_cwnd = flow.cc.window();
+                out.mean_queue_delay = st.queue_delay.0 / st.queue_delay.1.max(1);
+                out
+            })
+            .collect()
+    }
+
+    fn new_state(start: Timestamp) -> State {
+        State {
+            rtt: RttEstimator::new(INITIAL_RTT),
+            rate: DeliveryRateEstimator::new(),
+            pacer: Pacer::new(MSS, start),
+            outstanding: BTreeMap::new(),
+            acks: VecDeque::new(),
+            next_pn: 0,
+            in_flight: 0,
+            last_send: start,
+            pto_count: 0,
+            pace_at: None,
+            measured: 0,
+            queue_delay: (Duration::ZERO, 0),
+            out: Outcome {
+                utilisation: 0.0,
+                throughput: 0.0,
+                max_cwnd: 0,
+                final_cwnd: 0,
+                losses: 0,
+                mean_queue_delay: Duration::ZERO,
+            },
+        }
+    }
+
+    /// (flow index, state) of every flow of flow `i`'s connection.
+    fn coupling_of(flows: &[Flow<'_>], i: usize) -> Vec<(usize, CouplingState)> {
+        let conn = flows[i].connection;
+        flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.connection == conn)
+            .map(|(j, f)| (j, f.cc.coupling_state()))
+            .collect()
+    }
+
+    fn pto_deadline(st: &State) -> Timestamp {
+        st.last_send + st.rtt.pto_base() * 2u32.pow(st.pto_count.min(10))
+    }
+
+    /// One ACK arrival (one packet): RFC 9002 §6.1 loss detection before the acknowledgement is
+    /// handed to the controller (Appendix A.7 order), then the rate sample.
+    fn on_ack(
+        cc: &mut dyn CongestionController,
+        st: &mut State,
+        now: Timestamp,
+        coupling: Coupling<'_>,
+        measure_from: Timestamp,
+    ) {
+        let (pn, _) = st.acks.pop_front().expect("due ACK");
+        let Some(packet) = st.outstanding.remove(&pn) else {
+            return;
+        };
+        st.pto_count = 0;
+        st.rtt.update(Duration::ZERO, now - packet.sent);
+        st.in_flight -= packet.size;
+        st.rate
+            .on_packet_acked(now, &packet.delivery, packet.size, packet.sent);
+        let loss_delay = st.rtt.loss_delay();
+        let lost: Vec<u64> = st
+            .outstanding
+            .range(..pn)
+            .filter(|(&lpn, p)| lpn + 3 <= pn || p.sent + loss_delay <= now)
+            .map(|(&lpn, _)| lpn)
+            .collect();
+        if !lost.is_empty() {
+            let (mut bytes, mut newest) = (0, Timestamp::ZERO);
+            for lpn in lost {
+                let p = st.outstanding.remove(&lpn).expect("present");
+                bytes += p.size;
+                newest = newest.max(p.sent);
+            }
+            st.in_flight -= bytes;
+            st.out.losses += bytes / MSS;
+            st.rate.on_packets_lost(bytes);
+            let loss = LossEvent {
+                now,
+                lost_bytes: bytes,
+                largest_lost_sent_time: newest,
+                persistent_congestion: false,
+                bytes_in_flight: st.in_flight,
+                rtt: &st.rtt,
+            };
+            cc.on_congestion_event(&loss, coupling);
+        }
+        let event = AckEvent {
+            now,
+            bytes_acked: packet.size,
+            largest_acked_sent_time: packet.sent,
+            bytes_in_flight: st.in_flight,
+            app_limited: false,
+            rtt: &st.rtt,
+            rate_sample: st.rate.generate_sample(now, st.rtt.min()),
+        };
+        cc.on_ack(&event, coupling);
+        if now >= measure_from {
+            st.measured += packet.size;
+        }
+    }
+
+    /// Sends while the window (and the pacer) allow; a due PTO sends one probe regardless.
+    fn send(
+        flow: &mut Flow<'_>,
+        st: &mut State,
+        link: &mut LinkState,
+        now: Timestamp,
+        measure_from: Timestamp,
+    ) {
+        let cc = &mut *flow.cc;
+        let mut probe = !st.outstanding.is_empty() && now >= pto_deadline(st);
+        if probe {
+            st.pto_count += 1;
+        }
+        st.pace_at = None;
+        while probe || st.in_flight + MSS <= cc.window() {
+            if flow.paced && !probe {
+                let rate = cc.pacing_rate(st.rtt.smoothed());
+                if let Some(at) = st.pacer.delay(now, MSS, rate, cc.window()) {
+                    st.pace_at = Some(at.max(now + Duration::from_nanos(1)));
+                    break;
+                }
+            }
+            probe = false;
+            st.pacer.on_sent(now, MSS);
+            let delivery = st.rate.on_packet_sent(now, st.in_flight);
+            st.in_flight += MSS;
+            cc.on_packet_sent(now, MSS, st.in_flight);
+            st.outstanding.insert(
+                st.next_pn,
+                Sent {
+                    size: MSS,
+                    sent: now,
+                    delivery,
+                },
+            );
+            st.last_send = now;
+            while link.departures.front().is_some_and(|&d| d <= now) {
+                link.departures.pop_front();
+            }
+            if (link.departures.len() as u64) * MSS < link.spec.buffer_bytes.max(MSS) {
+                if now >= measure_from {
+                    st.queue_delay.0 += link.free_at.max(now) - now;
+                    st.queue_delay.1 += 1;
+                }
+                let serialisation =
+                    Duration::from_nanos(MSS * 1_000_000_000 / link.spec.bytes_per_sec);
+                link.free_at = link.free_at.max(now) + serialisation;
+                link.departures.push_back(link.free_at);
+                st.acks
+                    .push_back((st.next_pn, link.free_at + link.spec.rtt + flow.extra_rtt));
+            }
+            st.next_pn += 1;
+            st.out.max_cwnd = st.out.max_cwnd.max(cc.window());
+        }
     }
 }

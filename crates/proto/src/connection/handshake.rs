@@ -120,6 +120,7 @@ impl Connection {
         // handshake (RFC 9000 §8.1) and applies the amplification limit until then.
         if side == Side::Client {
             path.validation = Validation::Validated;
+            path.amplification_limited = false;
         }
         let mut local_cids = LocalCids::default();
         local_cids.issue(local_cid, false);

@@ -105,17 +105,18 @@ impl Connection {
     /// other paths' controllers.
     pub(crate) fn fail_path(&mut self, now: Timestamp, path_id: PathId) {
         let Some(path) = self.paths.get_mut(&path_id) else { return };
-        if path.failed {
-            return;
-        }
+        let first_failure = !path.failed;
         path.failed = true;
+        // Probes keep the path's liveness check going; anything still outstanding moves.
         let packets = path.ledger(Epoch::Data).drain();
         for p in &packets {
             self.send_space(p.space).on_lost(p.pn, now);
             self.requeue_frames(Epoch::Data, &p.frames);
         }
-        self.stats.handovers += 1;
-        self.push_path_event(super::PathEvent::Failed { id: path_id });
+        if first_failure {
+            self.stats.handovers += 1;
+            self.push_path_event(super::PathEvent::Failed { id: path_id });
+        }
     }
 
     /// (path ID, coupling state) of every path, for coupled congestion controllers.

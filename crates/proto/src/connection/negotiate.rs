@@ -65,16 +65,16 @@ mod tests {
 
     #[test]
     fn negotiation_matrix() {
-        use Design::*;
-        use MultipathMode::*;
+        use Design::{Mpns as M, Single as S, Spns as P};
+        use MultipathMode::{Auto, Mpns, Single, Spns};
         let modes = [Single, Spns, Mpns, Auto];
+        // Rows: our mode; columns: the peer's (single, spns, mpns, auto).
         #[rustfmt::skip]
         let expected = [
-            //            Single  Spns    Mpns    Auto   (peer)
-            /* Single */ [Single, Single, Single, Single],
-            /* Spns   */ [Single, Spns,   Single, Spns],
-            /* Mpns   */ [Single, Single, Mpns,   Mpns],
-            /* Auto   */ [Single, Spns,   Mpns,   Mpns],
+            /* Single */ [S, S, S, S],
+            /* Spns   */ [S, P, S, P],
+            /* Mpns   */ [S, S, M, M],
+            /* Auto   */ [S, P, M, M],
         ];
         for (i, &a) in modes.iter().enumerate() {
             for (j, &b) in modes.iter().enumerate() {

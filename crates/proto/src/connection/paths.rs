@@ -70,6 +70,8 @@ impl Connection {
         self.rng.fill_bytes(&mut challenge);
         path.challenge = Some((challenge, None));
         path.validation = Validation::Pending;
+        // The client chose the server's address itself; only the server is limited (RFC 10069 §3.1).
+        path.amplification_limited = self.side == Side::Server;
         self.paths.insert(id, path);
         self.push_path_event(PathEvent::Opened { id });
     }

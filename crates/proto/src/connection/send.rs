@@ -135,9 +135,12 @@ impl Connection {
             }
             // An ACK owed on an abandoned path goes out on another path (RFC 10069 §3.4.2).
             let send_on = if path.is_active() { id } else { self.any_active_path().unwrap_or(id) };
-            let can_data = probe || self.path_can_send_data(now, send_on);
+            // A failed path is probed for liveness with PINGs only: data must not be trapped on
+            // it (issue 4 handover).
+            let failed = self.paths.get(&send_on).is_some_and(|p| p.failed);
+            let can_data = !failed && (probe || self.path_can_send_data(now, send_on));
             let pad = validating.then_some(MIN_INITIAL_SIZE);
-            let max = self.send_budget(send_on)?;
+            let Some(max) = self.send_budget(send_on) else { continue };
             let plan = PacketPlan { data: can_data, probe, pad_to: pad.map(|p| p.min(max)) };
             if self.build_packet(now, send_on, Epoch::Data, buf, max, plan).is_some() {
                 if let Some(p) = self.paths.get_mut(&id) {
@@ -272,7 +275,7 @@ impl Connection {
             ack_eliciting |= self.write_connection_control(&mut packet, limit, &mut sent);
         }
         ack_eliciting |= self.write_crypto(epoch, &mut packet, limit, &mut sent);
-        if epoch == Epoch::Data && self.state_allows_data() && (plan.data || plan.probe) {
+        if epoch == Epoch::Data && self.state_allows_data() && plan.data {
             let rtt = self.paths.get(&path).map(|p| p.rtt.smoothed()).unwrap_or_default();
             let before = packet.len();
             let room = limit.saturating_sub(packet.len());

@@ -22,7 +22,10 @@ pub mod tls;
 #[cfg(test)]
 mod test_vectors;
 
-pub use keys::{initial_keys, retry_integrity_tag, DirectionalKeys, Epoch, KeyPair};
+pub use keys::{
+    initial_keys, retry_integrity_tag, verify_retry_integrity, DirectionalKeys, Epoch, KeyPair,
+    RETRY_TAG_LEN,
+};
 pub use mpquic_wire::stream_id::Side;
 pub use one_rtt::{KeyUpdateOutcome, OneRttKeys};
 pub use protect::{open_payload, remove_header_protection, seal_packet};

@@ -462,3 +462,35 @@ fn seal_rejects_long_headers_and_sets_key_phase() {
     assert!(s.remote_key_for(false).is_some());
     assert!(s.remote_key_for(true).is_none());
 }
+
+#[test]
+fn key_state_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<TlsSession>();
+    check::<OneRttKeys>();
+    check::<KeyPair>();
+    check::<HandshakeOutput>();
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    #[test]
+    fn garbage_never_changes_key_state(
+        data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+        pn in 0u64..1 << 62,
+        header_len in 0usize..40,
+        phase in proptest::prelude::any::<bool>(),
+        path in proptest::option::of(0u32..4),
+        with_previous in proptest::prelude::any::<bool>(),
+    ) {
+        let (mut c, _) = one_rtt_pair();
+        if with_previous {
+            c.initiate_update(true).unwrap();
+        }
+        let before = state(&c);
+        let mut data = data;
+        let _ = remove_header_protection(c.remote_header(), &mut data, 9);
+        proptest::prop_assert!(c.open(path, pn, &mut data, header_len, phase).is_err());
+        proptest::prop_assert_eq!(state(&c), before);
+    }
+}

@@ -99,10 +99,12 @@ impl Ledger {
         self.loss_time = None;
         let Some(largest) = self.largest_acked_seq else { return lost };
         let loss_delay = rtt.loss_delay();
-        let lost_send_time = now.saturating_sub(loss_delay);
+        // Packets sent at or before this time are lost by the time threshold; before the epoch
+        // plus one loss delay, none can be.
+        let lost_send_time = (now - Timestamp::ZERO).checked_sub(loss_delay).map(|d| Timestamp::ZERO + d);
         let mut lost_seqs = Vec::new();
         for (&seq, packet) in self.sent.range(..largest) {
-            if packet.time_sent <= lost_send_time || largest >= seq + PACKET_THRESHOLD {
+            if lost_send_time.is_some_and(|t| packet.time_sent <= t) || largest >= seq + PACKET_THRESHOLD {
                 lost_seqs.push(seq);
             } else {
                 let when = packet.time_sent + loss_delay;

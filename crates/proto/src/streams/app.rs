@@ -99,7 +99,11 @@ impl Streams {
     /// arrived yet, `Err(Reset(code))` if the peer reset the stream.
     pub fn read(&mut self, id: StreamId, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
         if buf.is_empty() {
-            return self.recv.get(&id).map(|_| Some(0)).ok_or_else(|| self.missing_recv(id));
+            return self
+                .recv
+                .get(&id)
+                .map(|_| Some(0))
+                .ok_or_else(|| self.missing_recv(id));
         }
         self.read_with(id, |a| {
             let n = a.read(buf);
@@ -239,7 +243,9 @@ impl Streams {
     /// Reports newly consumed bytes of `id` to the connection window; queues MAX_DATA
     /// when half of it is consumed.
     pub(super) fn sync_conn_credit(&mut self, id: StreamId) {
-        let Some(r) = self.recv.get_mut(&id) else { return };
+        let Some(r) = self.recv.get_mut(&id) else {
+            return;
+        };
         let target = r.consumed_target();
         let delta = target.saturating_sub(r.conn_consumed);
         r.conn_consumed = r.conn_consumed.max(target);
@@ -250,7 +256,9 @@ impl Streams {
 
     /// Resets the sending part of `id` and queues the RESET_STREAM.
     pub(super) fn reset_send(&mut self, id: StreamId, error_code: u64) {
-        let Some(s) = self.send.get_mut(&id) else { return };
+        let Some(s) = self.send.get_mut(&id) else {
+            return;
+        };
         let released = s.reset(error_code);
         s.in_send_queue = false;
         s.in_retx_queue = false;
@@ -268,7 +276,9 @@ impl Streams {
 
     /// Puts `id` in the send queues it belongs to (retransmission and/or round-robin).
     pub(super) fn enqueue_send(&mut self, id: StreamId) {
-        let Some(s) = self.send.get_mut(&id) else { return };
+        let Some(s) = self.send.get_mut(&id) else {
+            return;
+        };
         if s.has_retransmit() && !s.in_retx_queue {
             s.in_retx_queue = true;
             self.retx_queue.push_back(id);
@@ -295,9 +305,11 @@ impl Streams {
     /// Emits `Writable` for `id` if a write was refused or short and there is room.
     pub(super) fn notify_writable(&mut self, id: StreamId) {
         let conn_credit = self.peer_max_data.saturating_sub(self.data_written);
-        let Some(s) = self.send.get_mut(&id) else { return };
+        let Some(s) = self.send.get_mut(&id) else {
+            return;
+        };
         let room = self.config.send_buffer.saturating_sub(s.buf.buffered());
-        if s.write_blocked && room.min(s.credit()).min(conn_credit) > 0 {
+        if s.write_blocked && s.is_writable() && room.min(s.credit()).min(conn_credit) > 0 {
             s.write_blocked = false;
             self.events.push_back(StreamEvent::Writable { id });
         }

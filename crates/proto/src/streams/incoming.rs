@@ -13,7 +13,12 @@ impl Streams {
     /// A STREAM frame (RFC 9000 §19.8).
     pub fn on_stream_frame(&mut self, frame: StreamFrame) -> Result<(), TransportError> {
         let frame_type = frame.frame_type(true);
-        let StreamFrame { id, offset, fin, data } = frame;
+        let StreamFrame {
+            id,
+            offset,
+            fin,
+            data,
+        } = frame;
         // RFC 9000 §19.8: offset + length MUST NOT exceed 2^62-1 (FRAME_ENCODING_ERROR
         // or FLOW_CONTROL_ERROR; the wire decoder normally catches it first).
         let end = offset
@@ -55,7 +60,10 @@ impl Streams {
         // it counts toward the stream and connection limits.
         let delta = self.recv[&id].validate_data(final_size, true, frame_type)?;
         self.charge_conn(delta, frame_type)?;
-        self.recv.get_mut(&id).expect("checked").on_reset(error_code, final_size);
+        self.recv
+            .get_mut(&id)
+            .expect("checked")
+            .on_reset(error_code, final_size);
         self.after_recv_update(id);
         Ok(())
     }
@@ -73,7 +81,8 @@ impl Streams {
         if s.is_resettable() && s.stop_code.is_none() {
             s.stop_code = Some(error_code);
             self.reset_send(id, error_code);
-            self.events.push_back(StreamEvent::Stopped { id, error_code });
+            self.events
+                .push_back(StreamEvent::Stopped { id, error_code });
         }
         Ok(())
     }
@@ -121,7 +130,11 @@ impl Streams {
 
     /// A STREAM_DATA_BLOCKED frame (RFC 9000 §19.13): opens the stream if needed,
     /// otherwise informational.
-    pub fn on_stream_data_blocked(&mut self, id: StreamId, limit: u64) -> Result<(), TransportError> {
+    pub fn on_stream_data_blocked(
+        &mut self,
+        id: StreamId,
+        limit: u64,
+    ) -> Result<(), TransportError> {
         // RFC 9000 §19.13: for a send-only stream MUST be a STREAM_STATE_ERROR.
         self.check_recv_id(id, ty::STREAM_DATA_BLOCKED)?;
         tracing::trace!(%id, limit, "peer blocked by stream flow control");
@@ -150,7 +163,9 @@ impl Streams {
     /// Raises the send credit of `id` (MAX_STREAM_DATA or transport parameters);
     /// RFC 9000 §4.1: values that do not increase the limit MUST be ignored.
     pub(super) fn raise_stream_credit(&mut self, id: StreamId, max: u64) {
-        let Some(s) = self.send.get_mut(&id) else { return };
+        let Some(s) = self.send.get_mut(&id) else {
+            return;
+        };
         if max > s.max_data {
             s.max_data = max;
             self.notify_writable(id);
@@ -189,7 +204,9 @@ impl Streams {
     /// After data or a reset arrived on `id`: connection credit, events, removal.
     fn after_recv_update(&mut self, id: StreamId) {
         self.sync_conn_credit(id);
-        let Some(r) = self.recv.get_mut(&id) else { return };
+        let Some(r) = self.recv.get_mut(&id) else {
+            return;
+        };
         if r.stop_code.is_some() {
             // Reading was stopped: once the final size is known, the flow-control
             // accounting is complete and the part can go (the peer's retransmissions
@@ -217,7 +234,10 @@ impl Streams {
                 return Err(state_error(frame_type, "frame for a send-only stream"));
             }
             if !self.was_created(id) {
-                return Err(state_error(frame_type, "frame for an unopened local stream"));
+                return Err(state_error(
+                    frame_type,
+                    "frame for an unopened local stream",
+                ));
             }
         } else {
             self.open_remote(id, frame_type)?;
@@ -232,7 +252,10 @@ impl Streams {
             // RFC 9000 §19.5, §19.10: a locally initiated stream that has not yet been
             // created MUST be a STREAM_STATE_ERROR.
             if !self.was_created(id) {
-                return Err(state_error(frame_type, "frame for an unopened local stream"));
+                return Err(state_error(
+                    frame_type,
+                    "frame for an unopened local stream",
+                ));
             }
         } else if id.dir() == Dir::Uni {
             // RFC 9000 §19.5, §19.10: a receive-only stream MUST be a STREAM_STATE_ERROR.

@@ -22,10 +22,15 @@
 //!   come less than two RTTs apart.
 //! - Terminal states ("Data Recvd", "Reset Recvd", "Data Read", "Reset Read") remove
 //!   the stream part; when both parts of a peer-initiated stream are gone, the peer
-//!   gets one more stream of credit through MAX_STREAMS (RFC 9000 §4.6). Frames for
+//!   gets one more stream of credit through MAX_STREAMS (RFC 9000 §4.6). The
+//!   application must therefore finish (or reset) the sending part of every accepted
+//!   bidirectional stream, and read (or stop) every receiving part. Frames for
 //!   removed ("closed") streams are ignored; the final size of a closed stream is
 //!   not remembered, so FINAL_SIZE_ERROR is only detected on live streams (RFC 9000
 //!   §4.5 makes this a SHOULD for exactly this reason).
+//! - *_BLOCKED frames are sent once per limit value, when a write is cut short by the
+//!   peer's limit; they are not repeated periodically (RFC 9000 §4.1 SHOULD, for
+//!   idle-timeout avoidance, is left to the connection's keep-alive).
 
 mod app;
 pub mod assembler;
@@ -99,17 +104,37 @@ impl Default for StreamsConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamEvent {
     /// The peer opened new streams of this direction: call [`Streams::accept`].
-    Opened { dir: Dir },
+    Opened {
+        /// Direction of the new streams.
+        dir: Dir,
+    },
     /// Data, the end of the stream or a reset can be read.
-    Readable { id: StreamId },
+    Readable {
+        /// The readable stream.
+        id: StreamId,
+    },
     /// A stream whose last write was refused or short can take more data.
-    Writable { id: StreamId },
+    Writable {
+        /// The writable stream.
+        id: StreamId,
+    },
     /// All our data on the stream, including FIN, was acknowledged.
-    Finished { id: StreamId },
+    Finished {
+        /// The finished stream.
+        id: StreamId,
+    },
     /// The peer sent STOP_SENDING; the stream was reset with its error code.
-    Stopped { id: StreamId, error_code: u64 },
+    Stopped {
+        /// The stopped stream.
+        id: StreamId,
+        /// The application error code of the STOP_SENDING (copied into RESET_STREAM).
+        error_code: u64,
+    },
     /// The peer raised its stream limit after [`Streams::open`] returned `None`.
-    Available { dir: Dir },
+    Available {
+        /// Direction in which streams can be opened again.
+        dir: Dir,
+    },
 }
 
 /// Errors of the application's writing operations.
@@ -150,9 +175,13 @@ pub enum ReadError {
 /// A range of stream data (and possibly its FIN) carried by a sent packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamChunk {
+    /// The stream.
     pub id: StreamId,
+    /// Offset of the first byte.
     pub offset: u64,
+    /// Number of bytes (0 for a bare FIN).
     pub len: u64,
+    /// Whether the frame carried the FIN.
     pub fin: bool,
 }
 
@@ -160,16 +189,25 @@ pub struct StreamChunk {
 /// processing ([`Streams::on_frames_acked`], [`Streams::on_frames_lost`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SentStreamFrames {
+    /// STREAM frames (contiguous chunks of one stream are merged).
     pub stream: Vec<StreamChunk>,
+    /// A MAX_DATA frame.
     pub max_data: bool,
+    /// MAX_STREAM_DATA frames, by stream.
     pub max_stream_data: Vec<StreamId>,
+    /// A MAX_STREAMS frame for bidirectional streams.
     pub max_streams_bidi: bool,
+    /// A MAX_STREAMS frame for unidirectional streams.
     pub max_streams_uni: bool,
+    /// A DATA_BLOCKED frame.
     pub data_blocked: bool,
+    /// STREAM_DATA_BLOCKED frames, by stream.
     pub stream_data_blocked: Vec<StreamId>,
-    /// STREAMS_BLOCKED, indexed by `Dir as usize`.
+    /// STREAMS_BLOCKED frames, indexed by `Dir as usize`.
     pub streams_blocked: [bool; 2],
+    /// RESET_STREAM frames, by stream.
     pub reset_stream: Vec<StreamId>,
+    /// STOP_SENDING frames, by stream.
     pub stop_sending: Vec<StreamId>,
 }
 
@@ -357,7 +395,10 @@ impl Streams {
         }
         // Values above 2^60 are rejected by the transport parameter decoder
         // (RFC 9000 §4.6 TRANSPORT_PARAMETER_ERROR); clamp defensively.
-        for (dir, count) in [(Dir::Bi, tp.initial_max_streams_bidi), (Dir::Uni, tp.initial_max_streams_uni)] {
+        for (dir, count) in [
+            (Dir::Bi, tp.initial_max_streams_bidi),
+            (Dir::Uni, tp.initial_max_streams_uni),
+        ] {
             self.raise_stream_limit(dir, count.min(MAX_STREAM_COUNT));
         }
     }
@@ -365,6 +406,11 @@ impl Streams {
     /// Lifetime counters.
     pub fn stats(&self) -> &StreamStats {
         &self.stats
+    }
+
+    /// Lifetime counters (same as [`Streams::stats`], by value).
+    pub fn send_stats(&self) -> StreamStats {
+        self.stats
     }
 
     /// The connection-level receive limit currently advertised (MAX_DATA).
@@ -389,7 +435,12 @@ impl Streams {
 
     /// Number of streams with live state (sending or receiving part).
     pub fn live_streams(&self) -> usize {
-        self.send.len() + self.recv.keys().filter(|id| !self.send.contains_key(id)).count()
+        self.send.len()
+            + self
+                .recv
+                .keys()
+                .filter(|id| !self.send.contains_key(id))
+                .count()
     }
 
     /// The send credit a new sending part of `id` starts with.
@@ -416,7 +467,8 @@ impl Streams {
             self.send.insert(id, SendStream::new(credit));
         }
         if let Some(window) = recv_window {
-            self.recv.insert(id, RecvStream::new(window, self.config.max_window));
+            self.recv
+                .insert(id, RecvStream::new(window, self.config.max_window));
         }
     }
 
@@ -447,7 +499,8 @@ impl Streams {
     /// When both parts of a peer-initiated stream are gone, the peer may open one
     /// more stream of that type (RFC 9000 §4.6).
     fn on_part_removed(&mut self, id: StreamId) {
-        if id.initiator() == self.side || self.send.contains_key(&id) || self.recv.contains_key(&id) {
+        if id.initiator() == self.side || self.send.contains_key(&id) || self.recv.contains_key(&id)
+        {
             return;
         }
         let r = &mut self.remote[id.dir() as usize];

@@ -34,16 +34,21 @@ impl Streams {
     /// Whether a control frame (MAX_DATA, MAX_STREAM_DATA, MAX_STREAMS, *_BLOCKED,
     /// RESET_STREAM, STOP_SENDING) waits to be sent.
     pub fn has_pending_control(&self) -> bool {
-        let send_live = |q: &std::collections::VecDeque<StreamId>, f: fn(&super::send::SendStream) -> bool| {
+        let send_live = |q: &std::collections::VecDeque<StreamId>,
+                         f: fn(&super::send::SendStream) -> bool| {
             q.iter().any(|id| self.send.get(id).is_some_and(f))
         };
-        let recv_live = |q: &std::collections::VecDeque<StreamId>, f: fn(&super::recv::RecvStream) -> bool| {
+        let recv_live = |q: &std::collections::VecDeque<StreamId>,
+                         f: fn(&super::recv::RecvStream) -> bool| {
             q.iter().any(|id| self.recv.get(id).is_some_and(f))
         };
         self.max_data_pending
             || self.remote.iter().any(|r| r.pending)
             || (self.data_blocked_pending && self.data_written >= self.peer_max_data)
-            || self.local.iter().any(|l| l.blocked_pending && l.next >= l.max)
+            || self
+                .local
+                .iter()
+                .any(|l| l.blocked_pending && l.next >= l.max)
             || send_live(&self.reset_queue, |s| s.state == SendState::ResetSent)
             || send_live(&self.blocked_queue, |s| s.is_writable() && s.credit() == 0)
             || recv_live(&self.stop_queue, |r| r.wants_stop_sending())
@@ -83,7 +88,15 @@ impl Streams {
         if self.data_blocked_pending {
             // Only while still blocked at the current limit (RFC 9000 §4.1).
             let still = self.data_written >= self.peer_max_data;
-            if !still || put(out, limit, &Frame::DataBlocked { limit: self.peer_max_data }) {
+            if !still
+                || put(
+                    out,
+                    limit,
+                    &Frame::DataBlocked {
+                        limit: self.peer_max_data,
+                    },
+                )
+            {
                 self.data_blocked_pending = false;
                 sent.data_blocked |= still;
             }
@@ -105,7 +118,10 @@ impl Streams {
     fn write_resets(&mut self, out: &mut Vec<u8>, limit: usize, sent: &mut SentStreamFrames) {
         while let Some(&id) = self.reset_queue.front() {
             let s = self.send.get_mut(&id);
-            let info = s.as_ref().filter(|s| s.state == SendState::ResetSent).and_then(|s| s.reset);
+            let info = s
+                .as_ref()
+                .filter(|s| s.state == SendState::ResetSent)
+                .and_then(|s| s.reset);
             if let Some(info) = info {
                 let frame = Frame::ResetStream {
                     id,
@@ -126,7 +142,12 @@ impl Streams {
 
     /// STOP_SENDING frames (RFC 9000 §19.5), while the stream is in "Recv" or "Size
     /// Known" (§3.5: unnecessary afterwards).
-    fn write_stop_sendings(&mut self, out: &mut Vec<u8>, limit: usize, sent: &mut SentStreamFrames) {
+    fn write_stop_sendings(
+        &mut self,
+        out: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut SentStreamFrames,
+    ) {
         while let Some(&id) = self.stop_queue.front() {
             let r = self.recv.get_mut(&id);
             if let Some(r) = r.as_ref().filter(|r| r.wants_stop_sending()) {
@@ -169,11 +190,19 @@ impl Streams {
     }
 
     /// STREAM_DATA_BLOCKED frames (RFC 9000 §19.13), while still blocked at that limit.
-    fn write_stream_data_blocked(&mut self, out: &mut Vec<u8>, limit: usize, sent: &mut SentStreamFrames) {
+    fn write_stream_data_blocked(
+        &mut self,
+        out: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut SentStreamFrames,
+    ) {
         while let Some(&id) = self.blocked_queue.front() {
             if let Some(s) = self.send.get_mut(&id) {
                 if s.is_writable() && s.credit() == 0 {
-                    let frame = Frame::StreamDataBlocked { id, limit: s.max_data };
+                    let frame = Frame::StreamDataBlocked {
+                        id,
+                        limit: s.max_data,
+                    };
                     if !put(out, limit, &frame) {
                         return;
                     }
@@ -193,7 +222,12 @@ impl Streams {
     /// bytes: retransmissions first, then new data round-robin over streams (one
     /// stream fills as much of the packet as it can, the next packet starts with the
     /// next stream).
-    pub fn write_stream_frames(&mut self, out: &mut Vec<u8>, max_len: usize, sent: &mut SentStreamFrames) {
+    pub fn write_stream_frames(
+        &mut self,
+        out: &mut Vec<u8>,
+        max_len: usize,
+        sent: &mut SentStreamFrames,
+    ) {
         let limit = out.len() + max_len;
         while let Some(&id) = self.retx_queue.front() {
             let Some(s) = self.send.get_mut(&id) else {
@@ -205,11 +239,15 @@ impl Streams {
                 self.retx_queue.pop_front();
                 continue;
             }
-            let Some(w) = s.write_frame(id, true, out, limit - out.len()) else { return };
+            let Some(w) = s.write_frame(id, true, out, limit - out.len()) else {
+                return;
+            };
             self.record(w, sent);
         }
         while let Some(id) = self.send_queue.pop_front() {
-            let Some(s) = self.send.get_mut(&id) else { continue };
+            let Some(s) = self.send.get_mut(&id) else {
+                continue;
+            };
             let mut wrote = false;
             while let Some(w) = s.write_frame(id, false, out, limit - out.len()) {
                 wrote = true;
@@ -246,7 +284,9 @@ impl Streams {
     /// §3.1); an acknowledged RESET_STREAM ends the part ("Reset Recvd").
     pub fn on_frames_acked(&mut self, sent: &SentStreamFrames) {
         for c in &sent.stream {
-            let Some(s) = self.send.get_mut(&c.id) else { continue };
+            let Some(s) = self.send.get_mut(&c.id) else {
+                continue;
+            };
             if s.on_acked(c.offset, c.len, c.fin) {
                 self.events.push_back(StreamEvent::Finished { id: c.id });
                 self.remove_send(c.id);
@@ -255,7 +295,11 @@ impl Streams {
             }
         }
         for id in &sent.reset_stream {
-            if self.send.get(id).is_some_and(|s| s.state == SendState::ResetSent) {
+            if self
+                .send
+                .get(id)
+                .is_some_and(|s| s.state == SendState::ResetSent)
+            {
                 self.remove_send(*id);
             }
         }
@@ -323,7 +367,10 @@ impl Streams {
     /// `on_frames_lost` queues it for retransmission; the original packet's
     /// acknowledgement, if it comes, still frees the data.
     pub fn retransmittable_copy(&self, sent: &SentStreamFrames) -> SentStreamFrames {
-        let mut copy = SentStreamFrames { stream: Vec::new(), ..sent.clone() };
+        let mut copy = SentStreamFrames {
+            stream: Vec::new(),
+            ..sent.clone()
+        };
         for c in &sent.stream {
             if let Some(s) = self.send.get(&c.id) {
                 s.unacked_chunks(c, &mut copy.stream);

@@ -129,9 +129,15 @@ mod tests {
         assert_eq!(r.len(), 2);
         assert_eq!(r.peek_min(), Some(10..25));
         assert_eq!(r.gaps(0..50), vec![0..10, 25..30, 40..50]);
-        assert_eq!(r.overlapping(12..35).collect::<Vec<_>>(), vec![12..25, 30..35]);
+        assert_eq!(
+            r.overlapping(12..35).collect::<Vec<_>>(),
+            vec![12..25, 30..35]
+        );
         r.remove(15..32);
-        assert_eq!(r.overlapping(0..100).collect::<Vec<_>>(), vec![10..15, 32..40]);
+        assert_eq!(
+            r.overlapping(0..100).collect::<Vec<_>>(),
+            vec![10..15, 32..40]
+        );
         r.remove(0..100);
         assert!(r.is_empty());
     }

@@ -63,7 +63,12 @@ impl RecvStream {
     /// Checks a STREAM frame covering `offset..end` against the final size and the
     /// stream limit; returns by how much it raises the highest received offset (the
     /// connection-level flow-control consumption, RFC 9000 §4.1).
-    pub fn validate_data(&self, end: u64, fin: bool, frame_type: u64) -> Result<u64, TransportError> {
+    pub fn validate_data(
+        &self,
+        end: u64,
+        fin: bool,
+        frame_type: u64,
+    ) -> Result<u64, TransportError> {
         self.check_final_size(end, fin, frame_type)?;
         // RFC 9000 §4.1, §19.10: data beyond the advertised stream limit MUST be
         // answered with FLOW_CONTROL_ERROR.
@@ -79,7 +84,12 @@ impl RecvStream {
 
     /// RFC 9000 §4.5: once known, the final size cannot change, and data at or beyond
     /// it is a FINAL_SIZE_ERROR; a final size below data already received is too.
-    pub fn check_final_size(&self, end: u64, fin: bool, frame_type: u64) -> Result<(), TransportError> {
+    pub fn check_final_size(
+        &self,
+        end: u64,
+        fin: bool,
+        frame_type: u64,
+    ) -> Result<(), TransportError> {
         let bad = match self.final_size {
             Some(size) => end > size || (fin && end != size),
             None => fin && end < self.max_received,
@@ -105,7 +115,8 @@ impl RecvStream {
                 self.state = RecvState::SizeKnown;
             }
         }
-        if !matches!(self.state, RecvState::Recv | RecvState::SizeKnown) || self.stop_code.is_some() {
+        if !matches!(self.state, RecvState::Recv | RecvState::SizeKnown) || self.stop_code.is_some()
+        {
             // After all data or a reset was received, or after STOP_SENDING, frames are
             // discarded (RFC 9000 §3.2, §3.5), but were counted for flow control.
             return 0;

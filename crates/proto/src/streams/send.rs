@@ -98,7 +98,10 @@ impl SendStream {
     /// Whether the part can still be reset by the application or by STOP_SENDING
     /// (RFC 9000 §3.1: from "Ready", "Send" or "Data Sent").
     pub fn is_resettable(&self) -> bool {
-        matches!(self.state, SendState::Ready | SendState::Send | SendState::DataSent)
+        matches!(
+            self.state,
+            SendState::Ready | SendState::Send | SendState::DataSent
+        )
     }
 
     /// Whether STREAM frames may be sent: RFC 9000 §3.5, a sender MUST NOT send STREAM
@@ -129,7 +132,10 @@ impl SendStream {
     pub fn reset(&mut self, error_code: u64) -> u64 {
         let final_size = self.buf.sent_offset();
         let released = self.buf.end() - final_size;
-        self.reset = Some(ResetInfo { error_code, final_size });
+        self.reset = Some(ResetInfo {
+            error_code,
+            final_size,
+        });
         self.state = SendState::ResetSent;
         self.fin_pending = false;
         self.buf.clear();
@@ -176,10 +182,20 @@ impl SendStream {
         for r in self.buf.unacked_in(c.offset, c.len) {
             let fin = !fin_done && r.end == end;
             fin_done |= fin;
-            out.push(StreamChunk { id: c.id, offset: r.start, len: r.end - r.start, fin });
+            out.push(StreamChunk {
+                id: c.id,
+                offset: r.start,
+                len: r.end - r.start,
+                fin,
+            });
         }
         if !fin_done {
-            out.push(StreamChunk { id: c.id, offset: end, len: 0, fin: true });
+            out.push(StreamChunk {
+                id: c.id,
+                offset: end,
+                len: 0,
+                fin: true,
+            });
         }
     }
 
@@ -217,10 +233,19 @@ impl SendStream {
             chunk?.1
         };
         let len = data.len() as u64;
-        debug_assert!(offset + len <= self.max_data, "stream flow control violated");
+        debug_assert!(
+            offset + len <= self.max_data,
+            "stream flow control violated"
+        );
         // The FIN rides on the frame that reaches the end of the stream.
         let fin = self.fin_pending && offset + len == self.buf.end();
-        StreamFrame { id, offset, fin, data }.encode_with_len(out, true);
+        StreamFrame {
+            id,
+            offset,
+            fin,
+            data,
+        }
+        .encode_with_len(out, true);
         if self.state == SendState::Ready {
             self.state = SendState::Send;
         }
@@ -228,6 +253,14 @@ impl SendStream {
             self.fin_pending = false;
             self.state = SendState::DataSent;
         }
-        Some(Written { chunk: StreamChunk { id, offset, len, fin }, retransmission })
+        Some(Written {
+            chunk: StreamChunk {
+                id,
+                offset,
+                len,
+                fin,
+            },
+            retransmission,
+        })
     }
 }

@@ -112,7 +112,8 @@ impl SendBuffer {
 
     /// Offset of the chunk [`SendBuffer::next_chunk`] would return (retransmissions first).
     pub fn next_offset(&self) -> Option<u64> {
-        self.retransmit_offset().or(self.has_unsent().then_some(self.unsent))
+        self.retransmit_offset()
+            .or(self.has_unsent().then_some(self.unsent))
     }
 
     /// Offset of the next retransmission, if any.
@@ -124,7 +125,8 @@ impl SendBuffer {
     /// The chunk may be shorter than `max_len` even when more data is pending (it never
     /// spans two stored segments); call again to continue.
     pub fn next_chunk(&mut self, max_len: usize) -> Option<(u64, Bytes)> {
-        self.next_retransmit(max_len).or_else(|| self.next_unsent(max_len))
+        self.next_retransmit(max_len)
+            .or_else(|| self.next_unsent(max_len))
     }
 
     /// The next lost chunk to retransmit, at most `max_len` bytes.

@@ -134,10 +134,18 @@ impl Pair {
 
     /// Advance to the next event and process it. Returns false when nothing is left to do.
     pub fn step(&mut self) -> bool {
+        self.step_until(None)
+    }
+
+    /// Like `step`, but never advance past `limit`.
+    pub fn step_until(&mut self, limit: Option<Timestamp>) -> bool {
         self.flush();
         let next_packet = self.queue.peek().map(|Reverse(p)| p.at);
         let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min();
-        let Some(next) = [next_packet, next_timer].into_iter().flatten().min() else { return false };
+        let Some(mut next) = [next_packet, next_timer].into_iter().flatten().min() else { return false };
+        if let Some(limit) = limit {
+            next = next.min(limit);
+        }
         self.now = self.now.max(next);
         while self.queue.peek().is_some_and(|Reverse(p)| p.at <= self.now) {
             let Reverse(p) = self.queue.pop().unwrap();
@@ -147,6 +155,16 @@ impl Pair {
         self.client.handle_timeout(self.now);
         self.server.handle_timeout(self.now);
         true
+    }
+
+    /// Let virtual time pass for `d`, processing events on the way.
+    pub fn run_for(&mut self, d: Duration) {
+        let until = self.now + d;
+        while self.now < until {
+            if !self.step_until(Some(until)) {
+                self.now = until;
+            }
+        }
     }
 
     /// Step until `done` holds; panics (with the seed) after `limit` of virtual time.

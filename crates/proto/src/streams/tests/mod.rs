@@ -17,9 +17,11 @@ use crate::time::{Duration, Timestamp};
 fn dispatch(s: &mut Streams, frame: Frame) -> Result<(), TransportError> {
     match frame {
         Frame::Stream(f) => s.on_stream_frame(f),
-        Frame::ResetStream { id, error_code, final_size } => {
-            s.on_reset_stream(id, error_code, final_size)
-        }
+        Frame::ResetStream {
+            id,
+            error_code,
+            final_size,
+        } => s.on_reset_stream(id, error_code, final_size),
         Frame::StopSending { id, error_code } => s.on_stop_sending(id, error_code),
         Frame::MaxData(max) => {
             s.on_max_data(max);
@@ -48,7 +50,13 @@ fn decode(payload: Vec<u8>) -> Vec<Frame> {
 fn control_frames(s: &mut Streams) -> (Vec<Frame>, SentStreamFrames) {
     let mut out = Vec::new();
     let mut sent = SentStreamFrames::default();
-    s.write_control_frames(Timestamp::ZERO, Duration::from_millis(10), &mut out, 10_000, &mut sent);
+    s.write_control_frames(
+        Timestamp::ZERO,
+        Duration::from_millis(10),
+        &mut out,
+        10_000,
+        &mut sent,
+    );
     (decode(out), sent)
 }
 
@@ -56,7 +64,10 @@ fn control_frames(s: &mut Streams) -> (Vec<Frame>, SentStreamFrames) {
 fn connected(client: StreamsConfig, server: StreamsConfig) -> (Streams, Streams) {
     let mut c = Streams::new(Side::Client, client);
     let mut s = Streams::new(Side::Server, server);
-    let (mut ctp, mut stp) = (TransportParameters::default(), TransportParameters::default());
+    let (mut ctp, mut stp) = (
+        TransportParameters::default(),
+        TransportParameters::default(),
+    );
     c.fill_transport_params(&mut ctp);
     s.fill_transport_params(&mut stp);
     c.set_peer_params(&stp);
@@ -65,5 +76,10 @@ fn connected(client: StreamsConfig, server: StreamsConfig) -> (Streams, Streams)
 }
 
 fn stream_frame(id: StreamId, offset: u64, data: &[u8], fin: bool) -> StreamFrame {
-    StreamFrame { id, offset, fin, data: Bytes::copy_from_slice(data) }
+    StreamFrame {
+        id,
+        offset,
+        fin,
+        data: Bytes::copy_from_slice(data),
+    }
 }

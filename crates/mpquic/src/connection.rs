@@ -1,0 +1,355 @@
+//! [`Connecting`] and [`Connection`]: the application's handles on one QUIC connection.
+
+use std::future::{poll_fn, Future};
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use mpquic_proto::connection::PathError;
+use mpquic_proto::ConnectionHandle;
+
+use crate::state::{ConnState, Shared};
+use crate::streams::{RecvStream, SendStream};
+use crate::{ConnectionStats, Design, Dir, PathEvent, PathId, PathStats};
+
+/// Why a connection ended or could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    /// The connection was closed (by us or the peer), timed out or was reset.
+    #[error(transparent)]
+    Lost(#[from] mpquic_proto::ConnectionError),
+    /// The endpoint's driver failed (a fatal socket error or an internal error).
+    #[error("endpoint failed: {0}")]
+    EndpointFailed(String),
+    /// The endpoint's driver stopped (its runtime shut down).
+    #[error("the endpoint stopped")]
+    EndpointStopped,
+}
+
+/// Why [`Connection::open_path`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenPathError {
+    /// The endpoint has no socket bound to this local address.
+    #[error("no socket of this endpoint is bound to {0}")]
+    NotBound(SocketAddr),
+    /// The core refused (multipath not negotiated, path ID limit, no connection ID...).
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The connection is closed.
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+}
+
+/// A counted reference to a connection's runtime state: the connection is closed (code 0)
+/// when the last [`Connection`], stream or [`Connecting`] referring to it is dropped.
+#[derive(Debug)]
+pub(crate) struct ConnRef {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) handle: ConnectionHandle,
+}
+
+impl ConnRef {
+    /// Wrap a handle whose reference was already counted.
+    pub(crate) fn adopt(shared: Arc<Shared>, handle: ConnectionHandle) -> Self {
+        Self { shared, handle }
+    }
+
+    /// Run `f` on the core connection and its runtime state, or fail with the reason the
+    /// connection is gone.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut mpquic_proto::Connection, &mut ConnState) -> R) -> Result<R, ConnectionError> {
+        let mut guard = self.shared.lock();
+        let st = &mut *guard;
+        let stopped = st.stopped.clone();
+        let cs = st.conns.get_mut(&self.handle).ok_or_else(|| stopped.clone().unwrap_or(ConnectionError::EndpointStopped))?;
+        match st.proto.connection_mut(self.handle) {
+            Some(conn) if !cs.drained => Ok(f(conn, cs)),
+            _ => Err(cs.error.clone().or(stopped).unwrap_or(ConnectionError::EndpointStopped)),
+        }
+    }
+
+    /// Run `f` on the runtime state only (it outlives the core connection).
+    pub(crate) fn with_state<R>(&self, f: impl FnOnce(&mut ConnState) -> R) -> Option<R> {
+        let mut st = self.shared.lock();
+        st.conns.get_mut(&self.handle).map(f)
+    }
+}
+
+impl Clone for ConnRef {
+    fn clone(&self) -> Self {
+        self.with_state(|cs| cs.refs += 1);
+        Self { shared: self.shared.clone(), handle: self.handle }
+    }
+}
+
+impl Drop for ConnRef {
+    fn drop(&mut self) {
+        let now = self.shared.now();
+        let mut guard = self.shared.lock();
+        let st = &mut *guard;
+        let Some(cs) = st.conns.get_mut(&self.handle) else { return };
+        cs.refs = cs.refs.saturating_sub(1);
+        if cs.refs > 0 {
+            return;
+        }
+        if cs.drained {
+            st.conns.remove(&self.handle);
+            return;
+        }
+        if let Some(conn) = st.proto.connection_mut(self.handle) {
+            conn.close(now, 0, Bytes::new());
+        }
+        drop(guard);
+        self.shared.wake_driver();
+    }
+}
+
+/// A connection in its handshake; resolves to a [`Connection`] once it is established.
+#[derive(Debug)]
+#[must_use = "a connection attempt does nothing unless awaited"]
+pub struct Connecting {
+    conn: Option<ConnRef>,
+}
+
+impl Connecting {
+    pub(crate) fn new(conn: ConnRef) -> Self {
+        Self { conn: Some(conn) }
+    }
+}
+
+impl Future for Connecting {
+    type Output = Result<Connection, ConnectionError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(conn) = self.conn.as_ref() else {
+            return Poll::Ready(Err(ConnectionError::EndpointStopped));
+        };
+        let state = conn.with_state(|cs| {
+            if let Some(e) = &cs.error {
+                return Some(Err(e.clone()));
+            }
+            if cs.established {
+                return Some(Ok(()));
+            }
+            cs.register_conn(cx.waker());
+            None
+        });
+        match state {
+            None => Poll::Ready(Err(ConnectionError::EndpointStopped)),
+            Some(None) => Poll::Pending,
+            Some(Some(Err(e))) => Poll::Ready(Err(e)),
+            Some(Some(Ok(()))) => match self.conn.take() {
+                Some(c) => Poll::Ready(Ok(Connection::new(c))),
+                None => Poll::Ready(Err(ConnectionError::EndpointStopped)),
+            },
+        }
+    }
+}
+
+/// An established QUIC connection. Cloning gives another handle to the same connection; the
+/// connection is closed with code 0 when the last handle and its streams are dropped.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    inner: ConnRef,
+}
+
+impl Connection {
+    pub(crate) fn new(inner: ConnRef) -> Self {
+        Self { inner }
+    }
+
+    /// Open a bidirectional stream, waiting while the peer's stream limit is reached.
+    pub async fn open_bi(&self) -> Result<(SendStream, RecvStream), ConnectionError> {
+        let id = self.open(Dir::Bi).await?;
+        Ok((SendStream::new(self.inner.clone(), id), RecvStream::new(self.inner.clone(), id)))
+    }
+
+    /// Open a unidirectional stream, waiting while the peer's stream limit is reached.
+    pub async fn open_uni(&self) -> Result<SendStream, ConnectionError> {
+        let id = self.open(Dir::Uni).await?;
+        Ok(SendStream::new(self.inner.clone(), id))
+    }
+
+    /// Accept the next bidirectional stream the peer opened.
+    pub async fn accept_bi(&self) -> Result<(SendStream, RecvStream), ConnectionError> {
+        let id = self.accept(Dir::Bi).await?;
+        Ok((SendStream::new(self.inner.clone(), id), RecvStream::new(self.inner.clone(), id)))
+    }
+
+    /// Accept the next unidirectional stream the peer opened.
+    pub async fn accept_uni(&self) -> Result<RecvStream, ConnectionError> {
+        let id = self.accept(Dir::Uni).await?;
+        Ok(RecvStream::new(self.inner.clone(), id))
+    }
+
+    async fn open(&self, dir: Dir) -> Result<crate::StreamId, ConnectionError> {
+        poll_fn(|cx| {
+            let r = self.inner.with(|conn, cs| {
+                if let Some(e) = &cs.error {
+                    return Some(Err(e.clone()));
+                }
+                let id = match dir {
+                    Dir::Bi => conn.open_bi(),
+                    Dir::Uni => conn.open_uni(),
+                };
+                if id.is_none() {
+                    cs.register_open(dir, cx.waker());
+                }
+                id.map(Ok)
+            });
+            match r {
+                Ok(Some(r)) => Poll::Ready(r),
+                Ok(None) => Poll::Pending,
+                Err(e) => Poll::Ready(Err(e)),
+            }
+        })
+        .await
+    }
+
+    async fn accept(&self, dir: Dir) -> Result<crate::StreamId, ConnectionError> {
+        poll_fn(|cx| {
+            let r = self.inner.with(|conn, cs| {
+                if let Some(id) = conn.accept(dir) {
+                    return Some(Ok(id));
+                }
+                if let Some(e) = &cs.error {
+                    return Some(Err(e.clone()));
+                }
+                cs.register_accept(dir, cx.waker());
+                None
+            });
+            match r {
+                Ok(Some(r)) => Poll::Ready(r),
+                Ok(None) => Poll::Pending,
+                Err(e) => Poll::Ready(Err(e)),
+            }
+        })
+        .await
+    }
+
+    /// Open a new path from the endpoint's socket bound to `local` to the peer's address
+    /// (multipath, client only). The path carries data once it is validated; see
+    /// [`Connection::path_event`].
+    pub fn open_path(&self, local: SocketAddr) -> Result<PathId, OpenPathError> {
+        let now = self.inner.shared.now();
+        if !self.inner.shared.lock().locals.contains(&local) {
+            return Err(OpenPathError::NotBound(local));
+        }
+        let id = self.inner.with(|conn, _| {
+            let remote = conn.path_stats().iter().find(|p| p.id == 0 && !p.abandoned).or(conn.path_stats().first()).map(|p| p.remote);
+            remote.ok_or(PathError::NotEstablished).and_then(|remote| conn.open_path(now, local, remote))
+        })??;
+        self.inner.shared.wake_driver();
+        Ok(id)
+    }
+
+    /// Abandon a path (RFC 10069 §3.4) with an application error code.
+    pub fn close_path(&self, id: PathId, error_code: u64) -> Result<(), OpenPathError> {
+        let now = self.inner.shared.now();
+        self.inner.with(|conn, _| conn.close_path(now, id, error_code))??;
+        self.inner.shared.wake_driver();
+        Ok(())
+    }
+
+    /// Mark a path as backup (or available again) and tell the peer (RFC 10069 §3.3).
+    pub fn set_path_status(&self, id: PathId, backup: bool) -> Result<(), OpenPathError> {
+        self.inner.with(|conn, _| conn.set_path_status(id, backup))??;
+        self.inner.shared.wake_driver();
+        Ok(())
+    }
+
+    /// The next path event (opened, validated, failed, status changed, abandoned), or the
+    /// connection error once the connection has ended and every event was taken.
+    pub async fn path_event(&self) -> Result<PathEvent, ConnectionError> {
+        poll_fn(|cx| {
+            let r = self.inner.with_state(|cs| {
+                if let Some(e) = cs.path_events.pop_front() {
+                    return Some(Ok(e));
+                }
+                if let Some(e) = &cs.error {
+                    return Some(Err(e.clone()));
+                }
+                cs.register_path(cx.waker());
+                None
+            });
+            match r {
+                None => Poll::Ready(Err(ConnectionError::EndpointStopped)),
+                Some(None) => Poll::Pending,
+                Some(Some(r)) => Poll::Ready(r),
+            }
+        })
+        .await
+    }
+
+    /// Close the connection with an application error code and reason (RFC 9000 §10.2).
+    pub fn close(&self, code: u64, reason: &[u8]) {
+        let now = self.inner.shared.now();
+        let _ = self.inner.with(|conn, _| conn.close(now, code, Bytes::copy_from_slice(reason)));
+        self.inner.shared.wake_driver();
+    }
+
+    /// Wait until the connection is closed (by either side, or by a timeout), and say why.
+    pub async fn closed(&self) -> ConnectionError {
+        poll_fn(|cx| {
+            let r = self.inner.with_state(|cs| match &cs.error {
+                Some(e) => Some(e.clone()),
+                None => {
+                    cs.register_conn(cx.waker());
+                    None
+                }
+            });
+            match r {
+                None => Poll::Ready(ConnectionError::EndpointStopped),
+                Some(None) => Poll::Pending,
+                Some(Some(e)) => Poll::Ready(e),
+            }
+        })
+        .await
+    }
+
+    /// Why the connection ended, if it has.
+    pub fn close_reason(&self) -> Option<ConnectionError> {
+        self.inner.with_state(|cs| cs.error.clone()).unwrap_or(Some(ConnectionError::EndpointStopped))
+    }
+
+    /// Connection statistics (the last ones, once the connection is gone).
+    pub fn stats(&self) -> ConnectionStats {
+        self.snapshot().0
+    }
+
+    /// Statistics of every path (the last ones, once the connection is gone).
+    pub fn path_stats(&self) -> Vec<PathStats> {
+        self.snapshot().1
+    }
+
+    fn snapshot(&self) -> (ConnectionStats, Vec<PathStats>) {
+        match self.inner.with(|conn, _| (conn.stats(), conn.path_stats())) {
+            Ok(s) => s,
+            Err(_) => self.inner.with_state(|cs| cs.final_stats.clone()).flatten().unwrap_or_default(),
+        }
+    }
+
+    /// The smoothed RTT of the initial path (or the first path still listed).
+    pub fn rtt(&self) -> std::time::Duration {
+        let paths = self.path_stats();
+        let ms = paths.iter().find(|p| p.id == 0).or(paths.first()).map_or(0.0, |p| p.srtt_ms);
+        std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+    }
+
+    /// The peer's address on the initial path.
+    pub fn remote_address(&self) -> Option<SocketAddr> {
+        let paths = self.path_stats();
+        paths.iter().find(|p| p.id == 0).or(paths.first()).map(|p| p.remote)
+    }
+
+    /// The negotiated multipath design, while the connection exists.
+    pub fn design(&self) -> Option<Design> {
+        self.inner.with(|conn, _| conn.design()).ok()
+    }
+
+    /// The negotiated ALPN protocol, while the connection exists.
+    pub fn alpn_protocol(&self) -> Option<Vec<u8>> {
+        self.inner.with(|conn, _| conn.alpn_protocol()).ok().flatten()
+    }
+}

@@ -1,0 +1,200 @@
+//! [`Endpoint`]: UDP sockets plus the sans-IO endpoint, driven by a background task.
+
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::task::Poll;
+
+use bytes::Bytes;
+use mpquic_proto::EndpointConfig;
+use rand::rngs::OsRng;
+use rand::RngCore;
+use tokio::net::UdpSocket;
+
+use crate::connection::{ConnRef, Connecting, Connection, ConnectionError};
+use crate::driver::{self, BoundSocket};
+use crate::state::{ConnState, Shared, State};
+use crate::{ClientConfig, ServerConfig};
+
+/// Why [`Endpoint::connect`] could not start a connection.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// No bound socket has the address family of the remote address (or the given local one).
+    #[error("no local socket can reach {0} (bind an address of the same family)")]
+    NoSocket(SocketAddr),
+    /// The core refused the configuration or the server name.
+    #[error(transparent)]
+    Proto(#[from] mpquic_proto::connection::ConnectError),
+    /// The endpoint was closed or its driver stopped.
+    #[error("the endpoint is closed")]
+    EndpointClosed,
+}
+
+/// A QUIC endpoint: one or more bound UDP sockets and the connections that use them.
+///
+/// Cloning gives another handle to the same endpoint. The driver task keeps running while a
+/// handle or a connection is alive; when the last handle is dropped, connections nobody holds
+/// are closed and the task stops once every connection has drained.
+#[derive(Debug)]
+pub struct Endpoint {
+    shared: Arc<Shared>,
+}
+
+impl Endpoint {
+    /// A client endpoint bound to every address of `bind` (one socket each; port 0 picks a free
+    /// port). The first socket of the remote's address family carries new connections; the
+    /// others are available to [`Connection::open_path`].
+    ///
+    /// Must be called within a tokio runtime.
+    pub fn client(bind: &[SocketAddr]) -> io::Result<Self> {
+        Self::new(bind, None)
+    }
+
+    /// A server endpoint accepting connections on every address of `bind`.
+    ///
+    /// Must be called within a tokio runtime.
+    pub fn server(config: ServerConfig, bind: &[SocketAddr]) -> io::Result<Self> {
+        Self::new(bind, Some(config))
+    }
+
+    /// An endpoint bound to `bind`, accepting connections if `server` is given.
+    pub fn new(bind: &[SocketAddr], server: Option<ServerConfig>) -> io::Result<Self> {
+        if bind.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "an endpoint needs at least one local address"));
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(io::Error::other("mpquic endpoints must be created within a tokio runtime"));
+        }
+        let mut sockets = Vec::with_capacity(bind.len());
+        for addr in bind {
+            let std_socket = std::net::UdpSocket::bind(addr).map_err(|e| io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {e}")))?;
+            std_socket.set_nonblocking(true)?;
+            let local = std_socket.local_addr()?;
+            sockets.push(BoundSocket { local, socket: UdpSocket::from_std(std_socket)? });
+        }
+        let locals: Vec<SocketAddr> = sockets.iter().map(|s| s.local).collect();
+        let mut rng = OsRng;
+        let mut seed = [0u8; 32];
+        rng.fill_bytes(&mut seed);
+        let config = Arc::new(EndpointConfig::new(&mut rng));
+        let proto = mpquic_proto::Endpoint::new(config, server.map(Arc::new), seed);
+        let shared = Arc::new(Shared::new(State::new(proto, locals)));
+        driver::spawn(shared.clone(), sockets);
+        Ok(Self { shared })
+    }
+
+    /// The local addresses of the bound sockets, in the order they were given.
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.shared.lock().locals.clone()
+    }
+
+    /// The first local address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.shared.lock().locals[0]
+    }
+
+    /// Start a connection to `remote` from the first bound socket of its address family.
+    /// `server_name` is checked against the server's certificate (and sent as SNI).
+    pub fn connect(&self, remote: SocketAddr, server_name: &str, config: ClientConfig) -> Result<Connecting, ConnectError> {
+        let local = self.shared.lock().locals.iter().copied().find(|l| l.is_ipv4() == remote.is_ipv4()).ok_or(ConnectError::NoSocket(remote))?;
+        self.connect_from(local, remote, server_name, config)
+    }
+
+    /// Start a connection to `remote` from the bound socket whose address is `local`.
+    pub fn connect_from(&self, local: SocketAddr, remote: SocketAddr, server_name: &str, config: ClientConfig) -> Result<Connecting, ConnectError> {
+        let now = self.shared.now();
+        let handle = {
+            let mut st = self.shared.lock();
+            if st.stopped.is_some() || st.closed {
+                return Err(ConnectError::EndpointClosed);
+            }
+            if !st.locals.contains(&local) {
+                return Err(ConnectError::NoSocket(local));
+            }
+            let handle = st.proto.connect(now, &config, local, remote, server_name)?;
+            st.conns.insert(handle, ConnState::new(1));
+            handle
+        };
+        self.shared.wake_driver();
+        Ok(Connecting::new(ConnRef::adopt(self.shared.clone(), handle)))
+    }
+
+    /// The next incoming connection whose handshake completed, or `None` once the endpoint is
+    /// closed (or it is not a server).
+    pub async fn accept(&self) -> Option<Connection> {
+        poll_fn(|cx| {
+            let mut st = self.shared.lock();
+            if let Some(h) = st.incoming.pop_front() {
+                if let Some(cs) = st.conns.get_mut(&h) {
+                    cs.refs += 1;
+                    drop(st);
+                    return Poll::Ready(Some(Connection::new(ConnRef::adopt(self.shared.clone(), h))));
+                }
+            }
+            if st.closed || st.stopped.is_some() {
+                return Poll::Ready(None);
+            }
+            st.register_accept(cx.waker());
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Close every connection with an application error code and stop accepting new ones.
+    pub fn close(&self, code: u64, reason: &[u8]) {
+        let now = self.shared.now();
+        {
+            let mut st = self.shared.lock();
+            st.closed = true;
+            let handles: Vec<_> = st.conns.keys().copied().collect();
+            for h in handles {
+                if let Some(c) = st.proto.connection_mut(h) {
+                    c.close(now, code, Bytes::copy_from_slice(reason));
+                }
+            }
+            st.close_unreferenced(now);
+        }
+        self.shared.wake_driver();
+    }
+
+    /// Wait until every connection of this endpoint has drained (for instance after
+    /// [`Endpoint::close`], so that the CONNECTION_CLOSE frames go out before the process exits).
+    pub async fn wait_idle(&self) {
+        poll_fn(|cx| {
+            let mut st = self.shared.lock();
+            if st.is_idle() || st.stopped.is_some() {
+                return Poll::Ready(());
+            }
+            st.register_idle(cx.waker());
+            Poll::Pending
+        })
+        .await;
+    }
+
+    /// Why the endpoint's driver stopped, if it has (for instance a fatal socket error).
+    pub fn error(&self) -> Option<ConnectionError> {
+        self.shared.lock().stopped.clone()
+    }
+}
+
+impl Clone for Endpoint {
+    fn clone(&self) -> Self {
+        self.shared.lock().endpoint_refs += 1;
+        Self { shared: self.shared.clone() }
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let now = self.shared.now();
+        {
+            let mut st = self.shared.lock();
+            st.endpoint_refs -= 1;
+            if st.endpoint_refs == 0 {
+                st.close_unreferenced(now);
+            }
+        }
+        self.shared.wake_driver();
+    }
+}

@@ -1,0 +1,340 @@
+//! State shared by an endpoint's driver task and the application's handles: the sans-IO
+//! endpoint behind a mutex, and per connection the wakers of tasks waiting for it.
+//!
+//! Every application call locks [`Shared`], calls into the core and, if it changed what the
+//! core wants to send, wakes the driver through [`Shared::wake_driver`]. The driver turns the
+//! core's events into wake-ups of the registered wakers ([`State::process`]). Because both
+//! sides hold the same lock, a task that found a stream blocked and registered its waker cannot
+//! miss the event that unblocks it.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::task::Waker;
+
+use mpquic_proto::streams::StreamEvent;
+use mpquic_proto::{ConnectionHandle, ConnectionStats, Event, PathEvent, PathStats, Timestamp};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::connection::ConnectionError;
+use crate::{Dir, StreamId};
+
+/// Path events kept per connection for [`crate::Connection::path_event`] before old ones are
+/// dropped.
+const MAX_QUEUED_PATH_EVENTS: usize = 256;
+
+/// What the driver and the handles of one endpoint share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    notify: Notify,
+    epoch: Instant,
+}
+
+impl Shared {
+    pub(crate) fn new(state: State) -> Self {
+        Self { state: Mutex::new(state), notify: Notify::new(), epoch: Instant::now() }
+    }
+
+    /// Lock the state. A panic while the lock was held (a bug in the core) does not make every
+    /// later call panic too: the driver's supervisor marks the endpoint failed instead.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The core's clock: nanoseconds since the endpoint was created.
+    pub(crate) fn now(&self) -> Timestamp {
+        self.timestamp(Instant::now())
+    }
+
+    pub(crate) fn timestamp(&self, at: Instant) -> Timestamp {
+        let nanos = at.saturating_duration_since(self.epoch).as_nanos();
+        Timestamp::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+    }
+
+    /// The tokio instant of a core timestamp.
+    pub(crate) fn instant(&self, t: Timestamp) -> Instant {
+        self.epoch + std::time::Duration::from_nanos(t.as_nanos())
+    }
+
+    /// Tell the driver that the core may have something to send or a new timer.
+    pub(crate) fn wake_driver(&self) {
+        self.notify.notify_one();
+    }
+
+    /// Resolves when [`Shared::wake_driver`] was called (a call made while nobody waited counts).
+    pub(crate) async fn driver_woken(&self) {
+        self.notify.notified().await;
+    }
+}
+
+/// The mutable state of an endpoint.
+pub(crate) struct State {
+    pub proto: mpquic_proto::Endpoint,
+    pub conns: HashMap<ConnectionHandle, ConnState>,
+    /// Local addresses of the bound sockets.
+    pub locals: Vec<SocketAddr>,
+    /// Established server connections not yet taken by [`crate::Endpoint::accept`].
+    pub incoming: VecDeque<ConnectionHandle>,
+    /// Server connections still in their handshake.
+    handshaking: HashSet<ConnectionHandle>,
+    accept_wakers: Vec<Waker>,
+    idle_wakers: Vec<Waker>,
+    /// Live [`crate::Endpoint`] handles; the driver stops when none is left and every
+    /// connection has drained.
+    pub endpoint_refs: usize,
+    /// [`crate::Endpoint::close`] was called: no more connections are accepted.
+    pub closed: bool,
+    /// Why the driver stopped, once it has.
+    pub stopped: Option<ConnectionError>,
+    handles_scratch: Vec<ConnectionHandle>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State").field("locals", &self.locals).field("conns", &self.conns.len()).finish_non_exhaustive()
+    }
+}
+
+impl State {
+    pub(crate) fn new(proto: mpquic_proto::Endpoint, locals: Vec<SocketAddr>) -> Self {
+        Self {
+            proto,
+            conns: HashMap::new(),
+            locals,
+            incoming: VecDeque::new(),
+            handshaking: HashSet::new(),
+            accept_wakers: Vec::new(),
+            idle_wakers: Vec::new(),
+            endpoint_refs: 1,
+            closed: false,
+            stopped: None,
+            handles_scratch: Vec::new(),
+        }
+    }
+
+    /// Turn the core's events into wake-ups, move newly established server connections to the
+    /// accept queue and forget drained connections.
+    pub(crate) fn process(&mut self, now: Timestamp) {
+        while let Some(h) = self.proto.accept() {
+            self.conns.insert(h, ConnState::new(0));
+            self.handshaking.insert(h);
+            if self.closed {
+                if let Some(c) = self.proto.connection_mut(h) {
+                    c.close(now, 0, bytes::Bytes::from_static(b"endpoint closed"));
+                }
+            }
+        }
+        let mut handles = std::mem::take(&mut self.handles_scratch);
+        handles.clear();
+        handles.extend(self.conns.keys().copied());
+        for &h in &handles {
+            self.process_connection(h);
+        }
+        self.handles_scratch = handles;
+        if self.is_idle() {
+            wake_all(&mut self.idle_wakers);
+        }
+    }
+
+    fn process_connection(&mut self, h: ConnectionHandle) {
+        let Some(cs) = self.conns.get_mut(&h) else { return };
+        let Some(conn) = self.proto.connection_mut(h) else { return };
+        let mut connected = false;
+        while let Some(event) = conn.poll_event() {
+            connected |= event == Event::Connected;
+            cs.on_event(event);
+        }
+        if conn.is_closed() && cs.error.is_none() {
+            let error = conn.error().cloned().map_or(ConnectionError::Lost(mpquic_proto::ConnectionError::TimedOut), ConnectionError::Lost);
+            cs.fail(error);
+        }
+        let drained = conn.is_drained();
+        if drained {
+            cs.final_stats = Some((conn.stats(), conn.path_stats()));
+        }
+        if connected && self.handshaking.remove(&h) {
+            self.incoming.push_back(h);
+            wake_all(&mut self.accept_wakers);
+        }
+        if cs.error.is_some() {
+            self.handshaking.remove(&h);
+        }
+        if drained {
+            self.proto.remove(h);
+            cs.drained = true;
+            cs.fail(ConnectionError::Lost(mpquic_proto::ConnectionError::TimedOut));
+            if cs.refs == 0 && !self.incoming.contains(&h) {
+                self.conns.remove(&h);
+            }
+        }
+    }
+
+    /// Whether no connection is left in the core.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.conns.values().all(|c| c.drained)
+    }
+
+    pub(crate) fn register_accept(&mut self, waker: &Waker) {
+        register(&mut self.accept_wakers, waker);
+    }
+
+    pub(crate) fn register_idle(&mut self, waker: &Waker) {
+        register(&mut self.idle_wakers, waker);
+    }
+
+    /// Close every connection no application handle refers to (unaccepted server
+    /// connections), after the last endpoint handle was dropped or the endpoint was closed.
+    pub(crate) fn close_unreferenced(&mut self, now: Timestamp) {
+        for (&h, cs) in &self.conns {
+            if cs.refs == 0 {
+                if let Some(c) = self.proto.connection_mut(h) {
+                    c.close(now, 0, bytes::Bytes::from_static(b"endpoint closed"));
+                }
+            }
+        }
+        self.incoming.clear();
+        wake_all(&mut self.accept_wakers);
+    }
+
+    /// The driver stopped: fail every connection and wake everyone.
+    pub(crate) fn on_driver_stopped(&mut self, error: ConnectionError) {
+        self.stopped.get_or_insert(error.clone());
+        for cs in self.conns.values_mut() {
+            cs.drained = true;
+            cs.fail(error.clone());
+        }
+        wake_all(&mut self.accept_wakers);
+        wake_all(&mut self.idle_wakers);
+    }
+}
+
+/// What the runtime tracks of one connection besides the core's state.
+#[derive(Debug, Default)]
+pub(crate) struct ConnState {
+    /// Live application handles ([`crate::Connection`], streams, [`crate::Connecting`]).
+    pub refs: usize,
+    pub established: bool,
+    /// Set once the connection is closing, draining or gone.
+    pub error: Option<ConnectionError>,
+    /// The core forgot the connection (or the driver stopped).
+    pub drained: bool,
+    /// Statistics taken just before the core forgot the connection.
+    pub final_stats: Option<(ConnectionStats, Vec<PathStats>)>,
+    conn_wakers: Vec<Waker>,
+    pub read_wakers: HashMap<StreamId, Waker>,
+    pub write_wakers: HashMap<StreamId, Waker>,
+    /// Streams with a live [`crate::SendStream`]: only their outcomes are recorded.
+    pub send_streams: HashSet<StreamId>,
+    /// Outcome of sending on a stream: `None` = all data acknowledged, `Some(code)` = stopped.
+    pub send_outcome: HashMap<StreamId, Option<u64>>,
+    pub finish_wakers: HashMap<StreamId, Waker>,
+    accept_wakers: [Vec<Waker>; 2],
+    open_wakers: [Vec<Waker>; 2],
+    pub path_events: VecDeque<PathEvent>,
+    path_wakers: Vec<Waker>,
+}
+
+impl ConnState {
+    pub(crate) fn new(refs: usize) -> Self {
+        Self { refs, ..Self::default() }
+    }
+
+    fn on_event(&mut self, event: Event) {
+        match event {
+            Event::Connected => {
+                self.established = true;
+                wake_all(&mut self.conn_wakers);
+            }
+            Event::ConnectionLost(e) => self.fail(ConnectionError::Lost(e)),
+            Event::Stream(e) => self.on_stream_event(e),
+            Event::Path(e) => {
+                if self.path_events.len() >= MAX_QUEUED_PATH_EVENTS {
+                    self.path_events.pop_front();
+                }
+                self.path_events.push_back(e);
+                wake_all(&mut self.path_wakers);
+            }
+        }
+    }
+
+    fn on_stream_event(&mut self, event: StreamEvent) {
+        match event {
+            StreamEvent::Opened { dir } => wake_all(&mut self.accept_wakers[dir as usize]),
+            StreamEvent::Available { dir } => wake_all(&mut self.open_wakers[dir as usize]),
+            StreamEvent::Readable { id } => wake(self.read_wakers.remove(&id)),
+            StreamEvent::Writable { id } => wake(self.write_wakers.remove(&id)),
+            StreamEvent::Finished { id } => {
+                if self.send_streams.contains(&id) {
+                    self.send_outcome.insert(id, None);
+                }
+                wake(self.finish_wakers.remove(&id));
+            }
+            StreamEvent::Stopped { id, error_code } => {
+                if self.send_streams.contains(&id) {
+                    self.send_outcome.insert(id, Some(error_code));
+                }
+                wake(self.write_wakers.remove(&id));
+                wake(self.finish_wakers.remove(&id));
+            }
+        }
+    }
+
+    /// Record why the connection ended (the first reason wins) and wake every waiting task.
+    pub(crate) fn fail(&mut self, error: ConnectionError) {
+        self.error.get_or_insert(error);
+        wake_all(&mut self.conn_wakers);
+        wake_all(&mut self.path_wakers);
+        for list in self.accept_wakers.iter_mut().chain(self.open_wakers.iter_mut()) {
+            wake_all(list);
+        }
+        for map in [&mut self.read_wakers, &mut self.write_wakers, &mut self.finish_wakers] {
+            for (_, w) in map.drain() {
+                w.wake();
+            }
+        }
+    }
+
+    pub(crate) fn register_conn(&mut self, waker: &Waker) {
+        register(&mut self.conn_wakers, waker);
+    }
+
+    pub(crate) fn register_accept(&mut self, dir: Dir, waker: &Waker) {
+        register(&mut self.accept_wakers[dir as usize], waker);
+    }
+
+    pub(crate) fn register_open(&mut self, dir: Dir, waker: &Waker) {
+        register(&mut self.open_wakers[dir as usize], waker);
+    }
+
+    pub(crate) fn register_path(&mut self, waker: &Waker) {
+        register(&mut self.path_wakers, waker);
+    }
+
+    /// Forget the sending half of a stream (its handle was dropped).
+    pub(crate) fn forget_send(&mut self, id: StreamId) {
+        self.send_streams.remove(&id);
+        self.write_wakers.remove(&id);
+        self.finish_wakers.remove(&id);
+        self.send_outcome.remove(&id);
+    }
+}
+
+fn register(list: &mut Vec<Waker>, waker: &Waker) {
+    if !list.iter().any(|w| w.will_wake(waker)) {
+        list.push(waker.clone());
+    }
+}
+
+fn wake_all(list: &mut Vec<Waker>) {
+    for w in list.drain(..) {
+        w.wake();
+    }
+}
+
+fn wake(waker: Option<Waker>) {
+    if let Some(w) = waker {
+        w.wake();
+    }
+}

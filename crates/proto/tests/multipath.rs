@@ -1,0 +1,142 @@
+//! Multipath between two in-memory endpoints, in both packet-number-space designs: path
+//! opening and validation, data on both paths, and handover when a path dies.
+
+mod common;
+
+use common::{addr, payload, NetConfig, Pair};
+use mpquic_proto::wire::stream_id::{Dir, StreamId};
+use mpquic_proto::{ConnectionHandle, Design, Duration, Event, MultipathMode, PathEvent, TransportConfig};
+
+fn transport(mode: MultipathMode) -> TransportConfig {
+    TransportConfig { multipath: mode, ..TransportConfig::default() }
+}
+
+struct Transfer {
+    data: Vec<u8>,
+    written: usize,
+    fin: bool,
+    received: Vec<u8>,
+    server: Option<ConnectionHandle>,
+    stream: Option<StreamId>,
+    done: bool,
+}
+
+impl Transfer {
+    fn new(data: Vec<u8>) -> Self {
+        Self { data, written: 0, fin: false, received: Vec::new(), server: None, stream: None, done: false }
+    }
+
+    /// Server sends `data` to the client on a stream the client opened (a download).
+    fn poll(&mut self, pair: &mut Pair, ch: ConnectionHandle, sid: StreamId) -> bool {
+        if self.server.is_none() {
+            self.server = pair.server.accept();
+        }
+        if let Some(sh) = self.server {
+            let s = pair.server.connection_mut(sh).unwrap();
+            if self.stream.is_none() {
+                self.stream = s.accept(Dir::Bi);
+            }
+            if let Some(id) = self.stream {
+                while self.written < self.data.len() {
+                    match s.write(id, &self.data[self.written..]) {
+                        Ok(n) => self.written += n,
+                        Err(_) => break,
+                    }
+                }
+                if self.written == self.data.len() && !self.fin {
+                    s.finish(id).unwrap();
+                    self.fin = true;
+                }
+            }
+        }
+        let c = pair.client.connection_mut(ch).unwrap();
+        let mut buf = vec![0u8; 65536];
+        loop {
+            match c.read(sid, &mut buf) {
+                Ok(Some(n)) => self.received.extend_from_slice(&buf[..n]),
+                Ok(None) => {
+                    self.done = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        self.done
+    }
+}
+
+/// Connect, open a second path from another client address, and start a download request.
+fn two_paths(mode: MultipathMode, seed: u64) -> (Pair, ConnectionHandle, StreamId) {
+    let mut pair = Pair::new(seed, transport(mode), transport(mode), NetConfig::default());
+    let ch = pair.connect();
+    pair.run_until(Duration::from_secs(5), |p| p.client.connection(ch).unwrap().is_established());
+    // Let CIDs for the extra path IDs arrive.
+    pair.run_for(Duration::from_millis(100));
+    let now = pair.now;
+    let server_addr = pair.server_addr;
+    let conn = pair.client.connection_mut(ch).unwrap();
+    let id = conn.open_path(now, addr("10.0.0.2:4433"), server_addr).expect("second path");
+    assert_eq!(id, 1);
+    pair.client.after_connection_call(ch);
+    let sid = pair.client.connection_mut(ch).unwrap().open_bi().unwrap();
+    pair.client.connection_mut(ch).unwrap().write(sid, b"GET /\r\n").unwrap();
+    (pair, ch, sid)
+}
+
+fn assert_both_paths_used(mode: MultipathMode) {
+    let (mut pair, ch, sid) = two_paths(mode, 21);
+    let mut t = Transfer::new(payload(4_000_000, 3));
+    pair.run_until(Duration::from_secs(120), |p| {
+        let c = p.client.connection(ch).unwrap();
+        if c.is_closed() {
+            panic!("{mode:?}: client closed: {:?}; server: {:?}", c.error(), t.server.map(|s| p.server.connection(s).unwrap().error().cloned()));
+        }
+        t.poll(p, ch, sid)
+    });
+    assert!(t.received == t.data, "{mode:?}: corrupted or short download");
+    let conn = pair.client.connection_mut(ch).unwrap();
+    let expected = if mode == MultipathMode::Spns { Design::Spns } else { Design::Mpns };
+    assert_eq!(conn.design(), expected);
+    let mut events = Vec::new();
+    while let Some(e) = conn.poll_event() {
+        events.push(e);
+    }
+    assert!(events.contains(&Event::Path(PathEvent::Validated { id: 1 })), "{mode:?}: {events:?}");
+    let sh = t.server.unwrap();
+    let server_paths = pair.server.connection(sh).unwrap().path_stats();
+    assert_eq!(server_paths.len(), 2, "{mode:?}: server sees both paths");
+    let total: u64 = server_paths.iter().map(|p| p.counters.stream_bytes_sent).sum();
+    for p in &server_paths {
+        let share = p.counters.stream_bytes_sent as f64 / total as f64;
+        assert!(share >= 0.10, "{mode:?}: path {} carried only {:.1}% of the data", p.id, share * 100.0);
+    }
+}
+
+#[test]
+fn mpns_uses_both_paths() {
+    assert_both_paths_used(MultipathMode::Mpns);
+}
+
+#[test]
+fn spns_uses_both_paths() {
+    assert_both_paths_used(MultipathMode::Spns);
+}
+
+#[test]
+fn handover_when_a_path_dies() {
+    for mode in [MultipathMode::Mpns, MultipathMode::Spns] {
+        let (mut pair, ch, sid) = two_paths(mode, 33);
+        let mut t = Transfer::new(payload(3_000_000, 9));
+        // Run until some data moved, then black-hole the original path in both directions.
+        pair.run_until(Duration::from_secs(30), |p| {
+            t.poll(p, ch, sid);
+            t.received.len() > 500_000
+        });
+        let dead = pair.client_addr;
+        pair.blackholed.push(dead);
+        pair.run_until(Duration::from_secs(120), |p| t.poll(p, ch, sid));
+        assert!(t.received == t.data, "{mode:?}: corrupted or short download after handover");
+        let server = pair.server.connection(t.server.unwrap()).unwrap();
+        assert!(server.stats().handovers >= 1 || server.path_stats().iter().any(|p| p.abandoned), "{mode:?}: no handover recorded");
+    }
+}
