@@ -1,1 +1,193 @@
-//! placeholder
+//! rustls configurations for mpquic: TLS 1.3 only, ring provider, ALPN set.
+//!
+//! - [`self_signed`] makes a certificate and key with rcgen (ECDSA P-256).
+//! - [`client_config`] trusts given roots, or nothing at all with [`ServerTrust::Insecure`]
+//!   ([`InsecureVerifier`]: any certificate is accepted, but the handshake signature is still
+//!   verified, so the peer must hold the key of the certificate it presents).
+//! - [`server_config`] presents a certificate chain.
+//! - [`load_certs`] and [`load_key`] read PEM files.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+
+/// Errors building TLS configurations or reading certificates.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("TLS: {0}")]
+    Rustls(#[from] rustls::Error),
+    #[error("certificate generation: {0}")]
+    Rcgen(#[from] rcgen::Error),
+    #[error("cannot read {path}: {message}")]
+    Pem { path: String, message: String },
+    #[error("{0} contains no certificate")]
+    NoCertificate(String),
+}
+
+/// Which servers a client trusts.
+#[derive(Debug, Clone)]
+pub enum ServerTrust {
+    /// Certificates chaining to one of these roots (and valid for the server name).
+    Roots(Vec<CertificateDer<'static>>),
+    /// Any certificate (the handshake signature is still checked). For tests and `--insecure`.
+    Insecure,
+}
+
+/// The crypto provider of every configuration here (ring).
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// A self-signed certificate and its private key for `names` (DNS names or IP addresses).
+pub fn self_signed(names: &[&str]) -> Result<(CertificateDer<'static>, PrivateKeyDer<'static>), TlsError> {
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    let certified = rcgen::generate_simple_self_signed(names)?;
+    let key = PrivateKeyDer::try_from(certified.key_pair.serialize_der()).map_err(|e| TlsError::Pem { path: "generated key".into(), message: e.to_string() })?;
+    Ok((certified.cert.der().clone(), key))
+}
+
+/// A TLS 1.3 client configuration offering `alpn` and trusting `trust`.
+pub fn client_config(alpn: &[&[u8]], trust: ServerTrust) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+    let provider = provider();
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(&[&rustls::version::TLS13])?;
+    let mut config = match trust {
+        ServerTrust::Roots(roots) => {
+            let mut store = RootCertStore::empty();
+            for cert in roots {
+                store.add(cert)?;
+            }
+            builder.with_root_certificates(store).with_no_client_auth()
+        }
+        ServerTrust::Insecure => {
+            builder.dangerous().with_custom_certificate_verifier(Arc::new(InsecureVerifier::new(provider))).with_no_client_auth()
+        }
+    };
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Ok(Arc::new(config))
+}
+
+/// A TLS 1.3 server configuration accepting `alpn` and presenting `chain` (leaf first) with
+/// `key`. Session tickets are off: this stack does no resumption or 0-RTT.
+pub fn server_config(alpn: &[&[u8]], chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)?;
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    config.send_tls13_tickets = 0;
+    Ok(Arc::new(config))
+}
+
+/// Every certificate in a PEM file.
+pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let pem_error = |e: rustls_pki_types::pem::Error| TlsError::Pem { path: path.display().to_string(), message: e.to_string() };
+    let certs = CertificateDer::pem_file_iter(path).map_err(pem_error)?.collect::<Result<Vec<_>, _>>().map_err(pem_error)?;
+    if certs.is_empty() {
+        return Err(TlsError::NoCertificate(path.display().to_string()));
+    }
+    Ok(certs)
+}
+
+/// The first private key (PKCS#8, PKCS#1 or SEC1) in a PEM file.
+pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::Pem { path: path.display().to_string(), message: e.to_string() })
+}
+
+/// PEM text of a certificate (for writing the generated certificate of a server to a file).
+pub fn cert_pem(cert: &CertificateDer<'_>) -> String {
+    let b64 = base64_encode(cert.as_ref());
+    let mut out = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).unwrap_or_default());
+        out.push('\n');
+    }
+    out.push_str("-----END CERTIFICATE-----\n");
+    out
+}
+
+fn base64_encode(data: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A server certificate verifier that accepts any certificate but still checks the TLS 1.3
+/// handshake signature with the provider's algorithms (so the server must hold the private key
+/// of the certificate it presents). Never use it where the server's identity matters.
+#[derive(Debug)]
+pub struct InsecureVerifier {
+    provider: Arc<CryptoProvider>,
+}
+
+impl InsecureVerifier {
+    pub fn new(provider: Arc<CryptoProvider>) -> Self {
+        Self { provider }
+    }
+}
+
+impl ServerCertVerifier for InsecureVerifier {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_known_vectors() {
+        assert_eq!(base64_encode(b""), "");
+        assert_eq!(base64_encode(b"f"), "Zg==");
+        assert_eq!(base64_encode(b"fo"), "Zm8=");
+        assert_eq!(base64_encode(b"foo"), "Zm9v");
+        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn generated_certificate_round_trips_through_pem() {
+        let (cert, key) = self_signed(&["localhost", "127.0.0.1"]).expect("self-signed");
+        let dir = std::env::temp_dir().join(format!("mpquic-tls-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("cert.pem");
+        std::fs::write(&path, cert_pem(&cert)).expect("write");
+        assert_eq!(load_certs(&path).expect("load"), vec![cert.clone()]);
+        assert!(server_config(&[b"x"], vec![cert], key).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -34,7 +34,9 @@ impl LocalCids {
     /// PROTOCOL_VIOLATION. Returns the retired CID, if it was active.
     pub fn retire(&mut self, seq: u64) -> Result<Option<ConnectionId>, TransportError> {
         if seq >= self.next_seq {
-            return Err(TransportError::protocol_violation("retired a connection ID sequence never issued"));
+            return Err(TransportError::protocol_violation(
+                "retired a connection ID sequence never issued",
+            ));
         }
         self.pending_announce.retain(|&s| s != seq);
         Ok(self.active.remove(&seq))
@@ -111,7 +113,9 @@ impl RemoteCids {
     ) -> Result<(), TransportError> {
         if let Some((existing, _)) = self.available.get(&seq) {
             if *existing != cid {
-                return Err(TransportError::protocol_violation("same sequence number with a different connection ID"));
+                return Err(TransportError::protocol_violation(
+                    "same sequence number with a different connection ID",
+                ));
             }
             return Ok(());
         }
@@ -123,7 +127,11 @@ impl RemoteCids {
         self.available.insert(seq, (cid, Some(token)));
         if retire_prior_to > self.retire_prior_to {
             self.retire_prior_to = retire_prior_to;
-            let old: Vec<u64> = self.available.range(..retire_prior_to).map(|(&s, _)| s).collect();
+            let old: Vec<u64> = self
+                .available
+                .range(..retire_prior_to)
+                .map(|(&s, _)| s)
+                .collect();
             for s in old {
                 self.available.remove(&s);
                 self.pending_retire.push(s);
@@ -146,12 +154,16 @@ impl RemoteCids {
 
     /// The CID to send to, if any.
     pub fn current(&self) -> Option<ConnectionId> {
-        self.in_use.and_then(|s| self.available.get(&s)).map(|(c, _)| *c)
+        self.in_use
+            .and_then(|s| self.available.get(&s))
+            .map(|(c, _)| *c)
     }
 
     /// Whether a reset token belongs to this pool (stateless reset detection, RFC 9000 §10.3.1).
     pub fn has_reset_token(&self, token: &ResetToken) -> bool {
-        self.available.values().any(|(_, t)| t.as_ref() == Some(token))
+        self.available
+            .values()
+            .any(|(_, t)| t.as_ref() == Some(token))
     }
 
     /// Set the reset token of sequence 0 (from the server's transport parameters).
@@ -165,7 +177,14 @@ impl RemoteCids {
     /// none is available.
     pub fn rotate(&mut self) -> bool {
         let current = self.in_use;
-        let Some(next) = self.available.keys().find(|&&s| Some(s) != current).copied() else { return false };
+        let Some(next) = self
+            .available
+            .keys()
+            .find(|&&s| Some(s) != current)
+            .copied()
+        else {
+            return false;
+        };
         if let Some(c) = current {
             self.available.remove(&c);
             self.pending_retire.push(c);
@@ -204,11 +223,15 @@ mod tests {
     #[test]
     fn limit_and_retire_prior_to() {
         let mut pool = RemoteCids::with_initial(cid(0));
-        pool.on_new_cid(1, 0, cid(1), ResetToken([1; 16]), 2).unwrap();
-        let err = pool.on_new_cid(2, 0, cid(2), ResetToken([2; 16]), 2).unwrap_err();
+        pool.on_new_cid(1, 0, cid(1), ResetToken([1; 16]), 2)
+            .unwrap();
+        let err = pool
+            .on_new_cid(2, 0, cid(2), ResetToken([2; 16]), 2)
+            .unwrap_err();
         assert_eq!(err.code, TransportErrorCode::CONNECTION_ID_LIMIT_ERROR);
         let mut pool = RemoteCids::with_initial(cid(0));
-        pool.on_new_cid(1, 1, cid(1), ResetToken([1; 16]), 2).unwrap();
+        pool.on_new_cid(1, 1, cid(1), ResetToken([1; 16]), 2)
+            .unwrap();
         assert_eq!(pool.current(), Some(cid(1)));
         assert_eq!(pool.take_pending_retire(), vec![0]);
         assert!(pool.has_reset_token(&ResetToken([1; 16])));
@@ -219,6 +242,9 @@ mod tests {
         let mut local = LocalCids::default();
         local.issue(cid(0), false);
         assert!(local.retire(0).unwrap().is_some());
-        assert_eq!(local.retire(5).unwrap_err().code, TransportErrorCode::PROTOCOL_VIOLATION);
+        assert_eq!(
+            local.retire(5).unwrap_err().code,
+            TransportErrorCode::PROTOCOL_VIOLATION
+        );
     }
 }

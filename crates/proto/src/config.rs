@@ -32,7 +32,9 @@ impl std::str::FromStr for MultipathMode {
             "spns" => Ok(Self::Spns),
             "mpns" => Ok(Self::Mpns),
             "auto" => Ok(Self::Auto),
-            _ => Err(format!("unknown multipath mode '{s}' (expected single, spns, mpns or auto)")),
+            _ => Err(format!(
+                "unknown multipath mode '{s}' (expected single, spns, mpns or auto)"
+            )),
         }
     }
 }
@@ -72,6 +74,10 @@ pub struct TransportConfig {
     pub path_failure_ptos: u32,
     /// Re-inject the unacknowledged tail of streams on another path (XLINK); off by default.
     pub reinjection: bool,
+    /// Testing hook: raw bytes appended to our encoded transport parameters, to check how a
+    /// peer rejects malformed ones. Empty in any real configuration.
+    #[doc(hidden)]
+    pub raw_transport_params: Vec<u8>,
 }
 
 impl Default for TransportConfig {
@@ -92,6 +98,7 @@ impl Default for TransportConfig {
             key_update_interval: None,
             path_failure_ptos: 3,
             reinjection: false,
+            raw_transport_params: Vec::new(),
         }
     }
 }
@@ -126,6 +133,9 @@ impl EndpointConfig {
     pub fn new(rng: &mut dyn rand_core::RngCore) -> Self {
         let mut reset_key = [0u8; 32];
         rng.fill_bytes(&mut reset_key);
-        Self { cid_len: 8, reset_key }
+        Self {
+            cid_len: 8,
+            reset_key,
+        }
     }
 }

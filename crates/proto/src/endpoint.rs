@@ -40,14 +40,20 @@ pub struct Endpoint {
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Endpoint").field("connections", &self.connections.len()).finish_non_exhaustive()
+        f.debug_struct("Endpoint")
+            .field("connections", &self.connections.len())
+            .finish_non_exhaustive()
     }
 }
 
 impl Endpoint {
     /// An endpoint; `server_config` makes it accept connections. `rng_seed` seeds every random
     /// choice it and its connections make (injected for determinism).
-    pub fn new(config: Arc<EndpointConfig>, server_config: Option<Arc<ServerConfig>>, rng_seed: [u8; 32]) -> Self {
+    pub fn new(
+        config: Arc<EndpointConfig>,
+        server_config: Option<Arc<ServerConfig>>,
+        rng_seed: [u8; 32],
+    ) -> Self {
         Self {
             config,
             server_config,
@@ -80,10 +86,22 @@ impl Endpoint {
         Ok(self.insert(conn))
     }
 
-    fn connection_params(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr) -> ConnectionParams {
+    fn connection_params(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+    ) -> ConnectionParams {
         let mut rng_seed = [0u8; 32];
         self.rng.fill_bytes(&mut rng_seed);
-        ConnectionParams { local, remote, rng_seed, cid_len: self.config.cid_len, reset_key: self.config.reset_key, now }
+        ConnectionParams {
+            local,
+            remote,
+            rng_seed,
+            cid_len: self.config.cid_len,
+            reset_key: self.config.reset_key,
+            now,
+        }
     }
 
     fn insert(&mut self, conn: Connection) -> ConnectionHandle {
@@ -96,7 +114,9 @@ impl Endpoint {
 
     /// Apply a connection's endpoint events (CID routes, teardown).
     fn sync(&mut self, handle: ConnectionHandle) {
-        let Some(conn) = self.connections.get_mut(&handle) else { return };
+        let Some(conn) = self.connections.get_mut(&handle) else {
+            return;
+        };
         while let Some(event) = conn.poll_endpoint_event() {
             match event {
                 EndpointEvent::NewCid { cid, path, .. } => {
@@ -111,7 +131,13 @@ impl Endpoint {
     }
 
     /// Process a received datagram. Returns the connection it was delivered to, if any.
-    pub fn handle_datagram(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr, data: BytesMut) -> Option<ConnectionHandle> {
+    pub fn handle_datagram(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+        data: BytesMut,
+    ) -> Option<ConnectionHandle> {
         let len = data.len();
         let (first, rest) = match PartialDecode::new(data, self.config.cid_len) {
             Ok(ok) => ok,
@@ -133,6 +159,9 @@ impl Endpoint {
         match first.kind() {
             PacketKind::Initial => self.accept_initial(now, local, remote, first, rest, len),
             PacketKind::Short => {
+                if let Some(handle) = self.stateless_reset_target(first.packet(), rest.as_deref()) {
+                    return Some(handle);
+                }
                 self.send_stateless_reset(local, remote, &dcid, len);
                 None
             }
@@ -140,13 +169,25 @@ impl Endpoint {
         }
     }
 
-    fn accept_initial(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr, first: PartialDecode, rest: Option<BytesMut>, len: usize) -> Option<ConnectionHandle> {
+    fn accept_initial(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+        first: PartialDecode,
+        rest: Option<BytesMut>,
+        len: usize,
+    ) -> Option<ConnectionHandle> {
         let server = self.server_config.clone()?;
         // RFC 9000 §14.1: drop Initial datagrams below 1200 bytes; §7.2: DCID at least 8 bytes.
         if len < MIN_INITIAL_DATAGRAM || first.dcid().len() < 8 {
             return None;
         }
-        let open = self.connections.values().filter(|c| !c.is_drained()).count();
+        let open = self
+            .connections
+            .values()
+            .filter(|c| !c.is_drained())
+            .count();
         if open >= server.max_connections {
             return None;
         }
@@ -164,20 +205,74 @@ impl Endpoint {
         Some(handle)
     }
 
-    fn send_version_negotiation(&mut self, local: SocketAddr, remote: SocketAddr, dcid: ConnectionId, scid: ConnectionId) {
+    /// RFC 9000 §10.3.1: an unroutable datagram whose last 16 bytes equal a reset token the peer
+    /// of one of our connections issued is a stateless reset for that connection.
+    fn stateless_reset_target(
+        &mut self,
+        first: &[u8],
+        rest: Option<&[u8]>,
+    ) -> Option<ConnectionHandle> {
+        let tail = rest.filter(|r| !r.is_empty()).unwrap_or(first);
+        if first.len() + rest.map_or(0, <[u8]>::len) < 21 || tail.len() < 16 {
+            return None;
+        }
+        let mut token = [0u8; 16];
+        token.copy_from_slice(&tail[tail.len() - 16..]);
+        let handle = self
+            .connections
+            .iter()
+            .find(|(_, c)| c.is_reset_token(&token))
+            .map(|(h, _)| *h)?;
+        let now = self
+            .connections
+            .get(&handle)
+            .and_then(|c| c.poll_timeout())
+            .unwrap_or_default();
+        self.connections
+            .get_mut(&handle)?
+            .handle_stateless_reset(now);
+        self.sync(handle);
+        Some(handle)
+    }
+
+    fn send_version_negotiation(
+        &mut self,
+        local: SocketAddr,
+        remote: SocketAddr,
+        dcid: ConnectionId,
+        scid: ConnectionId,
+    ) {
         let mut buf = Vec::new();
         // RFC 9000 §17.2.1: echo the CIDs swapped; list the versions we support.
-        Header::VersionNegotiation { dcid: scid, scid: dcid, versions: SUPPORTED_VERSIONS.to_vec() }.encode(0, None, &mut buf);
+        Header::VersionNegotiation {
+            dcid: scid,
+            scid: dcid,
+            versions: SUPPORTED_VERSIONS.to_vec(),
+        }
+        .encode(0, None, &mut buf);
         if let Some(first) = buf.first_mut() {
             *first |= (self.rng.next_u32() as u8) & 0x7f;
         }
         let size = buf.len();
-        self.outbox.push_back((Transmit { local, remote, size }, buf));
+        self.outbox.push_back((
+            Transmit {
+                local,
+                remote,
+                size,
+            },
+            buf,
+        ));
     }
 
     /// RFC 9000 §10.3: answer a short-header packet for an unknown CID with a stateless reset
     /// smaller than it (to avoid loops), if it is large enough to hide the token.
-    fn send_stateless_reset(&mut self, local: SocketAddr, remote: SocketAddr, dcid: &ConnectionId, trigger_len: usize) {
+    fn send_stateless_reset(
+        &mut self,
+        local: SocketAddr,
+        remote: SocketAddr,
+        dcid: &ConnectionId,
+        trigger_len: usize,
+    ) {
         const MIN_RESET: usize = 21;
         if trigger_len <= MIN_RESET + 1 || self.outbox.len() > 64 {
             return;
@@ -188,7 +283,14 @@ impl Endpoint {
         buf[0] = 0x40 | (buf[0] & 0x3f);
         let token = crate::connection::reset_token_for_endpoint(&self.config.reset_key, dcid);
         buf[size - 16..].copy_from_slice(&token.0);
-        self.outbox.push_back((Transmit { local, remote, size }, buf));
+        self.outbox.push_back((
+            Transmit {
+                local,
+                remote,
+                size,
+            },
+            buf,
+        ));
     }
 
     /// Next connection accepted by the server side.
@@ -232,7 +334,10 @@ impl Endpoint {
         if handles.is_empty() {
             return None;
         }
-        let start = handles.iter().position(|h| h.0 >= self.next_poll).unwrap_or(0);
+        let start = handles
+            .iter()
+            .position(|h| h.0 >= self.next_poll)
+            .unwrap_or(0);
         for i in 0..handles.len() {
             let h = handles[(start + i) % handles.len()];
             let conn = self.connections.get_mut(&h)?;
@@ -248,13 +353,20 @@ impl Endpoint {
 
     /// Earliest timer of any connection.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        self.connections.values().filter_map(Connection::poll_timeout).min()
+        self.connections
+            .values()
+            .filter_map(Connection::poll_timeout)
+            .min()
     }
 
     /// Run expired timers of every connection.
     pub fn handle_timeout(&mut self, now: Timestamp) {
-        let due: Vec<ConnectionHandle> =
-            self.connections.iter().filter(|(_, c)| c.poll_timeout().is_some_and(|t| t <= now)).map(|(h, _)| *h).collect();
+        let due: Vec<ConnectionHandle> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.poll_timeout().is_some_and(|t| t <= now))
+            .map(|(h, _)| *h)
+            .collect();
         for h in due {
             if let Some(c) = self.connections.get_mut(&h) {
                 c.handle_timeout(now);

@@ -16,12 +16,20 @@ pub struct TransportError {
 impl TransportError {
     /// An error with no triggering frame.
     pub fn new(code: TransportErrorCode, reason: impl Into<String>) -> Self {
-        Self { code, frame_type: None, reason: reason.into() }
+        Self {
+            code,
+            frame_type: None,
+            reason: reason.into(),
+        }
     }
 
     /// An error triggered by a frame of type `frame_type`.
     pub fn for_frame(code: TransportErrorCode, frame_type: u64, reason: impl Into<String>) -> Self {
-        Self { code, frame_type: Some(frame_type), reason: reason.into() }
+        Self {
+            code,
+            frame_type: Some(frame_type),
+            reason: reason.into(),
+        }
     }
 
     pub fn protocol_violation(reason: impl Into<String>) -> Self {
@@ -43,6 +51,10 @@ impl TransportError {
 
 impl From<FrameError> for TransportError {
     fn from(e: FrameError) -> Self {
-        Self { code: e.code, frame_type: Some(e.frame_type), reason: e.reason.to_string() }
+        Self {
+            code: e.code,
+            frame_type: Some(e.frame_type),
+            reason: e.reason.to_string(),
+        }
     }
 }

@@ -34,7 +34,9 @@ pub enum Validation {
 pub enum PathState {
     Active,
     /// PATH_ABANDON sent or received; state is dropped at `until` (RFC 10069 §3.4: 3 PTOs).
-    Closing { until: Timestamp },
+    Closing {
+        until: Timestamp,
+    },
 }
 
 /// Per-path counters.
@@ -203,7 +205,12 @@ impl Path {
 
     /// RFC 9002 §6.2.1 PTO duration for this path at the given level.
     pub fn pto(&self, max_ack_delay: Duration, include_ack_delay: bool) -> Duration {
-        let base = self.rtt.pto_base() + if include_ack_delay { max_ack_delay } else { Duration::ZERO };
+        let base = self.rtt.pto_base()
+            + if include_ack_delay {
+                max_ack_delay
+            } else {
+                Duration::ZERO
+            };
         base * 2u32.saturating_pow(self.pto_count.min(16))
     }
 

@@ -40,6 +40,9 @@ pub struct SentFrames {
 impl SentFrames {
     /// Whether losing this packet loses nothing that must be sent again.
     pub fn is_empty(&self) -> bool {
-        self.crypto.is_empty() && self.streams.is_empty() && self.path_frames.is_empty() && !self.handshake_done
+        self.crypto.is_empty()
+            && self.streams.is_empty()
+            && self.path_frames.is_empty()
+            && !self.handshake_done
     }
 }

@@ -6,7 +6,19 @@ use std::ops::{Add, AddAssign, Sub};
 pub use std::time::Duration;
 
 /// Nanoseconds since an arbitrary, caller-chosen epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Timestamp(u64);
 
 impl Timestamp {
@@ -69,6 +81,9 @@ mod tests {
         assert_eq!(t + Duration::from_nanos(500), Timestamp::from_nanos(1_500));
         assert_eq!(t - Timestamp::from_nanos(2_000), Duration::ZERO);
         assert_eq!(t.saturating_sub(Duration::from_secs(1)), Timestamp::ZERO);
-        assert_eq!(Timestamp::from_nanos(3_000) - t, Duration::from_nanos(2_000));
+        assert_eq!(
+            Timestamp::from_nanos(3_000) - t,
+            Duration::from_nanos(2_000)
+        );
     }
 }

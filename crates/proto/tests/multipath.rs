@@ -5,10 +5,15 @@ mod common;
 
 use common::{addr, payload, NetConfig, Pair};
 use mpquic_proto::wire::stream_id::{Dir, StreamId};
-use mpquic_proto::{ConnectionHandle, Design, Duration, Event, MultipathMode, PathEvent, TransportConfig};
+use mpquic_proto::{
+    ConnectionHandle, Design, Duration, Event, MultipathMode, PathEvent, TransportConfig,
+};
 
 fn transport(mode: MultipathMode) -> TransportConfig {
-    TransportConfig { multipath: mode, ..TransportConfig::default() }
+    TransportConfig {
+        multipath: mode,
+        ..TransportConfig::default()
+    }
 }
 
 struct Transfer {
@@ -23,7 +28,15 @@ struct Transfer {
 
 impl Transfer {
     fn new(data: Vec<u8>) -> Self {
-        Self { data, written: 0, fin: false, received: Vec::new(), server: None, stream: None, done: false }
+        Self {
+            data,
+            written: 0,
+            fin: false,
+            received: Vec::new(),
+            server: None,
+            stream: None,
+            done: false,
+        }
     }
 
     /// Server sends `data` to the client on a stream the client opened (a download).
@@ -69,17 +82,25 @@ impl Transfer {
 fn two_paths(mode: MultipathMode, seed: u64) -> (Pair, ConnectionHandle, StreamId) {
     let mut pair = Pair::new(seed, transport(mode), transport(mode), NetConfig::default());
     let ch = pair.connect();
-    pair.run_until(Duration::from_secs(5), |p| p.client.connection(ch).unwrap().is_established());
+    pair.run_until(Duration::from_secs(5), |p| {
+        p.client.connection(ch).unwrap().is_established()
+    });
     // Let CIDs for the extra path IDs arrive.
     pair.run_for(Duration::from_millis(100));
     let now = pair.now;
     let server_addr = pair.server_addr;
     let conn = pair.client.connection_mut(ch).unwrap();
-    let id = conn.open_path(now, addr("10.0.0.2:4433"), server_addr).expect("second path");
+    let id = conn
+        .open_path(now, addr("10.0.0.2:4433"), server_addr)
+        .expect("second path");
     assert_eq!(id, 1);
     pair.client.after_connection_call(ch);
     let sid = pair.client.connection_mut(ch).unwrap().open_bi().unwrap();
-    pair.client.connection_mut(ch).unwrap().write(sid, b"GET /\r\n").unwrap();
+    pair.client
+        .connection_mut(ch)
+        .unwrap()
+        .write(sid, b"GET /\r\n")
+        .unwrap();
     (pair, ch, sid)
 }
 
@@ -89,26 +110,49 @@ fn assert_both_paths_used(mode: MultipathMode) {
     pair.run_until(Duration::from_secs(120), |p| {
         let c = p.client.connection(ch).unwrap();
         if c.is_closed() {
-            panic!("{mode:?}: client closed: {:?}; server: {:?}", c.error(), t.server.map(|s| p.server.connection(s).unwrap().error().cloned()));
+            panic!(
+                "{mode:?}: client closed: {:?}; server: {:?}",
+                c.error(),
+                t.server
+                    .map(|s| p.server.connection(s).unwrap().error().cloned())
+            );
         }
         t.poll(p, ch, sid)
     });
-    assert!(t.received == t.data, "{mode:?}: corrupted or short download");
+    assert!(
+        t.received == t.data,
+        "{mode:?}: corrupted or short download"
+    );
     let conn = pair.client.connection_mut(ch).unwrap();
-    let expected = if mode == MultipathMode::Spns { Design::Spns } else { Design::Mpns };
+    let expected = if mode == MultipathMode::Spns {
+        Design::Spns
+    } else {
+        Design::Mpns
+    };
     assert_eq!(conn.design(), expected);
     let mut events = Vec::new();
     while let Some(e) = conn.poll_event() {
         events.push(e);
     }
-    assert!(events.contains(&Event::Path(PathEvent::Validated { id: 1 })), "{mode:?}: {events:?}");
+    assert!(
+        events.contains(&Event::Path(PathEvent::Validated { id: 1 })),
+        "{mode:?}: {events:?}"
+    );
     let sh = t.server.unwrap();
     let server_paths = pair.server.connection(sh).unwrap().path_stats();
     assert_eq!(server_paths.len(), 2, "{mode:?}: server sees both paths");
-    let total: u64 = server_paths.iter().map(|p| p.counters.stream_bytes_sent).sum();
+    let total: u64 = server_paths
+        .iter()
+        .map(|p| p.counters.stream_bytes_sent)
+        .sum();
     for p in &server_paths {
         let share = p.counters.stream_bytes_sent as f64 / total as f64;
-        assert!(share >= 0.10, "{mode:?}: path {} carried only {:.1}% of the data", p.id, share * 100.0);
+        assert!(
+            share >= 0.10,
+            "{mode:?}: path {} carried only {:.1}% of the data",
+            p.id,
+            share * 100.0
+        );
     }
 }
 
@@ -135,8 +179,14 @@ fn handover_when_a_path_dies() {
         let dead = pair.client_addr;
         pair.blackholed.push(dead);
         pair.run_until(Duration::from_secs(120), |p| t.poll(p, ch, sid));
-        assert!(t.received == t.data, "{mode:?}: corrupted or short download after handover");
+        assert!(
+            t.received == t.data,
+            "{mode:?}: corrupted or short download after handover"
+        );
         let server = pair.server.connection(t.server.unwrap()).unwrap();
-        assert!(server.stats().handovers >= 1 || server.path_stats().iter().any(|p| p.abandoned), "{mode:?}: no handover recorded");
+        assert!(
+            server.stats().handovers >= 1 || server.path_stats().iter().any(|p| p.abandoned),
+            "{mode:?}: no handover recorded"
+        );
     }
 }

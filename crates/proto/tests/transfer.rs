@@ -8,14 +8,24 @@ use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::{ConnectionHandle, Duration, Event, MultipathMode, TransportConfig};
 
 fn transport(mode: MultipathMode) -> TransportConfig {
-    TransportConfig { multipath: mode, ..TransportConfig::default() }
+    TransportConfig {
+        multipath: mode,
+        ..TransportConfig::default()
+    }
 }
 
 /// Client sends `data` on a bidirectional stream; the server reads it and echoes its length back.
 fn transfer(pair: &mut Pair, data: &[u8]) -> (ConnectionHandle, ConnectionHandle, Vec<u8>) {
     let ch = pair.connect();
-    pair.run_until(Duration::from_secs(10), |p| p.client.connection(ch).unwrap().is_established());
-    let sid = pair.client.connection_mut(ch).unwrap().open_bi().expect("stream");
+    pair.run_until(Duration::from_secs(10), |p| {
+        p.client.connection(ch).unwrap().is_established()
+    });
+    let sid = pair
+        .client
+        .connection_mut(ch)
+        .unwrap()
+        .open_bi()
+        .expect("stream");
     let mut written = 0;
     let mut fin = false;
     let mut received = Vec::new();
@@ -63,37 +73,78 @@ fn transfer(pair: &mut Pair, data: &[u8]) -> (ConnectionHandle, ConnectionHandle
 
 #[test]
 fn handshake_completes_and_negotiates_alpn() {
-    let mut pair = Pair::new(1, transport(MultipathMode::Single), transport(MultipathMode::Single), NetConfig::default());
+    let mut pair = Pair::new(
+        1,
+        transport(MultipathMode::Single),
+        transport(MultipathMode::Single),
+        NetConfig::default(),
+    );
     let ch = pair.connect();
-    pair.run_until(Duration::from_secs(5), |p| p.client.connection(ch).unwrap().is_established());
+    pair.run_until(Duration::from_secs(5), |p| {
+        p.client.connection(ch).unwrap().is_established()
+    });
     let conn = pair.client.connection_mut(ch).unwrap();
     assert_eq!(conn.poll_event(), Some(Event::Connected));
     assert_eq!(conn.alpn_protocol().as_deref(), Some(common::ALPN));
     let sh = pair.server.accept().expect("server accepted");
-    pair.run_until(Duration::from_secs(5), |p| p.server.connection(sh).unwrap().is_established());
+    pair.run_until(Duration::from_secs(5), |p| {
+        p.server.connection(sh).unwrap().is_established()
+    });
     // One RTT of 20 ms for the handshake: established well under a second of virtual time.
-    assert!(pair.now.as_nanos() < 1_000_000_000, "handshake took {:?}", pair.now);
+    assert!(
+        pair.now.as_nanos() < 1_000_000_000,
+        "handshake took {:?}",
+        pair.now
+    );
 }
 
 #[test]
 fn transfers_one_megabyte_byte_exact() {
-    for mode in [MultipathMode::Single, MultipathMode::Spns, MultipathMode::Mpns] {
+    for mode in [
+        MultipathMode::Single,
+        MultipathMode::Spns,
+        MultipathMode::Mpns,
+    ] {
         let mut pair = Pair::new(2, transport(mode), transport(mode), NetConfig::default());
         let data = payload(1_000_000, 7);
         let (_, _, received) = transfer(&mut pair, &data);
-        assert!(received == data, "mode {mode:?}: {} of {} bytes, corrupted or short", received.len(), data.len());
+        assert!(
+            received == data,
+            "mode {mode:?}: {} of {} bytes, corrupted or short",
+            received.len(),
+            data.len()
+        );
     }
 }
 
 #[test]
 fn transfers_with_loss_reordering_and_duplication() {
     for seed in 10..13 {
-        let net = NetConfig { loss: 0.03, duplicate: 0.02, jitter: Duration::from_millis(4), ..NetConfig::default() };
-        let mut pair = Pair::new(seed, transport(MultipathMode::Auto), transport(MultipathMode::Auto), net);
+        let net = NetConfig {
+            loss: 0.03,
+            duplicate: 0.02,
+            jitter: Duration::from_millis(4),
+            ..NetConfig::default()
+        };
+        let mut pair = Pair::new(
+            seed,
+            transport(MultipathMode::Auto),
+            transport(MultipathMode::Auto),
+            net,
+        );
         let data = payload(300_000, seed as u8);
         let (ch, _, received) = transfer(&mut pair, &data);
-        assert!(received == data, "seed {seed}: {} of {} bytes, corrupted or short", received.len(), data.len());
+        assert!(
+            received == data,
+            "seed {seed}: {} of {} bytes, corrupted or short",
+            received.len(),
+            data.len()
+        );
         let stats = pair.client.connection(ch).unwrap().stats();
-        assert!(stats.packets_lost > 0, "seed {seed}: the network dropped {:?} but nothing was declared lost", pair.dropped);
+        assert!(
+            stats.packets_lost > 0,
+            "seed {seed}: the network dropped {:?} but nothing was declared lost",
+            pair.dropped
+        );
     }
 }

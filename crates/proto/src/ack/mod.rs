@@ -194,7 +194,11 @@ pub fn plan_ack(
         return None;
     }
     let delay_us = u64::try_from((now - received_at).as_micros()).unwrap_or(u64::MAX);
-    Some(AckPlan { largest: *ranges[0].end(), ack_delay: delay_us >> config.ack_delay_exponent, ranges })
+    Some(AckPlan {
+        largest: *ranges[0].end(),
+        ack_delay: delay_us >> config.ack_delay_exponent,
+        ranges,
+    })
 }
 
 #[cfg(test)]
@@ -209,8 +213,19 @@ mod tests {
         let mut record = ReceiveRecord::default();
         let mut paths = [PathAckState::default(), PathAckState::default()];
         let t = |ms: u64| Timestamp::from_nanos(ms * 1_000_000);
-        let arrivals: [(u64, usize); 11] =
-            [(0, 1), (3, 1), (1, 0), (4, 1), (2, 0), (5, 1), (8, 1), (6, 0), (9, 1), (10, 1), (7, 0)];
+        let arrivals: [(u64, usize); 11] = [
+            (0, 1),
+            (3, 1),
+            (1, 0),
+            (4, 1),
+            (2, 0),
+            (5, 1),
+            (8, 1),
+            (6, 0),
+            (9, 1),
+            (10, 1),
+            (7, 0),
+        ];
         for (i, &(pn, path)) in arrivals.iter().enumerate() {
             let ooo = record.on_received(pn, t(i as u64));
             paths[path].on_packet(pn, t(i as u64), true, ooo, &config, config.max_ack_delay());
@@ -233,11 +248,31 @@ mod tests {
     fn delayed_ack_after_one_eliciting_packet() {
         let config = AckConfig::default();
         let mut state = PathAckState::default();
-        state.on_packet(0, Timestamp::ZERO, true, false, &config, config.max_ack_delay());
+        state.on_packet(
+            0,
+            Timestamp::ZERO,
+            true,
+            false,
+            &config,
+            config.max_ack_delay(),
+        );
         assert!(!state.ack_due(Timestamp::ZERO));
-        assert_eq!(state.deadline(), Some(Timestamp::ZERO + config.max_ack_delay()));
-        state.on_packet(1, Timestamp::ZERO, true, false, &config, config.max_ack_delay());
-        assert!(state.ack_due(Timestamp::ZERO), "second eliciting packet: threshold 2 reached");
+        assert_eq!(
+            state.deadline(),
+            Some(Timestamp::ZERO + config.max_ack_delay())
+        );
+        state.on_packet(
+            1,
+            Timestamp::ZERO,
+            true,
+            false,
+            &config,
+            config.max_ack_delay(),
+        );
+        assert!(
+            state.ack_due(Timestamp::ZERO),
+            "second eliciting packet: threshold 2 reached"
+        );
         state.on_ack_sent();
         assert!(!state.has_unacked());
     }

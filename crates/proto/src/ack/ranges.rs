@@ -8,7 +8,11 @@ use super::{AckConfig, RangeOrder};
 use crate::space::ReceiveRecord;
 
 /// The ranges of an ACK frame with Largest Acknowledged `largest`, descending.
-pub fn select_ranges(record: &ReceiveRecord, largest: u64, config: &AckConfig) -> Vec<RangeInclusive<u64>> {
+pub fn select_ranges(
+    record: &ReceiveRecord,
+    largest: u64,
+    config: &AckConfig,
+) -> Vec<RangeInclusive<u64>> {
     let hard_limit = config.max_range_limit.max(1);
     // Collect one more than the hard limit is enough to know whether capping is needed for the
     // highest-first order; lowest-first needs all candidates (bounded by the record's size).
@@ -20,7 +24,9 @@ pub fn select_ranges(record: &ReceiveRecord, largest: u64, config: &AckConfig) -
     let chosen: Vec<Range<u64>> = match config.range_order {
         RangeOrder::HighestFirst => {
             let newest_needed = last_range_with_new_packet(&all, record);
-            let count = default_limit.max(newest_needed.map_or(0, |i| i + 1)).min(hard_limit);
+            let count = default_limit
+                .max(newest_needed.map_or(0, |i| i + 1))
+                .min(hard_limit);
             all[..count].to_vec()
         }
         RangeOrder::LowestFirst => {
@@ -39,7 +45,8 @@ pub fn select_ranges(record: &ReceiveRecord, largest: u64, config: &AckConfig) -
 fn last_range_with_new_packet(all: &[Range<u64>], record: &ReceiveRecord) -> Option<usize> {
     let new = record.newly_received();
     let lowest_new = new.min()?;
-    all.iter().rposition(|r| r.end > lowest_new && new.iter().any(|n| n.start < r.end && n.end > r.start))
+    all.iter()
+        .rposition(|r| r.end > lowest_new && new.iter().any(|n| n.start < r.end && n.end > r.start))
 }
 
 #[cfg(test)]
@@ -56,7 +63,12 @@ mod tests {
     }
 
     fn config(default: usize, max: usize, order: RangeOrder) -> AckConfig {
-        AckConfig { default_range_limit: default, max_range_limit: max, range_order: order, ..AckConfig::default() }
+        AckConfig {
+            default_range_limit: default,
+            max_range_limit: max,
+            range_order: order,
+            ..AckConfig::default()
+        }
     }
 
     #[test]
@@ -83,7 +95,10 @@ mod tests {
         assert_eq!(select_ranges(&rec, 20, &cfg), vec![20..=20, 16..=16]);
         // A newly received packet in an old range must be covered: limit grows to reach it.
         rec.on_received(9, Timestamp::ZERO);
-        assert_eq!(select_ranges(&rec, 20, &cfg), vec![20..=20, 16..=16, 12..=12, 8..=9]);
+        assert_eq!(
+            select_ranges(&rec, 20, &cfg),
+            vec![20..=20, 16..=16, 12..=12, 8..=9]
+        );
         // ... but never beyond Maximum_Limit.
         let cfg = config(2, 3, RangeOrder::HighestFirst);
         assert_eq!(select_ranges(&rec, 20, &cfg).len(), 3);

@@ -83,7 +83,10 @@ enum State {
 
 impl State {
     fn is_probe_bw(self) -> bool {
-        matches!(self, State::Down | State::Cruise | State::Refill | State::Up)
+        matches!(
+            self,
+            State::Down | State::Cruise | State::Refill | State::Up
+        )
     }
 }
 
@@ -106,7 +109,10 @@ struct MaxFilter {
 
 impl MaxFilter {
     fn new(window: u64) -> Self {
-        Self { window, samples: VecDeque::new() }
+        Self {
+            window,
+            samples: VecDeque::new(),
+        }
     }
 
     /// Adds `value` at `time` and returns the maximum of the samples less than `window` old.
@@ -115,7 +121,11 @@ impl MaxFilter {
             self.samples.pop_back();
         }
         self.samples.push_back((time, value));
-        while self.samples.front().is_some_and(|&(t, _)| t.saturating_add(self.window) <= time) {
+        while self
+            .samples
+            .front()
+            .is_some_and(|&(t, _)| t.saturating_add(self.window) <= time)
+        {
             self.samples.pop_front();
         }
         self.samples.front().map_or(value, |&(_, v)| v)
@@ -342,7 +352,9 @@ impl Bbr {
 
     /// §5.6.4.2 BBRBDPMultiple.
     fn bdp_multiple(&mut self, bw: u64, gain: f64) -> u64 {
-        let Some(min_rtt) = self.min_rtt else { return self.initial_cwnd };
+        let Some(min_rtt) = self.min_rtt else {
+            return self.initial_cwnd;
+        };
         self.bdp = (bw as f64 * min_rtt.as_secs_f64()) as u64;
         (gain * self.bdp as f64) as u64
     }
@@ -370,7 +382,9 @@ impl Bbr {
             return INF;
         }
         let headroom = ((HEADROOM * self.inflight_longterm as f64) as u64).max(self.mss);
-        self.inflight_longterm.saturating_sub(headroom).max(self.min_pipe_cwnd)
+        self.inflight_longterm
+            .saturating_sub(headroom)
+            .max(self.min_pipe_cwnd)
     }
 
     /// §5.3.3.5.3 BBRTargetInflight.
@@ -379,435 +393,190 @@ impl Bbr {
     }
 }
 
-/// ProbeBW (§5.3.3) and ProbeRTT (§5.3.4) transitions.
+mod model;
+mod state_machine;
+#[cfg(test)]
+mod tests;
+
 impl Bbr {
-    /// §5.3.3.6 BBREnterProbeBW.
-    fn enter_probe_bw(&mut self, now: Timestamp) {
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
-        self.start_probe_bw_down(now);
+    /// RFC 9002 Appendix B.5 InCongestionRecovery(sent_time).
+    fn in_congestion_recovery(&self, sent_time: Timestamp) -> bool {
+        self.recovery_start.is_some_and(|start| sent_time <= start)
     }
 
-    /// §5.3.3.5.3 BBRPickProbeWait: 0 or 1 rounds, and 2 s plus up to 1 s.
-    fn pick_probe_wait(&mut self) {
-        self.rounds_since_bw_probe = self.next_random() & 1;
-        let extra_ms = self.next_random() % 1001;
-        self.bw_probe_wait = Duration::from_millis(2000 + extra_ms);
-    }
-
-    /// §5.3.3.6 BBRStartProbeBW_DOWN.
-    fn start_probe_bw_down(&mut self, now: Timestamp) {
-        self.reset_congestion_signals();
-        self.probe_up_cnt = INF;
-        self.pick_probe_wait();
-        self.cycle_stamp = now;
-        self.ack_phase = AckPhase::ProbeStopping;
-        self.start_round();
-        self.set_state(State::Down, PROBE_BW_DOWN_PACING_GAIN, DEFAULT_CWND_GAIN);
-    }
-
-    /// §5.3.3.6 BBRStartProbeBW_CRUISE.
-    fn start_probe_bw_cruise(&mut self) {
-        self.set_state(State::Cruise, 1.0, DEFAULT_CWND_GAIN);
-    }
-
-    /// §5.3.3.6 BBRStartProbeBW_REFILL.
-    fn start_probe_bw_refill(&mut self) {
-        self.reset_short_term_model();
-        self.bw_probe_up_rounds = 0;
-        self.bw_probe_up_acks = 0;
-        self.ack_phase = AckPhase::Refilling;
-        self.start_round();
-        self.set_state(State::Refill, 1.0, DEFAULT_CWND_GAIN);
-    }
-
-    /// §5.3.3.6 BBRStartProbeBW_UP.
-    fn start_probe_bw_up(&mut self, delivery_rate: u64) {
-        self.ack_phase = AckPhase::ProbeStarting;
-        self.start_round();
-        self.reset_full_bw();
-        self.full_bw = delivery_rate;
-        self.set_state(State::Up, PROBE_BW_UP_PACING_GAIN, PROBE_BW_UP_CWND_GAIN);
-        self.raise_inflight_longterm_slope();
-    }
-
-    /// §5.3.3.6 BBRUpdateProbeBWCyclePhase.
-    fn update_probe_bw_cycle_phase(&mut self, now: Timestamp, rs: &RateSample) {
-        if !self.full_bw_reached {
-            return;
+    /// §5.2.1 BBROnInit's clock-dependent part, on the first event (the constructor has no
+    /// clock): the min-RTT filters start now.
+    fn init_clock(&mut self, now: Timestamp) {
+        if self.probe_rtt_min_stamp.is_none() {
+            self.probe_rtt_min_stamp = Some(now);
+            self.min_rtt_stamp = Some(now);
+            self.cycle_stamp = now;
         }
-        self.adapt_long_term_model(now, rs);
+    }
+
+    /// RFC 9002 §7.2 kMinimumWindow: the floor of every loss response.
+    fn min_window(&self) -> u64 {
+        MINIMUM_WINDOW_PACKETS * self.mss
+    }
+
+    /// Leaves loss recovery (§5.6.4.4: restore the cwnd saved on entry).
+    fn exit_recovery(&mut self) {
+        self.in_recovery = false;
+        self.packet_conservation_until = None;
+        self.restore_cwnd();
+    }
+
+    fn state_name(&self) -> &'static str {
         match self.state {
-            State::Down => {
-                if !self.is_time_to_probe_bw(now) && self.is_time_to_cruise() {
-                    self.start_probe_bw_cruise();
-                }
-            }
-            State::Cruise => {
-                self.is_time_to_probe_bw(now);
-            }
-            State::Refill if self.round_start => {
-                // After one round of REFILL, probe up.
-                self.bw_probe_samples = true;
-                self.start_probe_bw_up(rs.delivery_rate);
-            }
-            State::Up if self.is_time_to_go_down(rs) => self.start_probe_bw_down(now),
-            _ => {}
+            State::Startup => "startup",
+            State::Drain => "drain",
+            State::Down => "probe_bw_down",
+            State::Cruise => "probe_bw_cruise",
+            State::Refill => "probe_bw_refill",
+            State::Up => "probe_bw_up",
+            State::ProbeRtt => "probe_rtt",
         }
     }
+}
 
-    /// §5.3.3.6 BBRIsTimeToCruise.
-    fn is_time_to_cruise(&mut self) -> bool {
-        self.inflight <= self.inflight_with_headroom()
-            && self.inflight <= self.inflight_for(self.max_bw, 1.0)
-    }
-
-    /// §5.3.3.6 BBRIsTimeToGoDown.
-    fn is_time_to_go_down(&mut self, rs: &RateSample) -> bool {
-        if self.is_cwnd_limited() && self.cwnd >= self.inflight_longterm {
-            // The bandwidth is limited by inflight_longterm: keep probing.
-            self.reset_full_bw();
-            self.full_bw = rs.delivery_rate;
-            false
-        } else {
-            self.full_bw_now
+impl CongestionController for Bbr {
+    fn on_packet_sent(&mut self, now: Timestamp, bytes: u64, bytes_in_flight: u64) {
+        self.init_clock(now);
+        self.inflight = bytes_in_flight;
+        if bytes_in_flight.saturating_add(self.mss) > self.cwnd {
+            self.cwnd_limited.1 = true;
         }
-    }
-
-    /// §5.3.3.5.3 BBRIsTimeToProbeBW; starts REFILL when it is.
-    fn is_time_to_probe_bw(&mut self, now: Timestamp) -> bool {
-        let elapsed = now > self.cycle_stamp + self.bw_probe_wait;
-        // BBRIsRenoCoexistenceProbeTime: the Reno round count is the target inflight in packets.
-        let reno_rounds = (self.target_inflight() / self.mss).min(MAX_RENO_ROUNDS);
-        if elapsed || self.rounds_since_bw_probe >= reno_rounds {
-            self.start_probe_bw_refill();
-            return true;
-        }
-        false
-    }
-
-    /// §5.3.3.6 BBRRaiseInflightLongtermSlope: double the growth per round, up to 2^30 MSS.
-    fn raise_inflight_longterm_slope(&mut self) {
-        let growth_this_round = self.mss.checked_shl(self.bw_probe_up_rounds).unwrap_or(INF);
-        self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(MAX_PROBE_UP_ROUNDS);
-        self.probe_up_cnt = (self.cwnd / growth_this_round.max(1)).max(1);
-    }
-
-    /// §5.3.3.6 BBRProbeInflightLongtermUpward.
-    fn probe_inflight_longterm_upward(&mut self, newly_acked: u64) {
-        if !self.is_cwnd_limited() || self.cwnd < self.inflight_longterm {
-            return; // not fully using inflight_longterm, so don't grow it
-        }
-        self.bw_probe_up_acks = self.bw_probe_up_acks.saturating_add(newly_acked);
-        if self.bw_probe_up_acks >= self.probe_up_cnt {
-            let delta = self.bw_probe_up_acks / self.probe_up_cnt;
-            self.bw_probe_up_acks -= delta * self.probe_up_cnt;
-            self.inflight_longterm = self.inflight_longterm.saturating_add(delta);
-        }
-        if self.round_start {
-            self.raise_inflight_longterm_slope();
-        }
-    }
-
-    /// §5.3.3.6 BBRAdaptLongTermModel, with the inflight-too-high reaction of §5.5.10.2 taken
-    /// on ACKs (see the module documentation).
-    fn adapt_long_term_model(&mut self, now: Timestamp, rs: &RateSample) {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
-            self.ack_phase = AckPhase::ProbeFeedback; // starting to get bw probing samples
-        }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
-            // End of samples from the bandwidth probe.
-            self.ack_phase = AckPhase::Init;
-            self.bw_probe_samples = false;
-            if self.state.is_probe_bw() && !rs.is_app_limited {
-                self.cycle_count += 1; // §5.5.6 BBRAdvanceMaxBwFilter
-            }
-        }
-        if Self::is_inflight_too_high(rs) {
-            if self.bw_probe_samples {
-                self.handle_inflight_too_high(now, rs);
-            }
-            return;
-        }
-        // Loss rate is safe: adjust the upper bound upward.
-        if self.inflight_longterm == INF {
-            return;
-        }
-        self.inflight_longterm = self.inflight_longterm.max(rs.tx_in_flight);
-        if self.state == State::Up {
-            self.probe_inflight_longterm_upward(rs.newly_acked);
-        }
-    }
-
-    /// §5.5.10.2 BBRHandleInflightTooHigh.
-    fn handle_inflight_too_high(&mut self, now: Timestamp, rs: &RateSample) {
-        self.bw_probe_samples = false; // only react once per bw probe
-        if !rs.is_app_limited {
-            let target = (self.target_inflight() as f64 * BETA) as u64;
-            self.inflight_longterm = rs.tx_in_flight.max(target);
-        }
-        if self.state == State::Up {
-            self.start_probe_bw_down(now);
-        }
-    }
-
-    /// §5.3.4.3 BBRCheckProbeRTT.
-    fn check_probe_rtt(&mut self, now: Timestamp, rs: &RateSample) {
-        if self.state != State::ProbeRtt && self.probe_rtt_expired && !self.idle_restart {
-            self.set_state(State::ProbeRtt, 1.0, PROBE_RTT_CWND_GAIN); // BBREnterProbeRTT
-            self.save_cwnd();
-            self.probe_rtt_done_stamp = None;
-            self.ack_phase = AckPhase::ProbeStopping;
-            self.start_round();
-        }
-        if self.state == State::ProbeRtt {
-            self.handle_probe_rtt(now);
-        }
-        if rs.delivered > 0 {
-            self.idle_restart = false;
-        }
-    }
-
-    /// §5.3.4.3 BBRHandleProbeRTT.
-    fn handle_probe_rtt(&mut self, now: Timestamp) {
-        if self.probe_rtt_done_stamp.is_none() && self.inflight <= self.probe_rtt_cwnd() {
-            // Wait for at least ProbeRTTDuration and one round.
-            self.probe_rtt_done_stamp = Some(now + PROBE_RTT_DURATION);
-            self.probe_rtt_round_done = false;
-            self.start_round();
-        } else if self.probe_rtt_done_stamp.is_some() {
-            self.probe_rtt_round_done |= self.round_start;
-            if self.probe_rtt_round_done {
+        // §5.4.1 BBRHandleRestartFromIdle: first send after an application-limited idle period.
+        if bytes_in_flight <= bytes && self.last_sample_app_limited {
+            self.idle_restart = true;
+            self.extra_acked_interval_start = Some(now);
+            if self.state.is_probe_bw() {
+                self.set_pacing_rate_with_gain(1.0);
+            } else if self.state == State::ProbeRtt {
                 self.check_probe_rtt_done(now);
             }
         }
     }
 
-    /// §5.3.4.3 BBRCheckProbeRTTDone and §5.3.4.4 BBRExitProbeRTT.
-    fn check_probe_rtt_done(&mut self, now: Timestamp) {
-        if self.probe_rtt_done_stamp.is_some_and(|done| now > done) {
-            self.probe_rtt_min_stamp = Some(now); // schedule the next ProbeRTT
-            self.restore_cwnd();
-            self.reset_short_term_model();
-            if self.full_bw_reached {
-                self.start_probe_bw_down(now);
-                self.start_probe_bw_cruise();
+    /// §5.2.3 BBRUpdateOnACK.
+    fn on_ack(&mut self, ack: &AckEvent<'_>, _coupling: Coupling<'_>) {
+        self.init_clock(ack.now);
+        self.inflight = ack.bytes_in_flight;
+        self.delivered = self.delivered.saturating_add(ack.bytes_acked);
+        if self.in_recovery && !self.in_congestion_recovery(ack.largest_acked_sent_time) {
+            self.exit_recovery();
+        }
+        if self
+            .packet_conservation_until
+            .is_some_and(|end| self.delivered >= end)
+        {
+            self.packet_conservation_until = None; // one round of packet conservation is over
+        }
+        if let Some(rs) = &ack.rate_sample {
+            self.last_sample_app_limited = rs.is_app_limited;
+            self.update_model_and_state(ack.now, rs);
+        }
+        self.update_control_parameters(ack.bytes_acked);
+    }
+
+    fn on_congestion_event(&mut self, loss: &LossEvent<'_>, _coupling: Coupling<'_>) {
+        self.inflight = loss.bytes_in_flight;
+        if loss.lost_bytes > 0 {
+            // §5.5.10.2 BBRNoteLoss with §5.5.11.1 BBRSaveStateUponLoss.
+            if !self.loss_in_round {
+                self.loss_round_delivered = self.delivered;
+                self.undo = (
+                    self.state,
+                    self.bw_shortterm,
+                    self.inflight_shortterm,
+                    self.inflight_longterm,
+                );
+            }
+            self.loss_in_round = true;
+            self.loss_events_in_round = self.loss_events_in_round.saturating_add(1);
+            if !self.in_congestion_recovery(loss.largest_lost_sent_time) {
+                // §5.6.4.4 entering recovery (one per RFC 9002 §7.3.2 period): save the cwnd and
+                // conserve packets for one round.
+                self.congestion_events += 1;
+                self.recovery_start = Some(loss.now);
+                self.save_cwnd();
+                self.in_recovery = true;
+                self.cwnd = loss
+                    .bytes_in_flight
+                    .saturating_add(self.mss)
+                    .max(self.min_window());
+                self.packet_conservation_until =
+                    Some(self.delivered.saturating_add(loss.bytes_in_flight));
             } else {
+                // §5.6.4.4 BBRModulateCwndForRecovery: lost bytes leave the window.
+                self.cwnd = self
+                    .cwnd
+                    .saturating_sub(loss.lost_bytes)
+                    .max(self.min_window());
+            }
+        }
+        if loss.persistent_congestion {
+            // RFC 9002 §7.6.2 (the draft's RTO response): save, then collapse the window.
+            self.save_cwnd();
+            self.cwnd = self.min_window();
+            self.recovery_start = None;
+            self.in_recovery = false;
+            self.packet_conservation_until = None;
+        }
+    }
+
+    /// §5.5.11.2 BBRHandleSpuriousLossDetection, and the end of the loss recovery it caused.
+    fn on_spurious_congestion_event(&mut self) {
+        self.loss_in_round = false;
+        self.reset_full_bw();
+        let (state, bw_shortterm, inflight_shortterm, inflight_longterm) = self.undo;
+        self.bw_shortterm = self.bw_shortterm.max(bw_shortterm);
+        self.inflight_shortterm = self.inflight_shortterm.max(inflight_shortterm);
+        self.inflight_longterm = self.inflight_longterm.max(inflight_longterm);
+        if self.state != State::ProbeRtt && self.state != state {
+            if state == State::Startup {
+                // The exit from Startup was caused by the loss: probe again from the start.
+                self.full_bw_reached = false;
                 self.enter_startup();
+            } else if state == State::Up {
+                self.start_probe_bw_up(self.max_bw);
             }
         }
-    }
-
-    /// §5.6.4.5 BBRProbeRTTCwnd.
-    fn probe_rtt_cwnd(&mut self) -> u64 {
-        self.bdp_multiple(self.bw, PROBE_RTT_CWND_GAIN).max(self.min_pipe_cwnd)
-    }
-
-    /// §5.6.4.4 BBRSaveCwnd.
-    fn save_cwnd(&mut self) {
-        self.prior_cwnd = if !self.in_recovery && self.state != State::ProbeRtt {
-            self.cwnd
-        } else {
-            self.prior_cwnd.max(self.cwnd)
-        };
-    }
-
-    /// §5.6.4.4 BBRRestoreCwnd.
-    fn restore_cwnd(&mut self) {
-        self.cwnd = self.cwnd.max(self.prior_cwnd);
-    }
-}
-
-/// Model updates (§5.5) and control parameters (§5.6).
-impl Bbr {
-    /// §5.2.3 BBRUpdateModelAndState.
-    fn update_model_and_state(&mut self, now: Timestamp, rs: &RateSample) {
-        self.update_latest_delivery_signals(rs);
-        self.update_congestion_signals(rs);
-        self.update_ack_aggregation(now, rs.newly_acked);
-        self.check_full_bw_reached(rs);
-        self.check_startup_done(rs);
-        // §5.3.2 BBRCheckDrainDone.
-        if self.state == State::Drain && self.inflight <= self.inflight_for(self.bw, 1.0) {
-            self.enter_probe_bw(now);
-        }
-        self.update_probe_bw_cycle_phase(now, rs);
-        self.update_min_rtt(now, rs.rtt);
-        self.check_probe_rtt(now, rs);
-        // §5.5.10.3 BBRAdvanceLatestDeliverySignals.
-        if self.loss_round_start {
-            self.bw_latest = rs.delivery_rate;
-            self.inflight_latest = rs.delivered;
-        }
-        // §5.5.10.3 BBRBoundBWForModel.
-        self.bw = self.max_bw.min(self.bw_shortterm);
-    }
-
-    /// §5.5.10.3 BBRUpdateLatestDeliverySignals.
-    fn update_latest_delivery_signals(&mut self, rs: &RateSample) {
-        self.loss_round_start = false;
-        self.bw_latest = self.bw_latest.max(rs.delivery_rate);
-        self.inflight_latest = self.inflight_latest.max(rs.delivered);
-        if rs.prior_delivered >= self.loss_round_delivered {
-            self.loss_round_delivered = self.delivered;
-            self.loss_round_start = true;
+        if self.in_recovery {
+            self.exit_recovery();
         }
     }
 
-    /// §5.5.10.3 BBRUpdateCongestionSignals, with §5.5.5 BBRUpdateMaxBw.
-    fn update_congestion_signals(&mut self, rs: &RateSample) {
-        self.update_round(rs.prior_delivered);
-        if rs.delivery_rate > 0 && (rs.delivery_rate >= self.max_bw || !rs.is_app_limited) {
-            self.max_bw = self.max_bw_filter.update(self.cycle_count, rs.delivery_rate);
-        }
-        if !self.loss_round_start {
-            return; // wait until the end of the round trip
-        }
-        // BBRAdaptLowerBoundsFromCongestion: not while probing for bandwidth.
-        let probing = matches!(self.state, State::Startup | State::Refill | State::Up);
-        if !probing && self.loss_in_round {
-            // BBRInitLowerBounds, BBRLossLowerBounds.
-            if self.bw_shortterm == INF {
-                self.bw_shortterm = self.max_bw;
-            }
-            if self.inflight_shortterm == INF {
-                self.inflight_shortterm = self.cwnd;
-            }
-            let bw = (BETA * self.bw_shortterm as f64) as u64;
-            self.bw_shortterm = self.bw_latest.max(bw);
-            let inflight = (BETA * self.inflight_shortterm as f64) as u64;
-            self.inflight_shortterm = self.inflight_latest.max(inflight);
-        }
-        self.loss_in_round = false;
+    fn window(&self) -> u64 {
+        self.cwnd
     }
 
-    /// §5.5.10.3 BBRResetCongestionSignals.
-    fn reset_congestion_signals(&mut self) {
-        self.loss_in_round = false;
-        self.bw_latest = 0;
-        self.inflight_latest = 0;
+    fn pacing_rate(&self, _srtt: Duration) -> u64 {
+        self.pacing_rate as u64
     }
 
-    /// §5.5.10.3 BBRResetShortTermModel.
-    fn reset_short_term_model(&mut self) {
-        self.bw_shortterm = INF;
-        self.inflight_shortterm = INF;
-    }
-
-    /// §5.5.9 BBRUpdateACKAggregation.
-    fn update_ack_aggregation(&mut self, now: Timestamp, newly_acked: u64) {
-        let start = *self.extra_acked_interval_start.get_or_insert(now);
-        let mut expected = (self.bw as f64 * (now - start).as_secs_f64()) as u64;
-        // Reset the interval if the ACK rate is below the expected rate.
-        if self.extra_acked_delivered <= expected {
-            self.extra_acked_delivered = 0;
-            self.extra_acked_interval_start = Some(now);
-            expected = 0;
-        }
-        self.extra_acked_delivered = self.extra_acked_delivered.saturating_add(newly_acked);
-        let extra = (self.extra_acked_delivered - expected).min(self.cwnd);
-        self.extra_acked = if self.full_bw_reached {
-            self.extra_acked_filter.update(self.round_count, extra)
-        } else {
-            extra
-        };
-    }
-
-    /// §5.3.1.2 BBRResetFullBW.
-    fn reset_full_bw(&mut self) {
-        self.full_bw = 0;
-        self.full_bw_count = 0;
-        self.full_bw_now = false;
-    }
-
-    /// §5.3.1.2 BBRCheckFullBWReached.
-    fn check_full_bw_reached(&mut self, rs: &RateSample) {
-        if self.full_bw_now || !self.round_start || rs.is_app_limited {
-            return;
-        }
-        if rs.delivery_rate as f64 >= self.full_bw as f64 * FULL_BW_GROWTH {
-            self.reset_full_bw();
-            self.full_bw = rs.delivery_rate;
-            return;
-        }
-        self.full_bw_count += 1;
-        self.full_bw_now = self.full_bw_count >= FULL_BW_COUNT;
-        self.full_bw_reached |= self.full_bw_now;
-    }
-
-    /// §5.3.1.1 BBRCheckStartupDone with §5.3.1.3 BBRCheckStartupHighLoss.
-    fn check_startup_done(&mut self, rs: &RateSample) {
-        if !self.full_bw_reached && self.loss_round_start {
-            if self.in_recovery
-                && self.loss_events_in_round >= STARTUP_FULL_LOSS_CNT
-                && Self::is_inflight_too_high(rs)
-            {
-                self.inflight_longterm = self.bdp.max(self.inflight_latest);
-                self.full_bw_reached = true;
-            }
-            self.loss_events_in_round = 0;
-        }
-        if self.state == State::Startup && self.full_bw_reached {
-            self.enter_drain();
+    fn coupling_state(&self) -> CouplingState {
+        let srtt = self.min_rtt.unwrap_or_default();
+        CouplingState {
+            cwnd: self.cwnd,
+            srtt,
+            inter_loss_bytes: 0,
+            active: true,
         }
     }
 
-    /// §5.3.4.3 BBRUpdateMinRTT.
-    fn update_min_rtt(&mut self, now: Timestamp, rtt: Duration) {
-        self.probe_rtt_expired =
-            self.probe_rtt_min_stamp.is_none_or(|stamp| now > stamp + PROBE_RTT_INTERVAL);
-        if self.probe_rtt_min_delay.is_none_or(|d| rtt < d) || self.probe_rtt_expired {
-            self.probe_rtt_min_delay = Some(rtt);
-            self.probe_rtt_min_stamp = Some(now);
-        }
-        let min_rtt_expired =
-            self.min_rtt_stamp.is_none_or(|stamp| now > stamp + MIN_RTT_FILTER_LEN);
-        let probe_min = self.probe_rtt_min_delay;
-        if min_rtt_expired || probe_min.zip(self.min_rtt).is_some_and(|(p, m)| p < m) {
-            self.min_rtt = probe_min;
-            self.min_rtt_stamp = self.probe_rtt_min_stamp;
-        }
+    fn name(&self) -> &'static str {
+        "bbr"
     }
 
-    /// §5.6.2 BBRSetPacingRateWithGain.
-    fn set_pacing_rate_with_gain(&mut self, gain: f64) {
-        let rate = gain * self.bw as f64 * (100.0 - PACING_MARGIN_PERCENT) / 100.0;
-        if self.full_bw_reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
+    fn stats(&self) -> CcStats {
+        CcStats {
+            cwnd: self.cwnd,
+            ssthresh: None,
+            pacing_rate: Some(self.pacing_rate as u64),
+            bandwidth_estimate: Some(self.bw),
+            state: self.state_name(),
+            congestion_events: self.congestion_events,
         }
-    }
-
-    /// §5.2.3 BBRUpdateControlParameters: §5.6.2 pacing rate, §5.6.3 send quantum, §5.6.4 cwnd.
-    fn update_control_parameters(&mut self, newly_acked: u64) {
-        self.set_pacing_rate_with_gain(self.pacing_gain);
-        let quantum = (self.pacing_rate * 0.001) as u64;
-        self.send_quantum = quantum.min(64 * 1024).max(2 * self.mss);
-        self.set_cwnd(newly_acked);
-    }
-
-    /// §5.6.4.6 BBRSetCwnd, with §5.6.4.4 packet conservation in the first round of recovery.
-    fn set_cwnd(&mut self, newly_acked: u64) {
-        // §5.6.4.2 BBRUpdateMaxInflight.
-        let cap = self.bdp_multiple(self.bw, self.cwnd_gain).saturating_add(self.extra_acked);
-        self.max_inflight = self.quantization_budget(cap);
-        if self.packet_conservation_until.is_some() {
-            self.cwnd = self.cwnd.max(self.inflight.saturating_add(newly_acked));
-        } else if self.full_bw_reached {
-            self.cwnd = self.cwnd.saturating_add(newly_acked).min(self.max_inflight);
-        } else if self.cwnd < self.max_inflight || self.delivered < self.initial_cwnd {
-            self.cwnd = self.cwnd.saturating_add(newly_acked);
-        }
-        self.cwnd = self.cwnd.max(self.min_pipe_cwnd);
-        // §5.6.4.5 BBRBoundCwndForProbeRTT.
-        if self.state == State::ProbeRtt {
-            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
-        }
-        // §5.6.4.7 BBRBoundCwndForModel.
-        let cap = match self.state {
-            State::Cruise | State::ProbeRtt => self.inflight_with_headroom(),
-            s if s.is_probe_bw() => self.inflight_longterm,
-            _ => INF,
-        };
-        let cap = cap.min(self.inflight_shortterm).max(self.min_pipe_cwnd);
-        self.cwnd = self.cwnd.min(cap);
     }
 }

@@ -10,9 +10,12 @@ use std::fmt::Debug;
 use crate::recovery::rtt::RttEstimator;
 use crate::time::{Duration, Timestamp};
 
-pub mod delivery_rate;
-pub mod new_reno;
+pub mod bbr;
 pub mod cubic;
+pub mod delivery_rate;
+pub mod lia;
+pub mod new_reno;
+pub mod olia;
 pub mod pacer;
 
 pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState, RateSample};
@@ -37,7 +40,10 @@ pub struct CcConfig {
 impl CcConfig {
     /// RFC 9002 defaults for a given datagram size.
     pub fn new(max_datagram_size: u64) -> Self {
-        Self { max_datagram_size, initial_window: initial_window(max_datagram_size) }
+        Self {
+            max_datagram_size,
+            initial_window: initial_window(max_datagram_size),
+        }
     }
 }
 
@@ -96,7 +102,10 @@ pub struct Coupling<'a> {
 impl Coupling<'_> {
     /// A view for a connection with a single path (decoupled use, tests).
     pub fn single(state: &[CouplingState; 1]) -> Coupling<'_> {
-        Coupling { paths: state, own: 0 }
+        Coupling {
+            paths: state,
+            own: 0,
+        }
     }
 }
 
@@ -129,12 +138,16 @@ pub trait CongestionController: Send + Debug {
     /// Pacing rate in bytes per second given the path's smoothed RTT. Default: RFC 9002 §7.7,
     /// N = 1.25 times cwnd per smoothed RTT.
     fn pacing_rate(&self, srtt: Duration) -> u64 {
-        let srtt_ns = srtt.as_nanos().max(1) as u128;
+        let srtt_ns = srtt.as_nanos().max(1);
         ((self.window() as u128 * 5 / 4) * 1_000_000_000 / srtt_ns).min(u64::MAX as u128) as u64
     }
     /// What sibling paths' coupled controllers may see of this one.
     fn coupling_state(&self) -> CouplingState {
-        CouplingState { cwnd: self.window(), active: true, ..CouplingState::default() }
+        CouplingState {
+            cwnd: self.window(),
+            active: true,
+            ..CouplingState::default()
+        }
     }
     /// Algorithm name ("newreno", "cubic", ...).
     fn name(&self) -> &'static str;
@@ -149,6 +162,12 @@ pub enum CcAlgorithm {
     NewReno,
     #[default]
     Cubic,
+    /// BBRv3 (draft-ietf-ccwg-bbr); needs pacing and delivery-rate samples.
+    Bbr,
+    /// RFC 6356 coupled congestion control.
+    Lia,
+    /// OLIA (Khalili et al., CoNEXT 2012) coupled congestion control.
+    Olia,
 }
 
 impl CcAlgorithm {
@@ -157,21 +176,36 @@ impl CcAlgorithm {
         match self {
             CcAlgorithm::NewReno => Box::new(new_reno::NewReno::new(config)),
             CcAlgorithm::Cubic => Box::new(cubic::Cubic::new(config)),
+            CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(config)),
+            CcAlgorithm::Lia => Box::new(lia::Lia::new(config)),
+            CcAlgorithm::Olia => Box::new(olia::Olia::new(config)),
         }
     }
 
     /// All algorithms with their names, for CLI parsing and listings.
-    pub const ALL: &'static [(&'static str, CcAlgorithm)] =
-        &[("newreno", CcAlgorithm::NewReno), ("cubic", CcAlgorithm::Cubic)];
+    pub const ALL: &'static [(&'static str, CcAlgorithm)] = &[
+        ("newreno", CcAlgorithm::NewReno),
+        ("cubic", CcAlgorithm::Cubic),
+        ("bbr", CcAlgorithm::Bbr),
+        ("lia", CcAlgorithm::Lia),
+        ("olia", CcAlgorithm::Olia),
+    ];
 }
 
 impl std::str::FromStr for CcAlgorithm {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let lower = s.to_ascii_lowercase();
-        Self::ALL.iter().find(|(name, _)| *name == lower).map(|(_, a)| *a).ok_or_else(|| {
-            let names: Vec<_> = Self::ALL.iter().map(|(n, _)| *n).collect();
-            format!("unknown congestion controller '{s}' (expected one of: {})", names.join(", "))
-        })
+        Self::ALL
+            .iter()
+            .find(|(name, _)| *name == lower)
+            .map(|(_, a)| *a)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "unknown congestion controller '{s}' (expected one of: {})",
+                    names.join(", ")
+                )
+            })
     }
 }

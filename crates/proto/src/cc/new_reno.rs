@@ -138,14 +138,14 @@ impl NewReno {
         self.cwnd = self.cwnd.saturating_add(bytes);
     }
 
+    /// Removes `bytes` from the congestion window, not below `floor` (OLIA's negative α).
+    pub(crate) fn shrink_window(&mut self, bytes: u64, floor: u64) {
+        self.cwnd = self.cwnd.saturating_sub(bytes).max(floor).min(self.cwnd);
+    }
+
     /// The maximum datagram size in use (at least 1).
     pub(crate) fn mss(&self) -> u64 {
         self.mss
-    }
-
-    /// The smoothed RTT of the latest event.
-    pub(crate) fn srtt(&self) -> Duration {
-        self.srtt
     }
 }
 
@@ -432,12 +432,14 @@ pub(crate) mod sim {
         }
     }
 
-    /// A bottleneck: rate, two-way propagation delay and buffer.
+    /// A bottleneck: rate, two-way propagation delay, buffer, and a random loss probability
+    /// applied to every packet it accepts (drawn from a fixed-seed generator).
     #[derive(Debug, Clone)]
     pub(crate) struct Link {
         pub(crate) bytes_per_sec: u64,
         pub(crate) rtt: Duration,
         pub(crate) buffer_bytes: u64,
+        pub(crate) random_loss: f64,
     }
 
     impl Link {
@@ -447,6 +449,7 @@ pub(crate) mod sim {
                 bytes_per_sec: mbit * 125_000,
                 rtt: Duration::from_millis(rtt_ms),
                 buffer_bytes: 0,
+                random_loss: 0.0,
             };
             link.buffer_bytes = link.bdp();
             link
@@ -512,6 +515,22 @@ pub(crate) mod sim {
         spec: Link,
         departures: VecDeque<Timestamp>,
         free_at: Timestamp,
+        /// SplitMix64 state for random losses.
+        rng: u64,
+    }
+
+    impl LinkState {
+        /// Whether the next accepted packet is randomly lost.
+        fn random_drop(&mut self) -> bool {
+            if self.spec.random_loss <= 0.0 {
+                return false;
+            }
+            self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.rng;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 <= self.spec.random_loss
+        }
     }
 
     /// Runs one always-backlogged flow for `duration` over `link`.
@@ -537,6 +556,53 @@ pub(crate) mod sim {
         .remove(0)
     }
 
+    /// A paced flow on `link` without extra delay.
+    pub(crate) fn flow<'a>(
+        cc: &'a mut dyn CongestionController,
+        link: usize,
+        connection: usize,
+    ) -> Flow<'a> {
+        Flow {
+            cc,
+            link,
+            extra_rtt: Duration::ZERO,
+            connection,
+            paced: true,
+        }
+    }
+
+    /// Two coupled subflows `a` and `b` (one connection) and a NewReno flow over one `link`.
+    pub(crate) fn two_subflows_and_reno(
+        a: &mut dyn CongestionController,
+        b: &mut dyn CongestionController,
+        link: &Link,
+        duration: Duration,
+    ) -> Vec<Outcome> {
+        let mut reno = super::NewReno::new(crate::cc::CcConfig::new(MSS));
+        let flows = vec![flow(a, 0, 0), flow(b, 0, 0), flow(&mut reno, 0, 1)];
+        run_flows(
+            flows,
+            std::slice::from_ref(link),
+            duration,
+            &mut |_, _, _| {},
+        )
+    }
+
+    /// Two coupled subflows over two disjoint bottlenecks.
+    pub(crate) fn two_disjoint_subflows(
+        a: &mut dyn CongestionController,
+        b: &mut dyn CongestionController,
+        links: &[Link; 2],
+        duration: Duration,
+    ) -> Vec<Outcome> {
+        run_flows(
+            vec![flow(a, 0, 0), flow(b, 1, 0)],
+            links,
+            duration,
+            &mut |_, _, _| {},
+        )
+    }
+
     /// Runs `flows` over `links` for `duration`; `observe(flow, now, cc)` is called after every
     /// ACK a flow processes.
     pub(crate) fn run_flows(
@@ -553,6 +619,7 @@ pub(crate) mod sim {
                 spec: l.clone(),
                 departures: VecDeque::new(),
                 free_at: start,
+                rng: 7,
             })
             .collect();
         let mut states: Vec<State> = flows.iter().map(|_| new_state(start)).collect();
@@ -753,8 +820,10 @@ pub(crate) mod sim {
                     Duration::from_nanos(MSS * 1_000_000_000 / link.spec.bytes_per_sec);
                 link.free_at = link.free_at.max(now) + serialisation;
                 link.departures.push_back(link.free_at);
-                st.acks
-                    .push_back((st.next_pn, link.free_at + link.spec.rtt + flow.extra_rtt));
+                if !link.random_drop() {
+                    let ack_at = link.free_at + link.spec.rtt + flow.extra_rtt;
+                    st.acks.push_back((st.next_pn, ack_at));
+                }
             }
             st.next_pn += 1;
             st.out.max_cwnd = st.out.max_cwnd.max(cc.window());

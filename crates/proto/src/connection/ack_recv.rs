@@ -17,14 +17,30 @@ use crate::time::{Duration, Timestamp};
 
 impl Connection {
     /// RFC 9002 §A.7 OnAckReceived, split per path.
-    pub(crate) fn on_ack_frame(&mut self, now: Timestamp, epoch: Epoch, recv_path: PathId, ack: AckFrame) -> Result<(), TransportError> {
-        let ty = if ack.path_id.is_some() { mpquic_wire::frame::ty::PATH_ACK } else { mpquic_wire::frame::ty::ACK };
+    pub(crate) fn on_ack_frame(
+        &mut self,
+        now: Timestamp,
+        epoch: Epoch,
+        recv_path: PathId,
+        ack: AckFrame,
+    ) -> Result<(), TransportError> {
+        let ty = if ack.path_id.is_some() {
+            mpquic_wire::frame::ty::PATH_ACK
+        } else {
+            mpquic_wire::frame::ty::ACK
+        };
         let space = match epoch {
             Epoch::Initial => SpaceId::Initial,
             Epoch::Handshake => SpaceId::Handshake,
             Epoch::Data => match self.layout.space_of_ack(ack.path_id) {
                 Some(space) => space,
-                None => return Err(TransportError::for_frame(TransportErrorCode::PROTOCOL_VIOLATION, ty, "ACK for an unknown space")),
+                None => {
+                    return Err(TransportError::for_frame(
+                        TransportErrorCode::PROTOCOL_VIOLATION,
+                        ty,
+                        "ACK for an unknown space",
+                    ))
+                }
             },
         };
         if let SpaceId::Data(p) = space {
@@ -36,7 +52,11 @@ impl Connection {
         let send_space = self.send_space(space);
         if send_space.never_sent(ack.largest) {
             // RFC 9000 §13.1: acknowledging an unsent packet is a PROTOCOL_VIOLATION.
-            return Err(TransportError::for_frame(TransportErrorCode::PROTOCOL_VIOLATION, ty, "ACK of a packet never sent"));
+            return Err(TransportError::for_frame(
+                TransportErrorCode::PROTOCOL_VIOLATION,
+                ty,
+                "ACK of a packet never sent",
+            ));
         }
         let mut acked = Vec::new();
         let mut spurious = Vec::new();
@@ -58,7 +78,10 @@ impl Connection {
         let ack_delay = self.decode_ack_delay(epoch, ack.ack_delay);
         // The naive RFC 9002 sample (rule off): the frame's Largest Acknowledged, credited to the
         // path the ACK arrived on.
-        let naive = acked.iter().find(|(pn, _, _)| *pn == ack.largest).map(|&(_, path, seq)| (path, seq));
+        let naive = acked
+            .iter()
+            .find(|(pn, _, _)| *pn == ack.largest)
+            .map(|&(_, path, seq)| (path, seq));
         let mut by_path: BTreeMap<PathId, Vec<u64>> = BTreeMap::new();
         for (_, path, seq) in acked {
             by_path.entry(path).or_default().push(seq);
@@ -79,7 +102,11 @@ impl Connection {
         if epoch != Epoch::Data {
             return Duration::ZERO;
         }
-        let exponent = self.peer_params.as_ref().map_or(3, |p| p.ack_delay_exponent).min(20);
+        let exponent = self
+            .peer_params
+            .as_ref()
+            .map_or(3, |p| p.ack_delay_exponent)
+            .min(20);
         let delay = Duration::from_micros(raw.saturating_mul(1 << exponent).min(u64::MAX >> 1));
         if self.handshake_confirmed {
             delay.min(self.peer_max_ack_delay())
@@ -102,7 +129,9 @@ impl Connection {
     ) -> Result<(), TransportError> {
         let rule_on = self.config.rtt_sample_on_receiving_path;
         let coupling = self.coupling_snapshot();
-        let Some(path) = self.paths.get_mut(&path_id) else { return Ok(()) };
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return Ok(());
+        };
         let mut outcome = AckedOutcome::default();
         for &seq in seqs {
             path.ledger(epoch).on_acked(seq, &mut outcome);
@@ -120,7 +149,9 @@ impl Connection {
                 .filter(|_| eliciting && (path_id == recv_path || !path.rtt.has_sample()))
                 .map(|(_, sent)| now - sent)
         } else {
-            naive_time.filter(|_| path_id == recv_path || !path.rtt.has_sample()).map(|sent| now - sent)
+            naive_time
+                .filter(|_| path_id == recv_path || !path.rtt.has_sample())
+                .map(|sent| now - sent)
         };
         if let Some(sample) = sample {
             path.rtt.update(ack_delay, sample);
@@ -142,7 +173,8 @@ impl Connection {
         for p in &outcome.packets {
             if p.in_flight {
                 bytes_acked += p.size;
-                path.delivery.on_packet_acked(now, &p.delivery, p.size, p.time_sent);
+                path.delivery
+                    .on_packet_acked(now, &p.delivery, p.size, p.time_sent);
             }
             largest_sent = largest_sent.max(p.time_sent);
         }
@@ -159,7 +191,13 @@ impl Connection {
             };
             let own = coupling.iter().position(|c| c.0 == path_id).unwrap_or(0);
             let states: Vec<_> = coupling.iter().map(|c| c.1).collect();
-            path.cc.on_ack(&event, Coupling { paths: &states, own });
+            path.cc.on_ack(
+                &event,
+                Coupling {
+                    paths: &states,
+                    own,
+                },
+            );
         }
         for packet in &outcome.packets {
             self.on_frames_acked(epoch, packet);
@@ -171,7 +209,9 @@ impl Connection {
     /// Release what an acknowledged packet carried.
     fn on_frames_acked(&mut self, epoch: Epoch, packet: &SentPacket) {
         for range in &packet.frames.crypto {
-            self.crypto[epoch.index()].send.on_acked(range.start, range.end - range.start);
+            self.crypto[epoch.index()]
+                .send
+                .on_acked(range.start, range.end - range.start);
         }
         self.streams.on_frames_acked(&packet.frames.streams);
         if let Some((space, largest)) = packet.frames.ack {

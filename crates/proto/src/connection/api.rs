@@ -17,7 +17,11 @@ pub enum ConnectionError {
     TransportError(TransportError),
     /// The peer closed with a transport error code.
     #[error("peer closed the connection: {code:#x} ({reason})")]
-    PeerTransportClose { code: u64, frame_type: Option<u64>, reason: String },
+    PeerTransportClose {
+        code: u64,
+        frame_type: Option<u64>,
+        reason: String,
+    },
     /// The peer's application closed.
     #[error("peer application closed the connection: code {code} ({reason})")]
     PeerApplicationClose { code: u64, reason: String },

@@ -17,21 +17,43 @@ impl Connection {
         let lost = ConnectionError::TransportError(error.clone());
         self.error = Some(lost.clone());
         self.events.push_back(Event::ConnectionLost(lost));
-        self.enter_closing(now, error.code.0, Some(error.frame_type.unwrap_or(0)), Bytes::from(error.reason.into_bytes()));
+        self.enter_closing(
+            now,
+            error.code.0,
+            Some(error.frame_type.unwrap_or(0)),
+            Bytes::from(error.reason.into_bytes()),
+        );
     }
 
     /// RFC 9000 §10.2.1: the closing state lasts three times the (largest, RFC 10069) PTO.
-    pub(crate) fn enter_closing(&mut self, now: Timestamp, code: u64, frame_type: Option<u64>, reason: Bytes) {
+    pub(crate) fn enter_closing(
+        &mut self,
+        now: Timestamp,
+        code: u64,
+        frame_type: Option<u64>,
+        reason: Bytes,
+    ) {
         let mut frame = Vec::new();
         let reason = reason.slice(..reason.len().min(256));
-        Frame::ConnectionClose(ConnectionClose { error_code: code, frame_type, reason }).encode(&mut frame);
-        self.state = State::Closing { until: now + self.largest_pto() * 3, frame: Bytes::from(frame), epoch_hint: 0, resend: true };
+        Frame::ConnectionClose(ConnectionClose {
+            error_code: code,
+            frame_type,
+            reason,
+        })
+        .encode(&mut frame);
+        self.state = State::Closing {
+            until: now + self.largest_pto() * 3,
+            frame: Bytes::from(frame),
+            epoch_hint: 0,
+            resend: true,
+        };
     }
 
     /// RFC 9000 §10.3.1: a stateless reset ends the connection at once.
     pub(crate) fn on_stateless_reset(&mut self, _now: Timestamp) {
         self.error = Some(ConnectionError::Reset);
-        self.events.push_back(Event::ConnectionLost(ConnectionError::Reset));
+        self.events
+            .push_back(Event::ConnectionLost(ConnectionError::Reset));
         self.drain();
     }
 
@@ -39,8 +61,11 @@ impl Connection {
     /// previous update was acknowledged.
     pub(crate) fn maybe_update_keys(&mut self) {
         let interval = self.config.key_update_interval;
-        let Some(keys) = self.one_rtt.as_mut() else { return };
-        let due = keys.needs_key_update() || interval.is_some_and(|n| self.packets_since_key_update >= n);
+        let Some(keys) = self.one_rtt.as_mut() else {
+            return;
+        };
+        let due =
+            keys.needs_key_update() || interval.is_some_and(|n| self.packets_since_key_update >= n);
         if !due || self.drop_previous_key_at.is_some() {
             return;
         }

@@ -12,7 +12,13 @@ use crate::time::Timestamp;
 
 impl Connection {
     /// Apply one received frame that arrived on `path` at level `epoch`.
-    pub(crate) fn handle_frame(&mut self, now: Timestamp, epoch: Epoch, path: PathId, frame: Frame) -> Result<(), TransportError> {
+    pub(crate) fn handle_frame(
+        &mut self,
+        now: Timestamp,
+        epoch: Epoch,
+        path: PathId,
+        frame: Frame,
+    ) -> Result<(), TransportError> {
         if frame.is_multipath() {
             return self.handle_multipath_frame(now, path, frame);
         }
@@ -21,30 +27,48 @@ impl Connection {
             Frame::Ack(ack) => self.on_ack_frame(now, epoch, path, ack)?,
             Frame::Crypto { offset, data } => self.on_crypto_data(now, epoch, offset, data)?,
             Frame::Stream(f) => self.streams.on_stream_frame(f)?,
-            Frame::ResetStream { id, error_code, final_size } => self.streams.on_reset_stream(id, error_code, final_size)?,
-            Frame::StopSending { id, error_code } => self.streams.on_stop_sending(id, error_code)?,
+            Frame::ResetStream {
+                id,
+                error_code,
+                final_size,
+            } => self.streams.on_reset_stream(id, error_code, final_size)?,
+            Frame::StopSending { id, error_code } => {
+                self.streams.on_stop_sending(id, error_code)?
+            }
             Frame::MaxData(max) => self.streams.on_max_data(max),
             Frame::MaxStreamData { id, max } => self.streams.on_max_stream_data(id, max)?,
             Frame::MaxStreams { dir, count } => self.streams.on_max_streams(dir, count)?,
             Frame::DataBlocked { limit } => self.streams.on_data_blocked(limit),
-            Frame::StreamDataBlocked { id, limit } => self.streams.on_stream_data_blocked(id, limit)?,
+            Frame::StreamDataBlocked { id, limit } => {
+                self.streams.on_stream_data_blocked(id, limit)?
+            }
             Frame::StreamsBlocked { dir, limit } => self.streams.on_streams_blocked(dir, limit)?,
             Frame::NewToken { .. } => {
                 // RFC 9000 §19.7: only servers send NEW_TOKEN. Clients may keep it for a later
                 // connection; we do not use address validation tokens.
                 if self.side == Side::Server {
-                    return Err(TransportError::for_frame(TransportErrorCode::PROTOCOL_VIOLATION, ty::NEW_TOKEN, "client sent NEW_TOKEN"));
+                    return Err(TransportError::for_frame(
+                        TransportErrorCode::PROTOCOL_VIOLATION,
+                        ty::NEW_TOKEN,
+                        "client sent NEW_TOKEN",
+                    ));
                 }
             }
             Frame::NewConnectionId(ncid) => self.on_new_connection_id(ncid)?,
-            Frame::RetireConnectionId { path_id, sequence } => self.on_retire_connection_id(now, path_id, sequence)?,
+            Frame::RetireConnectionId { path_id, sequence } => {
+                self.on_retire_connection_id(now, path_id, sequence)?
+            }
             Frame::PathChallenge(data) => self.on_path_challenge(path, data),
             Frame::PathResponse(data) => self.on_path_response(now, path, data),
             Frame::ConnectionClose(close) => self.on_connection_close(now, close),
             Frame::HandshakeDone => {
                 // RFC 9000 §19.20: a server receiving HANDSHAKE_DONE closes with PROTOCOL_VIOLATION.
                 if self.side == Side::Server {
-                    return Err(TransportError::for_frame(TransportErrorCode::PROTOCOL_VIOLATION, ty::HANDSHAKE_DONE, "client sent HANDSHAKE_DONE"));
+                    return Err(TransportError::for_frame(
+                        TransportErrorCode::PROTOCOL_VIOLATION,
+                        ty::HANDSHAKE_DONE,
+                        "client sent HANDSHAKE_DONE",
+                    ));
                 }
                 self.on_handshake_confirmed(now);
             }
@@ -57,10 +81,18 @@ impl Connection {
             }
             Frame::AckFrequency { .. } => {
                 // draft-ietf-quic-ack-frequency §3: only valid if we advertised min_ack_delay.
-                return Err(TransportError::for_frame(TransportErrorCode::PROTOCOL_VIOLATION, ty::ACK_FREQUENCY, "ACK_FREQUENCY without min_ack_delay"));
+                return Err(TransportError::for_frame(
+                    TransportErrorCode::PROTOCOL_VIOLATION,
+                    ty::ACK_FREQUENCY,
+                    "ACK_FREQUENCY without min_ack_delay",
+                ));
             }
             Frame::QoeControlSignal(_) => {
-                return Err(TransportError::for_frame(TransportErrorCode::PROTOCOL_VIOLATION, ty::QOE_CONTROL_SIGNAL, "QoE feedback was not negotiated"));
+                return Err(TransportError::for_frame(
+                    TransportErrorCode::PROTOCOL_VIOLATION,
+                    ty::QOE_CONTROL_SIGNAL,
+                    "QoE feedback was not negotiated",
+                ));
             }
             other => unreachable_multipath(&other)?,
         }
@@ -69,13 +101,28 @@ impl Connection {
 
     /// RFC 10069 §7: multipath frames need the extension, a 1-RTT packet (checked by the
     /// caller), and path IDs within our limit.
-    fn handle_multipath_frame(&mut self, now: Timestamp, path: PathId, frame: Frame) -> Result<(), TransportError> {
+    fn handle_multipath_frame(
+        &mut self,
+        now: Timestamp,
+        path: PathId,
+        frame: Frame,
+    ) -> Result<(), TransportError> {
         let ty = frame.frame_type();
         if !self.layout.is_multipath() {
-            return Err(TransportError::for_frame(TransportErrorCode::PROTOCOL_VIOLATION, ty, "multipath frame without multipath negotiated"));
+            return Err(TransportError::for_frame(
+                TransportErrorCode::PROTOCOL_VIOLATION,
+                ty,
+                "multipath frame without multipath negotiated",
+            ));
         }
         let over_limit = |id: u64| id > u64::from(self.local_max_path_id);
-        let violation = |reason: &str| Err(TransportError::for_frame(TransportErrorCode::PROTOCOL_VIOLATION, ty, reason));
+        let violation = |reason: &str| {
+            Err(TransportError::for_frame(
+                TransportErrorCode::PROTOCOL_VIOLATION,
+                ty,
+                reason,
+            ))
+        };
         match frame {
             Frame::Ack(ack) => {
                 if ack.path_id.is_some_and(over_limit) {
@@ -95,13 +142,20 @@ impl Connection {
                 }
                 self.on_retire_connection_id(now, path_id, sequence)?;
             }
-            Frame::PathAbandon { path_id, error_code } => {
+            Frame::PathAbandon {
+                path_id,
+                error_code,
+            } => {
                 if over_limit(path_id) {
                     return violation("PATH_ABANDON above our maximum path ID");
                 }
                 self.on_path_abandon(now, path_id as PathId, error_code);
             }
-            Frame::PathStatus { path_id, sequence, status } => {
+            Frame::PathStatus {
+                path_id,
+                sequence,
+                status,
+            } => {
                 if over_limit(path_id) {
                     return violation("PATH_STATUS above our maximum path ID");
                 }
@@ -113,11 +167,17 @@ impl Connection {
                     return violation("PATHS_BLOCKED above our maximum path ID");
                 }
             }
-            Frame::PathCidsBlocked { path_id, next_sequence } => {
+            Frame::PathCidsBlocked {
+                path_id,
+                next_sequence,
+            } => {
                 if over_limit(path_id) {
                     return violation("PATH_CIDS_BLOCKED above our maximum path ID");
                 }
-                let issued = self.local_cids.get(&(path_id as PathId)).map_or(0, |c| c.next_seq());
+                let issued = self
+                    .local_cids
+                    .get(&(path_id as PathId))
+                    .map_or(0, |c| c.next_seq());
                 if next_sequence > issued {
                     return violation("PATH_CIDS_BLOCKED names a sequence number never issued");
                 }
@@ -134,24 +194,43 @@ impl Connection {
         if self.paths.get(&path).is_some_and(|p| !p.is_active()) {
             return Ok(());
         }
-        self.remote_cids.entry(path).or_default().on_new_cid(ncid.sequence, ncid.retire_prior_to, ncid.cid, ncid.reset_token, limit)
+        self.remote_cids.entry(path).or_default().on_new_cid(
+            ncid.sequence,
+            ncid.retire_prior_to,
+            ncid.cid,
+            ncid.reset_token,
+            limit,
+        )
     }
 
     fn on_connection_close(&mut self, now: Timestamp, close: mpquic_wire::frame::ConnectionClose) {
         let reason = String::from_utf8_lossy(&close.reason).into_owned();
         let error = match close.frame_type {
-            Some(frame_type) => ConnectionError::PeerTransportClose { code: close.error_code, frame_type: Some(frame_type), reason },
-            None => ConnectionError::PeerApplicationClose { code: close.error_code, reason },
+            Some(frame_type) => ConnectionError::PeerTransportClose {
+                code: close.error_code,
+                frame_type: Some(frame_type),
+                reason,
+            },
+            None => ConnectionError::PeerApplicationClose {
+                code: close.error_code,
+                reason,
+            },
         };
         if self.error.is_none() {
             self.error = Some(error.clone());
             self.events.push_back(Event::ConnectionLost(error));
         }
         // RFC 9000 §10.2.2: enter draining for three times the (largest, RFC 10069) PTO.
-        self.state = State::Draining { until: now + self.largest_pto() * 3 };
+        self.state = State::Draining {
+            until: now + self.largest_pto() * 3,
+        };
     }
 }
 
 fn unreachable_multipath(frame: &Frame) -> Result<(), TransportError> {
-    Err(TransportError::for_frame(TransportErrorCode::FRAME_ENCODING_ERROR, frame.frame_type(), "unexpected frame"))
+    Err(TransportError::for_frame(
+        TransportErrorCode::FRAME_ENCODING_ERROR,
+        frame.frame_type(),
+        "unexpected frame",
+    ))
 }

@@ -74,9 +74,21 @@ impl Connection {
         let dcid = random_cid(&mut rng, params.cid_len.max(8));
         let scid = random_cid(&mut rng, params.cid_len);
         let local_params = build_local_params(&config.transport, Side::Client, &scid, None, None);
-        let tls = TlsSession::new_client(config.tls.clone(), server_name, encode_params(&local_params))
+        let mut encoded = encode_params(&local_params);
+        encoded.extend_from_slice(&config.transport.raw_transport_params);
+        let tls = TlsSession::new_client(config.tls.clone(), server_name, encoded)
             .map_err(|e| ConnectError::Tls(e.to_string()))?;
-        let mut conn = Connection::assemble(Side::Client, config.transport.clone(), tls, rng, local_params, &params, dcid, scid, dcid);
+        let mut conn = Connection::assemble(
+            Side::Client,
+            config.transport.clone(),
+            tls,
+            rng,
+            local_params,
+            &params,
+            dcid,
+            scid,
+            dcid,
+        );
         conn.initial_keys = Some(initial_keys(dcid.as_slice(), Side::Client));
         conn.drive_tls()?;
         Ok(conn)
@@ -92,11 +104,26 @@ impl Connection {
         let mut rng = ChaCha20Rng::from_seed(params.rng_seed);
         let scid = random_cid(&mut rng, params.cid_len);
         let token = reset_token_for(&params.reset_key, &scid);
-        let local_params = build_local_params(&config.transport, Side::Server, &scid, Some(client_dcid), Some(token));
+        let local_params = build_local_params(
+            &config.transport,
+            Side::Server,
+            &scid,
+            Some(client_dcid),
+            Some(token),
+        );
         let tls = TlsSession::new_server(config.tls.clone(), encode_params(&local_params))
             .map_err(|e| ConnectError::Tls(e.to_string()))?;
-        let mut conn =
-            Connection::assemble(Side::Server, config.transport.clone(), tls, rng, local_params, &params, client_scid, scid, client_dcid);
+        let mut conn = Connection::assemble(
+            Side::Server,
+            config.transport.clone(),
+            tls,
+            rng,
+            local_params,
+            &params,
+            client_scid,
+            scid,
+            client_dcid,
+        );
         conn.peer_initial_scid = Some(client_scid);
         conn.initial_keys = Some(initial_keys(client_dcid.as_slice(), Side::Server));
         Ok(conn)
@@ -114,8 +141,18 @@ impl Connection {
         local_cid: ConnectionId,
         original_dcid: ConnectionId,
     ) -> Connection {
-        let cc = config.congestion.build(CcConfig::new(u64::from(config.max_datagram_size)));
-        let mut path = Path::new(0, params.local, params.remote, cc, config.initial_rtt, u64::from(config.max_datagram_size), params.now);
+        let cc = config
+            .congestion
+            .build(CcConfig::new(u64::from(config.max_datagram_size)));
+        let mut path = Path::new(
+            0,
+            params.local,
+            params.remote,
+            cc,
+            config.initial_rtt,
+            u64::from(config.max_datagram_size),
+            params.now,
+        );
         // The client trusts the address it chose; the server validates the client by the
         // handshake (RFC 9000 §8.1) and applies the amplification limit until then.
         if side == Side::Client {
@@ -170,17 +207,29 @@ impl Connection {
             cid_len: params.cid_len,
             reset_key: params.reset_key,
             next_urgent_path: 0,
+            raw_frames: Vec::new(),
             config,
         }
     }
 
     /// Feed in-order CRYPTO data of `epoch` to TLS and collect its output (RFC 9001 §4.1.3).
-    pub(crate) fn on_crypto_data(&mut self, now: Timestamp, epoch: Epoch, offset: u64, data: Bytes) -> Result<(), TransportError> {
+    pub(crate) fn on_crypto_data(
+        &mut self,
+        now: Timestamp,
+        epoch: Epoch,
+        offset: u64,
+        data: Bytes,
+    ) -> Result<(), TransportError> {
         let stream = &mut self.crypto[epoch.index()];
         if offset + data.len() as u64 > stream.read_offset + CRYPTO_BUFFER_LIMIT {
-            return Err(TransportError::new(TransportErrorCode::CRYPTO_BUFFER_EXCEEDED, "too much out-of-order CRYPTO data"));
+            return Err(TransportError::new(
+                TransportErrorCode::CRYPTO_BUFFER_EXCEEDED,
+                "too much out-of-order CRYPTO data",
+            ));
         }
-        stream.recv.insert(offset, data).map_err(|e| TransportError::new(TransportErrorCode::CRYPTO_BUFFER_EXCEEDED, e.to_string()))?;
+        stream.recv.insert(offset, data).map_err(|e| {
+            TransportError::new(TransportErrorCode::CRYPTO_BUFFER_EXCEEDED, e.to_string())
+        })?;
         let mut buf = [0u8; 4096];
         loop {
             let stream = &mut self.crypto[epoch.index()];
@@ -191,7 +240,8 @@ impl Connection {
             stream.read_offset += n as u64;
             self.tls.read_handshake_at(epoch, &buf[..n])?;
         }
-        self.drive_tls().map_err(|e| TransportError::internal(e.to_string()))?;
+        self.drive_tls()
+            .map_err(|e| TransportError::internal(e.to_string()))?;
         if self.peer_params.is_none() {
             if let Some(raw) = self.tls.peer_transport_params() {
                 let raw = raw.to_vec();
@@ -208,7 +258,9 @@ impl Connection {
     pub(crate) fn drive_tls(&mut self) -> Result<(), ConnectError> {
         for output in self.tls.write_handshake() {
             match output {
-                HandshakeOutput::Data(epoch, bytes) => self.crypto[epoch.index()].send.write(&bytes),
+                HandshakeOutput::Data(epoch, bytes) => {
+                    self.crypto[epoch.index()].send.write(&bytes)
+                }
                 HandshakeOutput::HandshakeKeys(keys) => self.handshake_keys = Some(keys),
                 HandshakeOutput::OneRttKeys(keys) => self.one_rtt = Some(keys),
             }
@@ -218,9 +270,15 @@ impl Connection {
 
     /// RFC 9000 §7.3–7.4: validate and apply the peer's transport parameters.
     fn on_peer_params(&mut self, raw: &[u8]) -> Result<(), TransportError> {
-        let params = TransportParameters::decode(raw, self.side.peer())
-            .map_err(|e| TransportError::new(TransportErrorCode::TRANSPORT_PARAMETER_ERROR, e.to_string()))?;
-        let bad = |reason: &str| Err(TransportError::new(TransportErrorCode::TRANSPORT_PARAMETER_ERROR, reason));
+        let params = TransportParameters::decode(raw, self.side.peer()).map_err(|e| {
+            TransportError::new(TransportErrorCode::TRANSPORT_PARAMETER_ERROR, e.to_string())
+        })?;
+        let bad = |reason: &str| {
+            Err(TransportError::new(
+                TransportErrorCode::TRANSPORT_PARAMETER_ERROR,
+                reason,
+            ))
+        };
         // RFC 9000 §7.3: authenticate the connection IDs used during the handshake.
         if params.initial_source_connection_id != self.peer_initial_scid {
             return bad("initial_source_connection_id does not match the packet's source CID");
@@ -232,7 +290,9 @@ impl Connection {
             if params.retry_source_connection_id.is_some() {
                 return bad("retry_source_connection_id without a Retry");
             }
-            if let (Some(token), Some(pool)) = (params.stateless_reset_token, self.remote_cids.get_mut(&0)) {
+            if let (Some(token), Some(pool)) =
+                (params.stateless_reset_token, self.remote_cids.get_mut(&0))
+            {
                 pool.set_initial_token(token);
             }
         }
@@ -240,7 +300,8 @@ impl Connection {
         let design = super::negotiate_design(&self.local_params, &params);
         self.layout = layout_for(design);
         if design == Design::Mpns {
-            self.remote_max_path_id = u32::try_from(params.initial_max_path_id.unwrap_or(0)).unwrap_or(u32::MAX);
+            self.remote_max_path_id =
+                u32::try_from(params.initial_max_path_id.unwrap_or(0)).unwrap_or(u32::MAX);
         } else if design == Design::Spns {
             // SPNS: path IDs are granted by MAX_PATH_ID frames after the handshake
             // (docs/MULTIPATH.md), as initial_max_path_id would make standard peers use MPNS.
@@ -289,7 +350,11 @@ impl Connection {
         if !had {
             return;
         }
-        let space = if epoch == Epoch::Initial { SpaceId::Initial } else { SpaceId::Handshake };
+        let space = if epoch == Epoch::Initial {
+            SpaceId::Initial
+        } else {
+            SpaceId::Handshake
+        };
         if let Some(path) = self.paths.get_mut(&0) {
             path.ledger(epoch).drain();
             path.acks.remove(&space);
@@ -302,9 +367,11 @@ impl Connection {
     /// ConnectionError for an incoming version negotiation packet (RFC 9000 §6.2).
     pub(crate) fn on_version_negotiation(&mut self) {
         self.error = Some(ConnectionError::VersionMismatch);
-        self.events.push_back(Event::ConnectionLost(ConnectionError::VersionMismatch));
+        self.events
+            .push_back(Event::ConnectionLost(ConnectionError::VersionMismatch));
         self.state = State::Drained;
-        self.endpoint_events.push_back(super::EndpointEvent::Drained);
+        self.endpoint_events
+            .push_back(super::EndpointEvent::Drained);
     }
 }
 
@@ -332,7 +399,8 @@ fn build_local_params(
         max_ack_delay_ms: config.ack.max_ack_delay_ms,
         active_connection_id_limit: u64::from(config.active_connection_id_limit.max(2)),
         initial_source_connection_id: Some(*scid),
-        initial_max_path_id: advertises_max_path_id(config.multipath).then_some(u64::from(config.max_path_id)),
+        initial_max_path_id: advertises_max_path_id(config.multipath)
+            .then_some(u64::from(config.max_path_id)),
         enable_multipath: enable_multipath_value(config.multipath),
         ..TransportParameters::default()
     };

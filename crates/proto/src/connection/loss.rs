@@ -13,14 +13,23 @@ use crate::time::{Duration, Timestamp};
 impl Connection {
     /// RFC 9002 §6.1 on one path's ledger at one level.
     pub(crate) fn detect_losses(&mut self, now: Timestamp, path_id: PathId, epoch: Epoch) {
-        let Some(path) = self.paths.get_mut(&path_id) else { return };
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return;
+        };
         let lost = path.ledgers[epoch_index(epoch)].detect_lost(now, &path.rtt);
         self.on_packets_lost(now, path_id, epoch, lost.packets, true);
     }
 
     /// Packets of `path_id` are lost: requeue their frames and, if `congestion`, tell the
     /// path's controller (RFC 9002 §7.3.2).
-    pub(crate) fn on_packets_lost(&mut self, now: Timestamp, path_id: PathId, epoch: Epoch, packets: Vec<SentPacket>, congestion: bool) {
+    pub(crate) fn on_packets_lost(
+        &mut self,
+        now: Timestamp,
+        path_id: PathId,
+        epoch: Epoch,
+        packets: Vec<SentPacket>,
+        congestion: bool,
+    ) {
         if packets.is_empty() {
             return;
         }
@@ -37,7 +46,9 @@ impl Connection {
         self.stats.packets_lost += packets.len() as u64;
         let max_ack_delay = self.peer_max_ack_delay();
         let coupling = self.coupling_snapshot();
-        let Some(path) = self.paths.get_mut(&path_id) else { return };
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return;
+        };
         path.counters.packets_lost += packets.len() as u64;
         path.counters.bytes_lost += lost_bytes;
         path.delivery.on_packets_lost(lost_bytes);
@@ -55,13 +66,21 @@ impl Connection {
         };
         let own = coupling.iter().position(|c| c.0 == path_id).unwrap_or(0);
         let states: Vec<CouplingState> = coupling.iter().map(|c| c.1).collect();
-        path.cc.on_congestion_event(&event, crate::cc::Coupling { paths: &states, own });
+        path.cc.on_congestion_event(
+            &event,
+            crate::cc::Coupling {
+                paths: &states,
+                own,
+            },
+        );
     }
 
     /// RFC 9000 §13.3: resend information, not packets.
     pub(crate) fn requeue_frames(&mut self, epoch: Epoch, frames: &SentFrames) {
         for range in &frames.crypto {
-            self.crypto[epoch.index()].send.on_lost(range.start, range.end - range.start);
+            self.crypto[epoch.index()]
+                .send
+                .on_lost(range.start, range.end - range.start);
         }
         self.streams.on_frames_lost(&frames.streams);
         if frames.handshake_done && !self.handshake_done_acked() {
@@ -87,7 +106,8 @@ impl Connection {
                 PathFrame::Abandon(path) => {
                     if let Some(p) = self.paths.get_mut(&path) {
                         if p.abandon_pending.is_none() {
-                            p.abandon_pending = Some(mpquic_wire::error::path_error::APPLICATION_ABANDON_PATH);
+                            p.abandon_pending =
+                                Some(mpquic_wire::error::path_error::APPLICATION_ABANDON_PATH);
                         }
                     }
                 }
@@ -97,14 +117,18 @@ impl Connection {
     }
 
     fn handshake_done_acked(&self) -> bool {
-        self.handshake_confirmed && !self.handshake_done_pending && self.side == mpquic_wire::stream_id::Side::Client
+        self.handshake_confirmed
+            && !self.handshake_done_pending
+            && self.side == mpquic_wire::stream_id::Side::Client
     }
 
     /// Handover (issue 4): a path that stopped delivering gives all its in-flight data to the
     /// other paths; its packets are dropped from its ledger without a congestion signal to the
     /// other paths' controllers.
     pub(crate) fn fail_path(&mut self, now: Timestamp, path_id: PathId) {
-        let Some(path) = self.paths.get_mut(&path_id) else { return };
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return;
+        };
         let first_failure = !path.failed;
         path.failed = true;
         // Probes keep the path's liveness check going; anything still outstanding moves.

@@ -52,7 +52,11 @@ pub struct Transmit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointEvent {
     /// Route packets with this destination CID to this connection and path.
-    NewCid { cid: ConnectionId, path: PathId, reset_token: ResetToken },
+    NewCid {
+        cid: ConnectionId,
+        path: PathId,
+        reset_token: ResetToken,
+    },
     /// Stop routing this CID.
     RetireCid(ConnectionId),
     /// The connection is gone; release everything.
@@ -65,9 +69,16 @@ pub(crate) enum State {
     Handshaking,
     Established,
     /// We sent CONNECTION_CLOSE; resend it on receipt until `until` (RFC 9000 §10.2.1).
-    Closing { until: Timestamp, frame: Bytes, epoch_hint: u8, resend: bool },
+    Closing {
+        until: Timestamp,
+        frame: Bytes,
+        epoch_hint: u8,
+        resend: bool,
+    },
     /// The peer closed; stay silent until `until` (RFC 9000 §10.2.2).
-    Draining { until: Timestamp },
+    Draining {
+        until: Timestamp,
+    },
     Drained,
 }
 
@@ -130,6 +141,8 @@ pub struct Connection {
     pub(crate) reset_key: [u8; 32],
     /// Round-robin cursor over paths for urgent, path-specific frames.
     pub(crate) next_urgent_path: PathId,
+    /// Raw frame bytes queued by tests to exercise the peer's error handling.
+    pub(crate) raw_frames: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -161,7 +174,10 @@ impl Connection {
 
     /// True once the connection is closing, draining or drained.
     pub fn is_closed(&self) -> bool {
-        matches!(self.state, State::Closing { .. } | State::Draining { .. } | State::Drained)
+        matches!(
+            self.state,
+            State::Closing { .. } | State::Draining { .. } | State::Drained
+        )
     }
 
     /// Why the connection ended, once it has.
@@ -187,6 +203,13 @@ impl Connection {
     pub(crate) fn peer_max_ack_delay(&self) -> crate::time::Duration {
         let ms = self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay_ms);
         crate::time::Duration::from_millis(ms)
+    }
+
+    /// Testing hook: send these bytes as-is in the next 1-RTT packet (to check how the peer
+    /// handles malformed or forbidden frames). Not for production use.
+    #[doc(hidden)]
+    pub fn inject_raw_frame(&mut self, bytes: Vec<u8>) {
+        self.raw_frames.push(bytes);
     }
 
     pub(crate) fn send_space(&mut self, space: SpaceId) -> &mut SendSpace {

@@ -60,7 +60,10 @@ mod tests {
 
     /// Standard peer: only RFC 10069 (like noq).
     fn rfc_only() -> TransportParameters {
-        TransportParameters { initial_max_path_id: Some(4), ..TransportParameters::default() }
+        TransportParameters {
+            initial_max_path_id: Some(4),
+            ..TransportParameters::default()
+        }
     }
 
     #[test]
@@ -88,9 +91,21 @@ mod tests {
 
     #[test]
     fn standard_peer_gets_rfc_mpns() {
-        assert_eq!(negotiate_design(&params(MultipathMode::Auto), &rfc_only()), Design::Mpns);
-        assert_eq!(negotiate_design(&params(MultipathMode::Mpns), &rfc_only()), Design::Mpns);
-        assert_eq!(negotiate_design(&params(MultipathMode::Spns), &rfc_only()), Design::Single);
-        assert_eq!(negotiate_design(&params(MultipathMode::Single), &rfc_only()), Design::Single);
+        assert_eq!(
+            negotiate_design(&params(MultipathMode::Auto), &rfc_only()),
+            Design::Mpns
+        );
+        assert_eq!(
+            negotiate_design(&params(MultipathMode::Mpns), &rfc_only()),
+            Design::Mpns
+        );
+        assert_eq!(
+            negotiate_design(&params(MultipathMode::Spns), &rfc_only()),
+            Design::Single
+        );
+        assert_eq!(
+            negotiate_design(&params(MultipathMode::Single), &rfc_only()),
+            Design::Single
+        );
     }
 }

@@ -21,7 +21,12 @@ use crate::time::Timestamp;
 impl Connection {
     /// Open a new path from `local` to `remote` (client only, RFC 10069 §3.1). The path is
     /// validated with PATH_CHALLENGE before it carries data.
-    pub fn open_path(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr) -> Result<PathId, PathError> {
+    pub fn open_path(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+    ) -> Result<PathId, PathError> {
         if !self.is_established() {
             return Err(PathError::NotEstablished);
         }
@@ -34,8 +39,19 @@ impl Connection {
         let limit = self.remote_max_path_id.min(self.local_max_path_id);
         // RFC 10069 §5: the smallest unused path ID with CIDs available on both sides.
         let id = (1..=limit)
-            .find(|id| !self.paths.contains_key(id) && self.remote_cids.get(id).is_some_and(|c| c.current().is_some()) && self.local_cids.contains_key(id))
-            .ok_or(if (1..=limit).all(|id| self.paths.contains_key(&id)) { PathError::PathIdLimit } else { PathError::NoConnectionId })?;
+            .find(|id| {
+                !self.paths.contains_key(id)
+                    && self
+                        .remote_cids
+                        .get(id)
+                        .is_some_and(|c| c.current().is_some())
+                    && self.local_cids.contains_key(id)
+            })
+            .ok_or(if (1..=limit).all(|id| self.paths.contains_key(&id)) {
+                PathError::PathIdLimit
+            } else {
+                PathError::NoConnectionId
+            })?;
         self.create_path(now, id, local, remote);
         Ok(id)
     }
@@ -45,14 +61,23 @@ impl Connection {
         if !self.layout.is_multipath() {
             return Err(PathError::MultipathNotNegotiated);
         }
-        let path = self.paths.get_mut(&id).filter(|p| p.is_active()).ok_or(PathError::UnknownPath(id))?;
+        let path = self
+            .paths
+            .get_mut(&id)
+            .filter(|p| p.is_active())
+            .ok_or(PathError::UnknownPath(id))?;
         path.local_backup = backup;
         path.status_pending = true;
         Ok(())
     }
 
     /// Abandon a path (RFC 10069 §3.4) with an application error code.
-    pub fn close_path(&mut self, now: Timestamp, id: PathId, error_code: u64) -> Result<(), PathError> {
+    pub fn close_path(
+        &mut self,
+        now: Timestamp,
+        id: PathId,
+        error_code: u64,
+    ) -> Result<(), PathError> {
         if !self.layout.is_multipath() {
             return Err(PathError::MultipathNotNegotiated);
         }
@@ -64,8 +89,19 @@ impl Connection {
     }
 
     fn create_path(&mut self, now: Timestamp, id: PathId, local: SocketAddr, remote: SocketAddr) {
-        let cc = self.config.congestion.build(CcConfig::new(u64::from(self.config.max_datagram_size)));
-        let mut path = Path::new(id, local, remote, cc, self.config.initial_rtt, u64::from(self.config.max_datagram_size), now);
+        let cc = self
+            .config
+            .congestion
+            .build(CcConfig::new(u64::from(self.config.max_datagram_size)));
+        let mut path = Path::new(
+            id,
+            local,
+            remote,
+            cc,
+            self.config.initial_rtt,
+            u64::from(self.config.max_datagram_size),
+            now,
+        );
         let mut challenge = [0u8; 8];
         self.rng.fill_bytes(&mut challenge);
         path.challenge = Some((challenge, None));
@@ -77,7 +113,13 @@ impl Connection {
     }
 
     /// Make sure the path a packet arrived on exists and its 4-tuple is current.
-    pub(crate) fn ensure_path(&mut self, now: Timestamp, id: PathId, local: SocketAddr, remote: SocketAddr) -> Result<(), TransportError> {
+    pub(crate) fn ensure_path(
+        &mut self,
+        now: Timestamp,
+        id: PathId,
+        local: SocketAddr,
+        remote: SocketAddr,
+    ) -> Result<(), TransportError> {
         match self.paths.get_mut(&id) {
             None => {
                 // RFC 10069 §3.1: a packet on an unused path ID opens the path on the server.
@@ -114,7 +156,10 @@ impl Connection {
     }
 
     pub(crate) fn on_path_response(&mut self, _now: Timestamp, _arrived_on: PathId, data: [u8; 8]) {
-        let matched = self.paths.values_mut().find(|p| p.challenge.is_some_and(|(c, _)| c == data));
+        let matched = self
+            .paths
+            .values_mut()
+            .find(|p| p.challenge.is_some_and(|(c, _)| c == data));
         if let Some(path) = matched {
             path.challenge = None;
             if path.validation != Validation::Validated {
@@ -126,7 +171,9 @@ impl Connection {
     }
 
     pub(crate) fn on_path_abandon(&mut self, now: Timestamp, id: PathId, error_code: u64) {
-        let Some(path) = self.paths.get(&id) else { return };
+        let Some(path) = self.paths.get(&id) else {
+            return;
+        };
         if !path.is_active() {
             return;
         }
@@ -138,7 +185,9 @@ impl Connection {
     /// is kept for 3 PTOs (RFC 10069 §3.4).
     pub(crate) fn abandon_path(&mut self, now: Timestamp, id: PathId, error_code: u64) {
         let until = now + self.largest_pto() * 3;
-        let Some(path) = self.paths.get_mut(&id) else { return };
+        let Some(path) = self.paths.get_mut(&id) else {
+            return;
+        };
         path.state = PathState::Closing { until };
         path.abandon_pending = Some(error_code);
         let packets = path.ledger(Epoch::Data).drain();
@@ -150,12 +199,20 @@ impl Connection {
         self.push_path_event(PathEvent::Abandoned { id, error_code });
         if self.paths.values().all(|p| !p.is_active()) {
             // RFC 10069 §3.4: abandoning the last path closes the connection.
-            self.close_with_error(now, TransportError::new(mpquic_wire::error::TransportErrorCode::NO_VIABLE_PATH, "all paths abandoned"));
+            self.close_with_error(
+                now,
+                TransportError::new(
+                    mpquic_wire::error::TransportErrorCode::NO_VIABLE_PATH,
+                    "all paths abandoned",
+                ),
+            );
         }
     }
 
     pub(crate) fn on_path_status(&mut self, id: PathId, sequence: u64, backup: bool) {
-        let Some(path) = self.paths.get_mut(&id) else { return };
+        let Some(path) = self.paths.get_mut(&id) else {
+            return;
+        };
         // RFC 10069 §3.3: only a larger sequence number than any seen before updates the status.
         if path.remote_status_seq.is_some_and(|s| sequence <= s) {
             return;
@@ -168,7 +225,19 @@ impl Connection {
     }
 
     pub(crate) fn on_max_path_id(&mut self, max: u64) -> Result<(), TransportError> {
-        let max = u32::try_from(max).map_err(|_| TransportError::protocol_violation("MAX_PATH_ID above 2^32-1"))?;
+        let max = u32::try_from(max)
+            .map_err(|_| TransportError::protocol_violation("MAX_PATH_ID above 2^32-1"))?;
+        // RFC 10069 §7.7: never below the peer's initial_max_path_id.
+        let initial = self
+            .peer_params
+            .as_ref()
+            .and_then(|p| p.initial_max_path_id)
+            .unwrap_or(0);
+        if u64::from(max) < initial {
+            return Err(TransportError::protocol_violation(
+                "MAX_PATH_ID below initial_max_path_id",
+            ));
+        }
         // RFC 10069 §7.7: lower values than before are ignored (reordering).
         if max > self.remote_max_path_id {
             self.remote_max_path_id = max;
@@ -180,8 +249,13 @@ impl Connection {
     /// After the handshake: extra CIDs for path 0 (RFC 9000 §5.1.1) and, with multipath, one CID
     /// for each unused path ID up to both limits (RFC 10069 §5.1).
     pub(crate) fn issue_initial_cids(&mut self) {
-        let peer_limit = self.peer_params.as_ref().map_or(2, |p| p.active_connection_id_limit);
-        let want = peer_limit.min(u64::from(self.config.active_connection_id_limit)).max(2) as usize;
+        let peer_limit = self
+            .peer_params
+            .as_ref()
+            .map_or(2, |p| p.active_connection_id_limit);
+        let want = peer_limit
+            .min(u64::from(self.config.active_connection_id_limit))
+            .max(2) as usize;
         self.issue_cids_for(0, want);
         self.issue_path_cids();
     }
@@ -206,15 +280,27 @@ impl Connection {
             let cid = random_cid(&mut self.rng, self.cid_len);
             let reset_token = reset_token_for(&self.reset_key, &cid);
             self.local_cids.entry(id).or_default().issue(cid, true);
-            self.endpoint_events.push_back(EndpointEvent::NewCid { cid, path: id, reset_token });
+            self.endpoint_events.push_back(EndpointEvent::NewCid {
+                cid,
+                path: id,
+                reset_token,
+            });
         }
     }
 
-    pub(crate) fn on_retire_connection_id(&mut self, _now: Timestamp, path_id: Option<u64>, sequence: u64) -> Result<(), TransportError> {
+    pub(crate) fn on_retire_connection_id(
+        &mut self,
+        _now: Timestamp,
+        path_id: Option<u64>,
+        sequence: u64,
+    ) -> Result<(), TransportError> {
         let id = u32::try_from(path_id.unwrap_or(0)).unwrap_or(u32::MAX);
-        let Some(pool) = self.local_cids.get_mut(&id) else { return Ok(()) };
+        let Some(pool) = self.local_cids.get_mut(&id) else {
+            return Ok(());
+        };
         if let Some(cid) = pool.retire(sequence)? {
-            self.endpoint_events.push_back(EndpointEvent::RetireCid(cid));
+            self.endpoint_events
+                .push_back(EndpointEvent::RetireCid(cid));
             if self.paths.get(&id).is_none_or(|p| p.is_active()) {
                 self.issue_cids_for(id, 2);
             }
@@ -224,8 +310,16 @@ impl Connection {
 
     /// PATH_RESPONSE / PATH_CHALLENGE owed on `path` (RFC 9000 §8.2). Returns whether an
     /// ack-eliciting frame was written.
-    pub(crate) fn write_path_frames(&mut self, now: Timestamp, path: PathId, packet: &mut Vec<u8>, limit: usize) -> bool {
-        let Some(p) = self.paths.get_mut(&path) else { return false };
+    pub(crate) fn write_path_frames(
+        &mut self,
+        now: Timestamp,
+        path: PathId,
+        packet: &mut Vec<u8>,
+        limit: usize,
+    ) -> bool {
+        let Some(p) = self.paths.get_mut(&path) else {
+            return false;
+        };
         let mut wrote = false;
         while let Some(&data) = p.pending_responses.first() {
             if packet.len() + 9 > limit {
@@ -247,9 +341,14 @@ impl Connection {
 
     /// Connection-level control frames: HANDSHAKE_DONE, CID management, MAX_PATH_ID, path status
     /// and abandon. Returns whether any was written.
-    pub(crate) fn write_connection_control(&mut self, packet: &mut Vec<u8>, limit: usize, sent: &mut crate::sent_frames::SentFrames) -> bool {
+    pub(crate) fn write_connection_control(
+        &mut self,
+        packet: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut crate::sent_frames::SentFrames,
+    ) -> bool {
         let start = packet.len();
-        if self.handshake_done_pending && self.side == Side::Server && packet.len() + 1 <= limit {
+        if self.handshake_done_pending && self.side == Side::Server && packet.len() < limit {
             Frame::HandshakeDone.encode(packet);
             self.handshake_done_pending = false;
             sent.handshake_done = true;
@@ -263,7 +362,10 @@ impl Connection {
         self.write_cid_frames(packet, limit, sent, multipath);
         for (&id, path) in self.paths.iter_mut() {
             if let Some(code) = path.abandon_pending {
-                let frame = Frame::PathAbandon { path_id: u64::from(id), error_code: code };
+                let frame = Frame::PathAbandon {
+                    path_id: u64::from(id),
+                    error_code: code,
+                };
                 if packet.len() + frame.encoded_len() <= limit {
                     frame.encode(packet);
                     path.abandon_pending = None;
@@ -271,9 +373,17 @@ impl Connection {
                 }
             }
             if path.status_pending && path.is_active() {
-                let status = if path.local_backup { PathStatus::Backup } else { PathStatus::Available };
+                let status = if path.local_backup {
+                    PathStatus::Backup
+                } else {
+                    PathStatus::Available
+                };
                 path.local_status_seq += 1;
-                let frame = Frame::PathStatus { path_id: u64::from(id), sequence: path.local_status_seq, status };
+                let frame = Frame::PathStatus {
+                    path_id: u64::from(id),
+                    sequence: path.local_status_seq,
+                    status,
+                };
                 if packet.len() + frame.encoded_len() <= limit {
                     frame.encode(packet);
                     path.status_pending = false;
@@ -284,7 +394,13 @@ impl Connection {
         packet.len() > start
     }
 
-    fn write_cid_frames(&mut self, packet: &mut Vec<u8>, limit: usize, sent: &mut crate::sent_frames::SentFrames, multipath: bool) {
+    fn write_cid_frames(
+        &mut self,
+        packet: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut crate::sent_frames::SentFrames,
+        multipath: bool,
+    ) {
         let ids: Vec<PathId> = self.local_cids.keys().copied().collect();
         for id in ids {
             let pool = self.local_cids.get_mut(&id).expect("key from map");
@@ -303,20 +419,29 @@ impl Connection {
                     continue;
                 }
                 frame.encode(packet);
-                sent.path_frames.push(PathFrame::NewCid { path: id, sequence: seq });
+                sent.path_frames.push(PathFrame::NewCid {
+                    path: id,
+                    sequence: seq,
+                });
             }
         }
         let ids: Vec<PathId> = self.remote_cids.keys().copied().collect();
         for id in ids {
             let pool = self.remote_cids.get_mut(&id).expect("key from map");
             for seq in pool.take_pending_retire() {
-                let frame = Frame::RetireConnectionId { path_id: (multipath && id != 0).then_some(u64::from(id)), sequence: seq };
+                let frame = Frame::RetireConnectionId {
+                    path_id: (multipath && id != 0).then_some(u64::from(id)),
+                    sequence: seq,
+                };
                 if packet.len() + frame.encoded_len() > limit {
                     pool.requeue_retire(seq);
                     continue;
                 }
                 frame.encode(packet);
-                sent.path_frames.push(PathFrame::RetireCid { path: id, sequence: seq });
+                sent.path_frames.push(PathFrame::RetireCid {
+                    path: id,
+                    sequence: seq,
+                });
             }
         }
     }

@@ -5,7 +5,9 @@ use std::net::SocketAddr;
 
 use bytes::{Bytes, BytesMut};
 use mpquic_wire::frame::{allowed_in, Frame};
-use mpquic_wire::header::{decode_packet_number, read_truncated_pn, reserved_bits_zero, PacketKind, PartialDecode, QUIC_V1};
+use mpquic_wire::header::{
+    decode_packet_number, read_truncated_pn, reserved_bits_zero, PacketKind, PartialDecode, QUIC_V1,
+};
 use mpquic_wire::stream_id::Side;
 
 use super::{Connection, State};
@@ -64,7 +66,14 @@ impl Connection {
         }
     }
 
-    fn handle_packet(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr, packet: PartialDecode, path_hint: Option<PathId>) {
+    fn handle_packet(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+        packet: PartialDecode,
+        path_hint: Option<PathId>,
+    ) {
         match &self.state {
             State::Drained | State::Draining { .. } => return,
             State::Closing { .. } => {
@@ -87,7 +96,11 @@ impl Connection {
             }
             _ => {}
         }
-        let path_id = if packet.kind() == PacketKind::Short { path_hint.unwrap_or(0) } else { 0 };
+        let path_id = if packet.kind() == PacketKind::Short {
+            path_hint.unwrap_or(0)
+        } else {
+            0
+        };
         let scid = packet.scid();
         let decrypted = match self.decrypt(now, packet, path_id) {
             Ok(Some(d)) => d,
@@ -97,11 +110,15 @@ impl Connection {
             }
             Err(e) => return self.close_with_error(now, e),
         };
-        if decrypted.epoch != Epoch::Data && self.side == Side::Client && self.peer_initial_scid.is_none() {
+        if decrypted.epoch != Epoch::Data
+            && self.side == Side::Client
+            && self.peer_initial_scid.is_none()
+        {
             // RFC 9000 §7.2: the client switches to the server's chosen CID.
             if let Some(scid) = scid {
                 self.peer_initial_scid = Some(scid);
-                self.remote_cids.insert(0, crate::cid::RemoteCids::with_initial(scid));
+                self.remote_cids
+                    .insert(0, crate::cid::RemoteCids::with_initial(scid));
             }
         }
         if let Err(e) = self.on_decrypted(now, local, remote, decrypted) {
@@ -112,13 +129,21 @@ impl Connection {
     fn on_vn_packet(&mut self, packet: &PartialDecode) {
         // RFC 9000 §6.2: a client abandons the attempt if VN lists no version it supports and
         // does not contain the version it used; VN after any valid packet is ignored.
-        if self.side == Side::Client && self.peer_initial_scid.is_none() && !packet.versions().contains(&QUIC_V1) {
+        if self.side == Side::Client
+            && self.peer_initial_scid.is_none()
+            && !packet.versions().contains(&QUIC_V1)
+        {
             self.on_version_negotiation();
         }
     }
 
     /// Remove header and packet protection. Ok(None): drop the packet silently.
-    fn decrypt(&mut self, now: Timestamp, mut packet: PartialDecode, path: PathId) -> Result<Option<Decrypted>, TransportError> {
+    fn decrypt(
+        &mut self,
+        now: Timestamp,
+        mut packet: PartialDecode,
+        path: PathId,
+    ) -> Result<Option<Decrypted>, TransportError> {
         let kind = packet.kind();
         let (epoch, space) = match kind {
             PacketKind::Initial => (Epoch::Initial, SpaceId::Initial),
@@ -129,14 +154,22 @@ impl Connection {
         let len = packet.packet_len();
         let hp = match epoch {
             Epoch::Initial => self.initial_keys.as_ref().map(|k| k.remote.header.as_ref()),
-            Epoch::Handshake => self.handshake_keys.as_ref().map(|k| k.remote.header.as_ref()),
+            Epoch::Handshake => self
+                .handshake_keys
+                .as_ref()
+                .map(|k| k.remote.header.as_ref()),
             Epoch::Data => self.one_rtt.as_ref().map(|k| k.remote_header()),
         };
         let Some(hp) = hp else { return Ok(None) };
-        let Ok((first, pn_len)) = remove_header_protection(hp, packet.packet_mut(), pn_offset) else {
+        let Ok((first, pn_len)) = remove_header_protection(hp, packet.packet_mut(), pn_offset)
+        else {
             return Ok(None);
         };
-        let largest = self.records.get(&space).and_then(|r| r.largest()).map(|(pn, _)| pn);
+        let largest = self
+            .records
+            .get(&space)
+            .and_then(|r| r.largest())
+            .map(|(pn, _)| pn);
         let truncated = read_truncated_pn(&packet.packet()[pn_offset..], pn_len);
         let pn = decode_packet_number(truncated, pn_len, largest);
         let header_len = pn_offset + pn_len;
@@ -150,14 +183,27 @@ impl Connection {
         });
         let opened = match epoch {
             Epoch::Initial | Epoch::Handshake => {
-                let keys = if epoch == Epoch::Initial { self.initial_keys.as_ref() } else { self.handshake_keys.as_ref() };
+                let keys = if epoch == Epoch::Initial {
+                    self.initial_keys.as_ref()
+                } else {
+                    self.handshake_keys.as_ref()
+                };
                 let Some(keys) = keys else { return Ok(None) };
-                open_payload(keys.remote.packet.as_ref(), None, pn, &mut buf, header_len).map(|r| (r, KeyUpdateOutcome::Current))
+                open_payload(keys.remote.packet.as_ref(), None, pn, &mut buf, header_len)
+                    .map(|r| (r, KeyUpdateOutcome::Current))
             }
             Epoch::Data => {
                 let nonce_path = self.layout.nonce_path_id(path);
-                let Some(keys) = self.one_rtt.as_mut() else { return Ok(None) };
-                keys.open(nonce_path, pn, &mut buf, header_len, first & crate::crypto::one_rtt::KEY_PHASE_BIT != 0)
+                let Some(keys) = self.one_rtt.as_mut() else {
+                    return Ok(None);
+                };
+                keys.open(
+                    nonce_path,
+                    pn,
+                    &mut buf,
+                    header_len,
+                    first & crate::crypto::one_rtt::KEY_PHASE_BIT != 0,
+                )
             }
         };
         let (range, outcome) = match opened {
@@ -172,7 +218,10 @@ impl Connection {
                 return Ok(None);
             }
         };
-        if matches!(outcome, KeyUpdateOutcome::PeerUpdated | KeyUpdateOutcome::PeerFollowed) {
+        if matches!(
+            outcome,
+            KeyUpdateOutcome::PeerUpdated | KeyUpdateOutcome::PeerFollowed
+        ) {
             // RFC 9001 §6.5 / RFC 10069: keep the old key for three times the largest PTO.
             self.drop_previous_key_at = Some(now + self.largest_pto() * 3);
             self.packets_since_key_update = 0;
@@ -180,17 +229,33 @@ impl Connection {
         }
         // RFC 9000 §17.2/§17.3.1: reserved bits must be zero once protection is removed.
         if !reserved_bits_zero(first) {
-            return Err(TransportError::protocol_violation("reserved header bits are not zero"));
+            return Err(TransportError::protocol_violation(
+                "reserved header bits are not zero",
+            ));
         }
         if self.records.get(&space).is_some_and(|r| r.is_duplicate(pn)) {
             self.stats.duplicate_packets += 1;
             return Ok(None);
         }
         let payload = buf.freeze().slice(range);
-        Ok(Some(Decrypted { epoch, kind, space, path, pn, payload, len }))
+        Ok(Some(Decrypted {
+            epoch,
+            kind,
+            space,
+            path,
+            pn,
+            payload,
+            len,
+        }))
     }
 
-    fn on_decrypted(&mut self, now: Timestamp, local: SocketAddr, remote: SocketAddr, packet: Decrypted) -> Result<(), TransportError> {
+    fn on_decrypted(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+        packet: Decrypted,
+    ) -> Result<(), TransportError> {
         if packet.payload.is_empty() {
             // RFC 9000 §12.4: a packet with no frames is a PROTOCOL_VIOLATION.
             return Err(TransportError::protocol_violation("packet without frames"));
@@ -227,10 +292,21 @@ impl Connection {
     fn note_received(&mut self, now: Timestamp, packet: &Decrypted, ack_eliciting: bool) {
         let out_of_order = self.record(packet.space).on_received(packet.pn, now);
         let immediate = packet.epoch != Epoch::Data;
-        let max_ack_delay = if immediate { Duration::ZERO } else { self.max_ack_delay() };
+        let max_ack_delay = if immediate {
+            Duration::ZERO
+        } else {
+            self.max_ack_delay()
+        };
         let config = self.config.clone();
         if let Some(path) = self.paths.get_mut(&packet.path) {
-            path.ack_state(packet.space).on_packet(packet.pn, now, ack_eliciting, out_of_order, &config.ack, max_ack_delay);
+            path.ack_state(packet.space).on_packet(
+                packet.pn,
+                now,
+                ack_eliciting,
+                out_of_order,
+                &config.ack,
+                max_ack_delay,
+            );
             path.counters.packets_received += 1;
             path.counters.bytes_received += packet.len as u64;
             path.anti_amp_received += packet.len as u64;
@@ -252,8 +328,20 @@ impl Connection {
     }
 
     /// Whether a packet that failed to decrypt is a stateless reset from the peer (RFC 9000 §10.3.1).
+    /// Whether `token` is a stateless reset token the peer issued to us (RFC 9000 §10.3.1).
+    pub fn is_reset_token(&self, token: &[u8; 16]) -> bool {
+        !self.is_drained() && self.is_stateless_reset(*token)
+    }
+
+    /// The endpoint detected a stateless reset for this connection.
+    pub fn handle_stateless_reset(&mut self, now: Timestamp) {
+        self.on_stateless_reset(now);
+    }
+
     fn is_stateless_reset(&self, tail: [u8; 16]) -> bool {
         let token = mpquic_wire::cid::ResetToken(tail);
-        self.remote_cids.values().any(|pool| pool.has_reset_token(&token))
+        self.remote_cids
+            .values()
+            .any(|pool| pool.has_reset_token(&token))
     }
 }

@@ -52,9 +52,7 @@ impl Connection {
                 return Some(t);
             }
         }
-        if self.one_rtt.is_none() {
-            return None;
-        }
+        self.one_rtt.as_ref()?;
         self.pacing_wakeup = None;
         if let Some(t) = self.send_urgent(now, buf) {
             return Some(t);
@@ -64,12 +62,19 @@ impl Connection {
 
     /// Initial and Handshake packets (plus 1-RTT if ready) coalesced on the handshake path.
     fn send_handshake_datagram(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let epochs: Vec<Epoch> = [Epoch::Initial, Epoch::Handshake].into_iter().filter(|&e| self.epoch_wants_send(now, e)).collect();
+        let epochs: Vec<Epoch> = [Epoch::Initial, Epoch::Handshake]
+            .into_iter()
+            .filter(|&e| self.epoch_wants_send(now, e))
+            .collect();
         if epochs.is_empty() {
             return None;
         }
         let max = self.max_datagram_size(0);
-        let budget = self.paths.get(&0)?.amplification_budget().map_or(max, |b| (b as usize).min(max));
+        let budget = self
+            .paths
+            .get(&0)?
+            .amplification_budget()
+            .map_or(max, |b| (b as usize).min(max));
         if budget < 64 {
             return None;
         }
@@ -79,16 +84,29 @@ impl Connection {
             let last = i + 1 == epochs.len();
             // RFC 9000 §14.1: the client pads every Initial datagram; the server pads datagrams
             // with ack-eliciting Initial packets. Padding goes into the last packet.
-            if epoch == Epoch::Initial && (self.side == Side::Client || self.crypto[0].send.has_pending() || probe) {
+            if epoch == Epoch::Initial
+                && (self.side == Side::Client || self.crypto[0].send.has_pending() || probe)
+            {
                 include_initial_padding = true;
             }
             let pad_to = (last && include_initial_padding).then_some(MIN_INITIAL_SIZE.min(budget));
             let room = budget.saturating_sub(buf.len());
-            let plan = PacketPlan { data: false, probe, pad_to: pad_to.map(|p| p - buf.len().min(p)) };
-            if self.build_packet(now, 0, epoch, buf, room, plan).is_none() && last && include_initial_padding && !buf.is_empty() {
+            let plan = PacketPlan {
+                data: false,
+                probe,
+                pad_to: pad_to.map(|p| p - buf.len().min(p)),
+            };
+            if self.build_packet(now, 0, epoch, buf, room, plan).is_none()
+                && last
+                && include_initial_padding
+                && !buf.is_empty()
+            {
                 // The last packet had nothing to say: pad with a PING-free PADDING-only packet is
                 // not allowed (RFC 9000 §12.4), so pad the datagram through a 1-byte PING.
-                let plan = PacketPlan { probe: true, ..plan };
+                let plan = PacketPlan {
+                    probe: true,
+                    ..plan
+                };
                 self.build_packet(now, 0, epoch, buf, room, plan);
             }
         }
@@ -111,10 +129,19 @@ impl Connection {
         if !has_keys {
             return false;
         }
-        let space = if epoch == Epoch::Initial { SpaceId::Initial } else { SpaceId::Handshake };
+        let space = if epoch == Epoch::Initial {
+            SpaceId::Initial
+        } else {
+            SpaceId::Handshake
+        };
         let path = self.paths.get(&0);
         self.crypto[epoch.index()].send.has_pending()
-            || path.is_some_and(|p| p.acks.get(&space).is_some_and(|a| a.ack_due(now) || (a.has_unacked() && self.crypto[epoch.index()].send.has_pending())))
+            || path.is_some_and(|p| {
+                p.acks.get(&space).is_some_and(|a| {
+                    a.ack_due(now)
+                        || (a.has_unacked() && self.crypto[epoch.index()].send.has_pending())
+                })
+            })
             || path.is_some_and(|p| p.probes_pending > 0 && !p.ledgers[epoch.index()].is_empty())
     }
 
@@ -122,27 +149,46 @@ impl Connection {
     /// PTO probes, due ACKs (RFC 9000 §13.2.1), and path-management frames.
     fn send_urgent(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
         let ids: Vec<PathId> = self.paths.keys().copied().collect();
-        let start = ids.iter().position(|&id| id >= self.next_urgent_path).unwrap_or(0);
+        let start = ids
+            .iter()
+            .position(|&id| id >= self.next_urgent_path)
+            .unwrap_or(0);
         for i in 0..ids.len() {
             let id = ids[(start + i) % ids.len()];
-            let Some(path) = self.paths.get(&id) else { continue };
+            let Some(path) = self.paths.get(&id) else {
+                continue;
+            };
             let space = self.layout.space_for(id);
             let ack_due = path.acks.get(&space).is_some_and(|a| a.ack_due(now));
-            let validating = !path.pending_responses.is_empty() || path.challenge.is_some_and(|(_, sent)| sent.is_none());
+            let validating = !path.pending_responses.is_empty()
+                || path.challenge.is_some_and(|(_, sent)| sent.is_none());
             let probe = path.probes_pending > 0;
             if !(ack_due || validating || probe) {
                 continue;
             }
             // An ACK owed on an abandoned path goes out on another path (RFC 10069 §3.4.2).
-            let send_on = if path.is_active() { id } else { self.any_active_path().unwrap_or(id) };
+            let send_on = if path.is_active() {
+                id
+            } else {
+                self.any_active_path().unwrap_or(id)
+            };
             // A failed path is probed for liveness with PINGs only: data must not be trapped on
             // it (issue 4 handover).
             let failed = self.paths.get(&send_on).is_some_and(|p| p.failed);
             let can_data = !failed && (probe || self.path_can_send_data(now, send_on));
             let pad = validating.then_some(MIN_INITIAL_SIZE);
-            let Some(max) = self.send_budget(send_on) else { continue };
-            let plan = PacketPlan { data: can_data, probe, pad_to: pad.map(|p| p.min(max)) };
-            if self.build_packet(now, send_on, Epoch::Data, buf, max, plan).is_some() {
+            let Some(max) = self.send_budget(send_on) else {
+                continue;
+            };
+            let plan = PacketPlan {
+                data: can_data,
+                probe,
+                pad_to: pad.map(|p| p.min(max)),
+            };
+            if self
+                .build_packet(now, send_on, Epoch::Data, buf, max, plan)
+                .is_some()
+            {
                 if let Some(p) = self.paths.get_mut(&id) {
                     p.probes_pending = p.probes_pending.saturating_sub(1);
                 }
@@ -161,7 +207,11 @@ impl Connection {
         let views = self.path_views(now);
         let path = self.scheduler.select(&views)?;
         let max = self.send_budget(path)?;
-        let plan = PacketPlan { data: true, probe: false, pad_to: None };
+        let plan = PacketPlan {
+            data: true,
+            probe: false,
+            pad_to: None,
+        };
         self.build_packet(now, path, Epoch::Data, buf, max, plan)?;
         if self.scheduler.duplicates() {
             self.duplicate_last_packet(path);
@@ -172,13 +222,20 @@ impl Connection {
     /// Whether anything not tied to a path waits: stream data or control, connection-level frames.
     fn has_connection_data(&self, now: Timestamp) -> bool {
         self.streams.has_pending_data()
+            || !self.raw_frames.is_empty()
             || self.streams.has_pending_control()
             || self.handshake_done_pending
             || self.max_path_id_pending
             || self.local_cids.values().any(|c| c.has_pending())
             || self.remote_cids.values().any(|c| c.has_pending_retire())
-            || self.paths.values().any(|p| p.status_pending || p.abandon_pending.is_some())
-            || self.paths.values().any(|p| p.acks.values().any(|a| a.ack_due(now)))
+            || self
+                .paths
+                .values()
+                .any(|p| p.status_pending || p.abandon_pending.is_some())
+            || self
+                .paths
+                .values()
+                .any(|p| p.acks.values().any(|a| a.ack_due(now)))
     }
 
     /// What the scheduler sees of each path; also records the earliest pacing release.
@@ -190,7 +247,8 @@ impl Connection {
             .paths
             .values_mut()
             .map(|p| {
-                let mut can_send = p.cwnd_allows(mtu) && p.amplification_budget().is_none_or(|b| b >= mtu);
+                let mut can_send =
+                    p.cwnd_allows(mtu) && p.amplification_budget().is_none_or(|b| b >= mtu);
                 if can_send && pacing {
                     let rate = p.cc.pacing_rate(p.rtt.smoothed());
                     if let Some(t) = p.pacer.delay(now, mtu, rate, p.cc.window()) {
@@ -222,18 +280,29 @@ impl Connection {
     }
 
     pub(crate) fn any_active_path(&self) -> Option<PathId> {
-        self.paths.values().filter(|p| p.is_active() && p.is_validated()).map(|p| p.id).next()
+        self.paths
+            .values()
+            .filter(|p| p.is_active() && p.is_validated())
+            .map(|p| p.id)
+            .next()
     }
 
     /// Maximum UDP payload on a path: our setting, the peer's limit, the amplification budget.
     fn send_budget(&self, path: PathId) -> Option<usize> {
         let max = self.max_datagram_size(path);
-        let budget = self.paths.get(&path)?.amplification_budget().map_or(max, |b| (b as usize).min(max));
+        let budget = self
+            .paths
+            .get(&path)?
+            .amplification_budget()
+            .map_or(max, |b| (b as usize).min(max));
         (budget >= 64).then_some(budget)
     }
 
     pub(crate) fn max_datagram_size(&self, _path: PathId) -> usize {
-        let peer = self.peer_params.as_ref().map_or(u64::MAX, |p| p.max_udp_payload_size);
+        let peer = self
+            .peer_params
+            .as_ref()
+            .map_or(u64::MAX, |p| p.max_udp_payload_size);
         usize::from(self.config.max_datagram_size).min(usize::try_from(peer).unwrap_or(usize::MAX))
     }
 
@@ -248,11 +317,23 @@ impl Connection {
         }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;
-        Some(Transmit { local: p.local, remote: p.remote, size: buf.len() })
+        Some(Transmit {
+            local: p.local,
+            remote: p.remote,
+            size: buf.len(),
+        })
     }
 
     /// Assemble, protect and record one packet at the end of `buf`, at most `max_len` bytes.
-    pub(crate) fn build_packet(&mut self, now: Timestamp, path: PathId, epoch: Epoch, buf: &mut Vec<u8>, max_len: usize, plan: PacketPlan) -> Option<Built> {
+    pub(crate) fn build_packet(
+        &mut self,
+        now: Timestamp,
+        path: PathId,
+        epoch: Epoch,
+        buf: &mut Vec<u8>,
+        max_len: usize,
+        plan: PacketPlan,
+    ) -> Option<Built> {
         let space = match epoch {
             Epoch::Initial => SpaceId::Initial,
             Epoch::Handshake => SpaceId::Handshake,
@@ -271,17 +352,27 @@ impl Connection {
         let mut ack_eliciting = false;
         self.write_ack(now, path, space, &mut packet, limit, &mut sent);
         if epoch == Epoch::Data {
+            for raw in std::mem::take(&mut self.raw_frames) {
+                packet.extend_from_slice(&raw);
+                ack_eliciting = true;
+            }
             ack_eliciting |= self.write_path_frames(now, path, &mut packet, limit);
             ack_eliciting |= self.write_connection_control(&mut packet, limit, &mut sent);
         }
         ack_eliciting |= self.write_crypto(epoch, &mut packet, limit, &mut sent);
         if epoch == Epoch::Data && self.state_allows_data() && plan.data {
-            let rtt = self.paths.get(&path).map(|p| p.rtt.smoothed()).unwrap_or_default();
+            let rtt = self
+                .paths
+                .get(&path)
+                .map(|p| p.rtt.smoothed())
+                .unwrap_or_default();
             let before = packet.len();
             let room = limit.saturating_sub(packet.len());
-            self.streams.write_control_frames(now, rtt, &mut packet, room, &mut sent.streams);
+            self.streams
+                .write_control_frames(now, rtt, &mut packet, room, &mut sent.streams);
             let room = limit.saturating_sub(packet.len());
-            self.streams.write_stream_frames(&mut packet, room, &mut sent.streams);
+            self.streams
+                .write_stream_frames(&mut packet, room, &mut sent.streams);
             ack_eliciting |= packet.len() > before;
         }
         if plan.probe && !ack_eliciting {
@@ -298,7 +389,17 @@ impl Connection {
         self.seal(epoch, path, pn, &mut packet, &enc)?;
         self.send_space(space).next_pn();
         let in_flight = ack_eliciting || padded;
-        self.record_sent(now, path, epoch, space, pn, packet.len(), ack_eliciting, in_flight, sent);
+        self.record_sent(
+            now,
+            path,
+            epoch,
+            space,
+            pn,
+            packet.len(),
+            ack_eliciting,
+            in_flight,
+            sent,
+        );
         buf.extend_from_slice(&packet);
         let _ = padded;
         Some(Built)
@@ -306,75 +407,162 @@ impl Connection {
 
     fn header_for(&self, epoch: Epoch, path: PathId) -> Option<Header> {
         let dcid = self.remote_cids.get(&path)?.current()?;
-        let scid = *self.local_cids.get(&0)?.get(0).or_else(|| self.local_cids.get(&0)?.all().next())?;
+        let scid = *self
+            .local_cids
+            .get(&0)?
+            .get(0)
+            .or_else(|| self.local_cids.get(&0)?.all().next())?;
         Some(match epoch {
-            Epoch::Initial => Header::Initial { version: QUIC_V1, dcid, scid, token: Bytes::new() },
-            Epoch::Handshake => Header::Long { kind: mpquic_wire::header::PacketKind::Handshake, version: QUIC_V1, dcid, scid },
-            Epoch::Data => Header::Short { spin: false, key_phase: self.one_rtt.as_ref().is_some_and(|k| k.key_phase()), dcid },
+            Epoch::Initial => Header::Initial {
+                version: QUIC_V1,
+                dcid,
+                scid,
+                token: Bytes::new(),
+            },
+            Epoch::Handshake => Header::Long {
+                kind: mpquic_wire::header::PacketKind::Handshake,
+                version: QUIC_V1,
+                dcid,
+                scid,
+            },
+            Epoch::Data => Header::Short {
+                spin: false,
+                key_phase: self.one_rtt.as_ref().is_some_and(|k| k.key_phase()),
+                dcid,
+            },
         })
     }
 
-    /// RFC 9000 §13.2 / Alibaba report §2.2: the ACK for `space` owed on `path`.
-    fn write_ack(&mut self, now: Timestamp, path: PathId, space: SpaceId, packet: &mut Vec<u8>, limit: usize, sent: &mut SentFrames) {
+    /// RFC 9000 §13.2 / Alibaba report §2.2: the ACKs this packet on `path` carries: the one
+    /// owed for the path's own space, plus ACKs owed by other paths when the policy moves them
+    /// here (abandoned owner, lowest-RTT ACK path, or ACK on all paths).
+    fn write_ack(
+        &mut self,
+        now: Timestamp,
+        path: PathId,
+        space: SpaceId,
+        packet: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut SentFrames,
+    ) {
         let config = self.config.clone();
-        // The spaces this packet may acknowledge: its own (on the receiving path), and with the
-        // lowest-RTT ACK path choice or "ACK on all paths", those owed by other paths.
-        let mut owed: Vec<(PathId, SpaceId)> = vec![(path, space)];
-        if space != SpaceId::Initial && space != SpaceId::Handshake {
-            let cross = config.ack.ack_on_all_paths || config.ack.ack_path == AckPathChoice::LowestRtt;
-            if cross || !self.paths.get(&path).is_some_and(|p| p.is_active()) {
-                for &id in self.paths.keys() {
-                    if id != path {
-                        owed.push((id, self.layout.space_for(id)));
-                    }
-                }
-            }
-        }
-        for (owner, space) in owed {
-            let Some(record) = self.records.get(&space) else { continue };
-            let Some(state) = self.paths.get(&owner).and_then(|p| p.acks.get(&space)) else { continue };
-            if !state.has_unacked() && !(config.ack.ack_on_all_paths && owner != path && record.newly_received().len() > 0) {
+        let mut acked_spaces: Vec<SpaceId> = Vec::new();
+        for (owner, owner_space, mark) in self.ack_owners(path, space) {
+            if acked_spaces.contains(&owner_space) {
                 continue;
             }
-            if owner != path && config.ack.ack_path == AckPathChoice::LowestRtt && !self.is_lowest_rtt(path) {
+            let Some(record) = self.records.get(&owner_space) else {
                 continue;
-            }
-            let override_largest = (config.ack.ack_on_all_paths && owner != path).then(|| record.largest()).flatten();
-            let Some(plan) = plan_ack(record, state, override_largest, now, &config.ack) else { continue };
-            let frame = Frame::Ack(AckFrame { path_id: self.layout.ack_path_id(space), largest: plan.largest, ack_delay: plan.ack_delay, ranges: plan.ranges, ecn: None });
+            };
+            let Some(state) = self
+                .paths
+                .get(&owner)
+                .and_then(|p| p.acks.get(&owner_space))
+            else {
+                continue;
+            };
+            // Marking owners take their own largest (report §2.2); others the space's largest.
+            let override_largest = if mark { None } else { record.largest() };
+            let Some(plan) = plan_ack(record, state, override_largest, now, &config.ack) else {
+                continue;
+            };
+            let frame = Frame::Ack(AckFrame {
+                path_id: self.layout.ack_path_id(owner_space),
+                largest: plan.largest,
+                ack_delay: plan.ack_delay,
+                ranges: plan.ranges,
+                ecn: None,
+            });
             let len = frame.encoded_len();
             if packet.len() + len > limit {
                 continue;
             }
             frame.encode(packet);
-            sent.ack = Some((space, plan.largest));
-            if let Frame::Ack(a) = &frame {
-                self.stats.on_ack_sent(len, a.ranges.len());
-            }
-            if let Some(p) = self.paths.get_mut(&owner) {
-                p.ack_state(space).on_ack_sent();
+            acked_spaces.push(owner_space);
+            sent.ack = Some((owner_space, plan.largest));
+            let ranges = if let Frame::Ack(a) = &frame {
+                a.ranges.len()
+            } else {
+                0
+            };
+            self.stats.on_ack_sent(len, ranges);
+            if let Some(p) = self.paths.get_mut(&path) {
                 p.counters.ack_frames_sent += 1;
                 p.counters.ack_frame_bytes += len as u64;
             }
-            self.record(space).on_ack_sent();
+            if mark {
+                if let Some(p) = self.paths.get_mut(&owner) {
+                    p.ack_state(owner_space).on_ack_sent();
+                }
+                self.record(owner_space).on_ack_sent();
+            }
         }
     }
 
+    /// (owner path, space, whether sending settles the owner's ACK state) for a packet on `path`.
+    fn ack_owners(&self, path: PathId, space: SpaceId) -> Vec<(PathId, SpaceId, bool)> {
+        let owes = |id: PathId, s: SpaceId| {
+            self.paths
+                .get(&id)
+                .and_then(|p| p.acks.get(&s))
+                .is_some_and(|a| a.has_unacked())
+        };
+        let mut owners = Vec::new();
+        if owes(path, space) {
+            owners.push((path, space, true));
+        }
+        if matches!(space, SpaceId::Initial | SpaceId::Handshake) {
+            return owners;
+        }
+        let ack_config = &self.config.ack;
+        let lowest_rtt_here =
+            ack_config.ack_path == AckPathChoice::LowestRtt && self.is_lowest_rtt(path);
+        for (&id, p) in &self.paths {
+            let s = self.layout.space_for(id);
+            if id == path || !owes(id, s) {
+                continue;
+            }
+            if !p.is_active() || lowest_rtt_here {
+                owners.push((id, s, true));
+            } else if ack_config.ack_on_all_paths {
+                owners.push((id, s, false));
+            }
+        }
+        owners
+    }
+
     fn is_lowest_rtt(&self, path: PathId) -> bool {
-        let Some(me) = self.paths.get(&path) else { return false };
-        self.paths.values().filter(|p| p.is_usable()).all(|p| p.rtt.smoothed() >= me.rtt.smoothed())
+        let Some(me) = self.paths.get(&path) else {
+            return false;
+        };
+        self.paths
+            .values()
+            .filter(|p| p.is_usable())
+            .all(|p| p.rtt.smoothed() >= me.rtt.smoothed())
     }
 
     /// CRYPTO frames of `epoch` (RFC 9000 §19.6).
-    fn write_crypto(&mut self, epoch: Epoch, packet: &mut Vec<u8>, limit: usize, sent: &mut SentFrames) -> bool {
+    fn write_crypto(
+        &mut self,
+        epoch: Epoch,
+        packet: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut SentFrames,
+    ) -> bool {
         let mut wrote = false;
         loop {
             let room = limit.saturating_sub(packet.len());
-            let header = mpquic_wire::frame::crypto_frame_header_len(self.crypto[epoch.index()].send.end(), room);
+            let header = mpquic_wire::frame::crypto_frame_header_len(
+                self.crypto[epoch.index()].send.end(),
+                room,
+            );
             if room <= header + 1 {
                 break;
             }
-            let Some((offset, data)) = self.crypto[epoch.index()].send.next_chunk(room - header) else { break };
+            let Some((offset, data)) = self.crypto[epoch.index()].send.next_chunk(room - header)
+            else {
+                break;
+            };
             let len = data.len() as u64;
             Frame::Crypto { offset, data }.encode(packet);
             sent.crypto.push(offset..offset + len);
@@ -385,24 +573,63 @@ impl Connection {
 
     /// Pad for the minimum datagram size and for the header-protection sample (RFC 9001 §5.4.2:
     /// packet number + payload at least 4 bytes). Returns whether PADDING was added for size.
-    fn pad_packet(&self, packet: &mut Vec<u8>, enc: &PartialEncode, pad_to: Option<usize>, limit: usize) -> bool {
+    fn pad_packet(
+        &self,
+        packet: &mut Vec<u8>,
+        enc: &PartialEncode,
+        pad_to: Option<usize>,
+        limit: usize,
+    ) -> bool {
         let min_for_sample = enc.pn_offset + 4;
-        let target = pad_to.map_or(0, |t| t.saturating_sub(TAG_LEN).min(limit)).max(min_for_sample);
+        let target = pad_to
+            .map_or(0, |t| t.saturating_sub(TAG_LEN).min(limit))
+            .max(min_for_sample);
         if packet.len() < target {
-            let padded_for_size = pad_to.is_some_and(|t| t.saturating_sub(TAG_LEN) > min_for_sample);
+            let padded_for_size =
+                pad_to.is_some_and(|t| t.saturating_sub(TAG_LEN) > min_for_sample);
             packet.resize(target, 0);
             return padded_for_size;
         }
         false
     }
 
-    fn seal(&mut self, epoch: Epoch, path: PathId, pn: u64, packet: &mut Vec<u8>, enc: &PartialEncode) -> Option<()> {
+    fn seal(
+        &mut self,
+        epoch: Epoch,
+        path: PathId,
+        pn: u64,
+        packet: &mut Vec<u8>,
+        enc: &PartialEncode,
+    ) -> Option<()> {
         let result = match epoch {
-            Epoch::Initial => seal_packet(&self.initial_keys.as_ref()?.local, None, pn, packet, enc.header_len, enc.pn_offset, enc.pn_len),
-            Epoch::Handshake => seal_packet(&self.handshake_keys.as_ref()?.local, None, pn, packet, enc.header_len, enc.pn_offset, enc.pn_len),
+            Epoch::Initial => seal_packet(
+                &self.initial_keys.as_ref()?.local,
+                None,
+                pn,
+                packet,
+                enc.header_len,
+                enc.pn_offset,
+                enc.pn_len,
+            ),
+            Epoch::Handshake => seal_packet(
+                &self.handshake_keys.as_ref()?.local,
+                None,
+                pn,
+                packet,
+                enc.header_len,
+                enc.pn_offset,
+                enc.pn_len,
+            ),
             Epoch::Data => {
                 let nonce_path = self.layout.nonce_path_id(path);
-                self.one_rtt.as_mut()?.seal(nonce_path, pn, packet, enc.header_len, enc.pn_offset, enc.pn_len)
+                self.one_rtt.as_mut()?.seal(
+                    nonce_path,
+                    pn,
+                    packet,
+                    enc.header_len,
+                    enc.pn_offset,
+                    enc.pn_len,
+                )
             }
         };
         match result {
@@ -415,13 +642,26 @@ impl Connection {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn record_sent(&mut self, now: Timestamp, path_id: PathId, epoch: Epoch, space: SpaceId, pn: u64, size: usize, ack_eliciting: bool, in_flight: bool, frames: SentFrames) {
+    fn record_sent(
+        &mut self,
+        now: Timestamp,
+        path_id: PathId,
+        epoch: Epoch,
+        space: SpaceId,
+        pn: u64,
+        size: usize,
+        ack_eliciting: bool,
+        in_flight: bool,
+        frames: SentFrames,
+    ) {
         self.stats.packets_sent += 1;
         if epoch == Epoch::Data {
             self.packets_since_key_update += 1;
         }
         let stream_bytes: u64 = frames.streams.stream.iter().map(|c| c.len).sum();
-        let Some(path) = self.paths.get_mut(&path_id) else { return };
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return;
+        };
         path.counters.packets_sent += 1;
         path.counters.bytes_sent += size as u64;
         path.counters.stream_bytes_sent += stream_bytes;
@@ -429,7 +669,16 @@ impl Connection {
             return;
         }
         let delivery = path.delivery.on_packet_sent(now, path.bytes_in_flight());
-        let packet = SentPacket { pn, space, time_sent: now, size: size as u64, ack_eliciting, in_flight, delivery, frames };
+        let packet = SentPacket {
+            pn,
+            space,
+            time_sent: now,
+            size: size as u64,
+            ack_eliciting,
+            in_flight,
+            delivery,
+            frames,
+        };
         let seq = path.ledger(epoch).on_sent(packet);
         if in_flight {
             let in_flight_now = path.bytes_in_flight();
@@ -439,51 +688,106 @@ impl Connection {
         self.send_space(space).on_sent(pn, path_id, seq);
     }
 
-    /// CONNECTION_CLOSE in the closing state (RFC 9000 §10.2.1), once per trigger.
+    /// CONNECTION_CLOSE in the closing state (RFC 9000 §10.2.1), once per trigger. Before the
+    /// handshake is confirmed the peer may lack some keys, so the frame goes in every level we
+    /// have keys for, coalesced (RFC 9000 §10.2.3).
     fn send_close(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let State::Closing { frame, resend, .. } = &mut self.state else { return None };
+        let State::Closing { frame, resend, .. } = &mut self.state else {
+            return None;
+        };
         if !*resend {
             return None;
         }
         *resend = false;
         let frame = frame.clone();
-        let epoch = if self.one_rtt.is_some() && self.handshake_keys.is_none() {
-            Epoch::Data
-        } else if self.handshake_keys.is_some() {
-            Epoch::Handshake
-        } else {
-            Epoch::Initial
-        };
-        let path = if epoch == Epoch::Data { self.any_active_path().unwrap_or(0) } else { 0 };
+        let path = self.any_active_path().unwrap_or(0);
+        let max = self.max_datagram_size(path);
+        let mut epochs = Vec::new();
+        if self.initial_keys.is_some() {
+            epochs.push(Epoch::Initial);
+        }
+        if self.handshake_keys.is_some() {
+            epochs.push(Epoch::Handshake);
+        }
+        if self.one_rtt.is_some()
+            && (self.handshake_confirmed || epochs.is_empty() || self.side == Side::Server)
+        {
+            epochs.push(Epoch::Data);
+        }
+        for (i, &epoch) in epochs.iter().enumerate() {
+            let last = i + 1 == epochs.len();
+            let pad = (last && epochs[0] == Epoch::Initial && self.side == Side::Client)
+                .then_some(MIN_INITIAL_SIZE);
+            let room = max.saturating_sub(buf.len());
+            self.build_close_packet(
+                epoch,
+                if epoch == Epoch::Data { path } else { 0 },
+                &frame,
+                buf,
+                room,
+                pad.map(|p| p.saturating_sub(buf.len())),
+            );
+        }
+        let _ = now;
+        self.finish_datagram(
+            if epochs.last() == Some(&Epoch::Data) {
+                path
+            } else {
+                0
+            },
+            buf,
+        )
+    }
+
+    fn build_close_packet(
+        &mut self,
+        epoch: Epoch,
+        path: PathId,
+        frame: &Bytes,
+        buf: &mut Vec<u8>,
+        room: usize,
+        pad_to: Option<usize>,
+    ) -> Option<()> {
         let space = match epoch {
             Epoch::Initial => SpaceId::Initial,
             Epoch::Handshake => SpaceId::Handshake,
             Epoch::Data => self.layout.space_for(path),
         };
         let header = self.header_for(epoch, path)?;
-        let pn = self.send_space(space).next_pn();
         let largest_acked = self.send_space(space).largest_acked();
+        let pn = self.send_space(space).next_pn();
         let mut packet = Vec::with_capacity(256);
         let enc = header.encode(pn, largest_acked, &mut packet);
-        let close = close_frame_for_epoch(&frame, epoch);
-        packet.extend_from_slice(&close);
-        let pad_to = (epoch == Epoch::Initial && self.side == Side::Client).then_some(MIN_INITIAL_SIZE);
-        self.pad_packet(&mut packet, &enc, pad_to, self.max_datagram_size(path) - TAG_LEN);
+        packet.extend_from_slice(&close_frame_for_epoch(frame, epoch));
+        let limit = room.checked_sub(TAG_LEN)?;
+        if packet.len() > limit {
+            return None;
+        }
+        self.pad_packet(&mut packet, &enc, pad_to, limit);
         let length = packet.len() - enc.pn_offset + TAG_LEN;
         enc.set_length(&mut packet, length);
         self.seal(epoch, path, pn, &mut packet, &enc)?;
         buf.extend_from_slice(&packet);
-        let _ = now;
-        self.finish_datagram(path, buf)
+        Some(())
     }
 
     /// Redundant scheduling: the stream data just sent on `path` is queued again so the next
     /// packets carry it on the other paths; the first acknowledgement wins.
     fn duplicate_last_packet(&mut self, path: PathId) {
-        let Some(p) = self.paths.get(&path) else { return };
-        let Some(last) = p.ledgers[Epoch::Data.index()].newest() else { return };
+        let Some(p) = self.paths.get(&path) else {
+            return;
+        };
+        let Some(last) = p.ledgers[Epoch::Data.index()].newest() else {
+            return;
+        };
         let copy = self.streams.retransmittable_copy(&last.frames.streams);
-        if self.paths.values().filter(|q| q.id != path && q.is_usable()).count() > 0 {
+        if self
+            .paths
+            .values()
+            .filter(|q| q.id != path && q.is_usable())
+            .count()
+            > 0
+        {
             self.streams.on_frames_lost(&copy);
         }
     }

@@ -34,7 +34,10 @@ impl ConnectionStats {
         self.ack_frames_sent += 1;
         self.ack_frame_bytes += bytes as u64;
         self.ack_ranges_total += ranges as u64;
-        let bucket = ACK_RANGE_BUCKETS.iter().position(|&b| ranges <= b).unwrap_or(ACK_RANGE_BUCKETS.len() - 1);
+        let bucket = ACK_RANGE_BUCKETS
+            .iter()
+            .position(|&b| ranges <= b)
+            .unwrap_or(ACK_RANGE_BUCKETS.len() - 1);
         self.ack_range_histogram[bucket] += 1;
     }
 

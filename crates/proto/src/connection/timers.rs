@@ -59,7 +59,8 @@ impl Connection {
         if self.idle_deadline().is_some_and(|d| now >= d) {
             // RFC 9000 §10.1: silently close on idle timeout.
             self.error = Some(ConnectionError::TimedOut);
-            self.events.push_back(Event::ConnectionLost(ConnectionError::TimedOut));
+            self.events
+                .push_back(Event::ConnectionLost(ConnectionError::TimedOut));
             self.drain();
             return;
         }
@@ -90,7 +91,9 @@ impl Connection {
             }
         }
         let challenge_timeout = self.challenge_timeout(id);
-        let Some(path) = self.paths.get_mut(&id) else { return };
+        let Some(path) = self.paths.get_mut(&id) else {
+            return;
+        };
         if let Some((_, Some(sent))) = path.challenge {
             if now >= sent + challenge_timeout {
                 path.counters.pto_count_total += 1;
@@ -100,14 +103,20 @@ impl Connection {
                     path.challenge = None;
                     self.push_path_event(super::PathEvent::Failed { id });
                     if id != 0 {
-                        self.abandon_path(now, id, mpquic_wire::error::path_error::PATH_UNSTABLE_OR_POOR);
+                        self.abandon_path(
+                            now,
+                            id,
+                            mpquic_wire::error::path_error::PATH_UNSTABLE_OR_POOR,
+                        );
                     }
                 } else if let Some((_, sent)) = path.challenge.as_mut() {
                     *sent = None; // resend
                 }
             }
         }
-        let Some(path) = self.paths.get(&id) else { return };
+        let Some(path) = self.paths.get(&id) else {
+            return;
+        };
         if let PathState::Closing { until } = path.state {
             if now >= until {
                 self.remove_path(id);
@@ -118,7 +127,11 @@ impl Connection {
     /// RFC 9000 §8.2.4: a validation attempt lasts about 3 PTOs (at least 6 initial RTTs is
     /// suggested for the whole process; each of our 3 challenges waits one PTO with backoff).
     fn challenge_timeout(&self, id: PathId) -> Duration {
-        let pto = self.paths.get(&id).map(|p| p.pto(self.peer_max_ack_delay(), true)).unwrap_or(Duration::from_secs(1));
+        let pto = self
+            .paths
+            .get(&id)
+            .map(|p| p.pto(self.peer_max_ack_delay(), true))
+            .unwrap_or(Duration::from_secs(1));
         pto.max(self.config.initial_rtt * 2)
     }
 
@@ -127,7 +140,8 @@ impl Connection {
     fn remove_path(&mut self, id: PathId) {
         if let Some(pool) = self.local_cids.remove(&id) {
             for cid in pool.all() {
-                self.endpoint_events.push_back(EndpointEvent::RetireCid(*cid));
+                self.endpoint_events
+                    .push_back(EndpointEvent::RetireCid(*cid));
             }
         }
         self.remote_cids.remove(&id);
@@ -156,7 +170,11 @@ impl Connection {
         }
         let loss = Epoch::ALL
             .iter()
-            .filter_map(|&e| path.ledgers[epoch_index(e)].loss_time().map(|t| (t, e, false)))
+            .filter_map(|&e| {
+                path.ledgers[epoch_index(e)]
+                    .loss_time()
+                    .map(|t| (t, e, false))
+            })
             .min_by_key(|(t, _, _)| *t);
         if loss.is_some() {
             return loss;
@@ -170,19 +188,32 @@ impl Connection {
             }
             // RFC 9002 §6.2.1: no PTO for application data before the handshake is confirmed;
             // max_ack_delay counts only for application data.
-            if epoch == Epoch::Data && !self.handshake_confirmed && (self.initial_keys.is_some() || self.handshake_keys.is_some()) {
+            if epoch == Epoch::Data
+                && !self.handshake_confirmed
+                && (self.initial_keys.is_some() || self.handshake_keys.is_some())
+            {
                 continue;
             }
-            let Some(last) = ledger.time_of_last_ack_eliciting() else { continue };
+            let Some(last) = ledger.time_of_last_ack_eliciting() else {
+                continue;
+            };
             let t = last + path.pto(max_ack_delay, epoch == Epoch::Data);
             if best.is_none_or(|(b, _, _)| t < b) {
                 best = Some((t, epoch, true));
             }
         }
-        if best.is_none() && id == 0 && self.side == mpquic_wire::stream_id::Side::Client && !self.handshake_confirmed {
+        if best.is_none()
+            && id == 0
+            && self.side == mpquic_wire::stream_id::Side::Client
+            && !self.handshake_confirmed
+        {
             // RFC 9002 §6.2.2.1: the client keeps a PTO armed until the handshake is confirmed
             // so it can unblock a server stuck at its amplification limit.
-            let epoch = if self.handshake_keys.is_some() { Epoch::Handshake } else { Epoch::Initial };
+            let epoch = if self.handshake_keys.is_some() {
+                Epoch::Handshake
+            } else {
+                Epoch::Initial
+            };
             let base = self.idle_since;
             return Some((base + path.pto(max_ack_delay, false), epoch, true));
         }
@@ -195,14 +226,19 @@ impl Connection {
     fn on_pto(&mut self, now: Timestamp, id: PathId, epoch: Epoch) {
         let failure_ptos = self.config.path_failure_ptos;
         let other_usable = self.paths.values().any(|p| p.id != id && p.is_usable());
-        let Some(path) = self.paths.get_mut(&id) else { return };
+        let Some(path) = self.paths.get_mut(&id) else {
+            return;
+        };
         path.pto_count += 1;
         path.counters.pto_count_total += 1;
         path.probes_pending = 2;
         self.stats.pto_count += 1;
         if epoch != Epoch::Data {
             // Retransmit the unacknowledged handshake data in the probes.
-            let frames: Vec<_> = path.ledgers[epoch_index(epoch)].outstanding().map(|(_, p)| p.frames.clone()).collect();
+            let frames: Vec<_> = path.ledgers[epoch_index(epoch)]
+                .outstanding()
+                .map(|(_, p)| p.frames.clone())
+                .collect();
             for f in frames {
                 self.requeue_frames(epoch, &f);
             }
@@ -220,7 +256,10 @@ impl Connection {
         }
         // Probe with the oldest outstanding data if there is no new data (RFC 9002 §6.2.4).
         if !self.streams.has_pending_data() {
-            let oldest = path.ledgers[epoch_index(Epoch::Data)].outstanding().next().map(|(_, p)| p.frames.clone());
+            let oldest = path.ledgers[epoch_index(Epoch::Data)]
+                .outstanding()
+                .next()
+                .map(|(_, p)| p.frames.clone());
             if let Some(frames) = oldest {
                 let copy = self.streams.retransmittable_copy(&frames.streams);
                 self.streams.on_frames_lost(&copy);
@@ -232,7 +271,11 @@ impl Connection {
     /// at least three PTOs.
     fn idle_deadline(&self) -> Option<Timestamp> {
         let local = self.config.idle_timeout;
-        let peer = self.peer_params.as_ref().map(|p| Duration::from_millis(p.max_idle_timeout_ms)).unwrap_or(Duration::ZERO);
+        let peer = self
+            .peer_params
+            .as_ref()
+            .map(|p| Duration::from_millis(p.max_idle_timeout_ms))
+            .unwrap_or(Duration::ZERO);
         let timeout = match (local.is_zero(), peer.is_zero()) {
             (true, true) => return None,
             (false, true) => local,

@@ -97,14 +97,20 @@ impl Ledger {
     pub fn detect_lost(&mut self, now: Timestamp, rtt: &RttEstimator) -> LostPackets {
         let mut lost = LostPackets::default();
         self.loss_time = None;
-        let Some(largest) = self.largest_acked_seq else { return lost };
+        let Some(largest) = self.largest_acked_seq else {
+            return lost;
+        };
         let loss_delay = rtt.loss_delay();
         // Packets sent at or before this time are lost by the time threshold; before the epoch
         // plus one loss delay, none can be.
-        let lost_send_time = (now - Timestamp::ZERO).checked_sub(loss_delay).map(|d| Timestamp::ZERO + d);
+        let lost_send_time = (now - Timestamp::ZERO)
+            .checked_sub(loss_delay)
+            .map(|d| Timestamp::ZERO + d);
         let mut lost_seqs = Vec::new();
         for (&seq, packet) in self.sent.range(..largest) {
-            if lost_send_time.is_some_and(|t| packet.time_sent <= t) || largest >= seq + PACKET_THRESHOLD {
+            if lost_send_time.is_some_and(|t| packet.time_sent <= t)
+                || largest >= seq + PACKET_THRESHOLD
+            {
                 lost_seqs.push(seq);
             } else {
                 let when = packet.time_sent + loss_delay;
@@ -185,12 +191,18 @@ pub fn persistent_congestion_duration(rtt: &RttEstimator, max_ack_delay: Duratio
 /// ack-eliciting lost packets span more than the duration and an RTT sample exists. (Packets
 /// acknowledged between them would have been removed from the ledger before they could be
 /// declared lost together, which the batch approximates.)
-pub fn is_persistent_congestion(lost: &[SentPacket], rtt: &RttEstimator, max_ack_delay: Duration) -> bool {
+pub fn is_persistent_congestion(
+    lost: &[SentPacket],
+    rtt: &RttEstimator,
+    max_ack_delay: Duration,
+) -> bool {
     if !rtt.has_sample() {
         return false;
     }
     let mut eliciting = lost.iter().filter(|p| p.ack_eliciting).map(|p| p.time_sent);
-    let Some(first) = eliciting.next() else { return false };
+    let Some(first) = eliciting.next() else {
+        return false;
+    };
     let (min, max) = eliciting.fold((first, first), |(lo, hi), t| (lo.min(t), hi.max(t)));
     max - min > persistent_congestion_duration(rtt, max_ack_delay)
 }
@@ -220,7 +232,10 @@ mod tests {
     fn packet_threshold_counts_per_path_sequence() {
         // SPNS: this path sent packet numbers 1, 2, 6, 7 (others went on another path).
         let mut ledger = Ledger::default();
-        let seqs: Vec<u64> = [1, 2, 6, 7].iter().map(|&pn| ledger.on_sent(packet(pn, 0))).collect();
+        let seqs: Vec<u64> = [1, 2, 6, 7]
+            .iter()
+            .map(|&pn| ledger.on_sent(packet(pn, 0)))
+            .collect();
         assert_eq!(ledger.bytes_in_flight(), 4 * 1200);
         let mut outcome = AckedOutcome::default();
         // ACK of pn 6 only (seq 2): pn 1 is 2 packets behind on this path: not yet lost by count.
@@ -232,11 +247,20 @@ mod tests {
         // ACK of pn 7 (seq 3): pn 1 (seq 0) is now 3 behind: lost. pn 2 (seq 1) is 2 behind: kept.
         ledger.on_acked(seqs[3], &mut outcome).unwrap();
         let lost = ledger.detect_lost(at(2), &rtt);
-        assert_eq!(lost.packets.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![1]);
+        assert_eq!(
+            lost.packets.iter().map(|p| p.pn).collect::<Vec<_>>(),
+            vec![1]
+        );
         // pn 2 waits for the time threshold: 9/8 * 100 ms after it was sent.
-        assert_eq!(ledger.loss_time(), Some(at(112) + Duration::from_micros(500)));
+        assert_eq!(
+            ledger.loss_time(),
+            Some(at(112) + Duration::from_micros(500))
+        );
         let lost = ledger.detect_lost(at(113), &rtt);
-        assert_eq!(lost.packets.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(
+            lost.packets.iter().map(|p| p.pn).collect::<Vec<_>>(),
+            vec![2]
+        );
         assert_eq!(ledger.bytes_in_flight(), 0);
     }
 
@@ -256,8 +280,16 @@ mod tests {
         let mut rtt = RttEstimator::new(Duration::from_millis(100));
         rtt.update(Duration::ZERO, Duration::from_millis(10));
         let short = vec![packet(0, 0), packet(1, 10)];
-        assert!(!is_persistent_congestion(&short, &rtt, Duration::from_millis(25)));
+        assert!(!is_persistent_congestion(
+            &short,
+            &rtt,
+            Duration::from_millis(25)
+        ));
         let long = vec![packet(0, 0), packet(5, 500)];
-        assert!(is_persistent_congestion(&long, &rtt, Duration::from_millis(25)));
+        assert!(is_persistent_congestion(
+            &long,
+            &rtt,
+            Duration::from_millis(25)
+        ));
     }
 }

@@ -21,7 +21,13 @@ pub struct RttEstimator {
 impl RttEstimator {
     /// An estimator that has seen no sample yet (RFC 9002 §5.3: smoothed = initial, var = initial/2).
     pub fn new(initial_rtt: Duration) -> Self {
-        Self { latest: initial_rtt, smoothed: initial_rtt, var: initial_rtt / 2, min: initial_rtt, has_sample: false }
+        Self {
+            latest: initial_rtt,
+            smoothed: initial_rtt,
+            var: initial_rtt / 2,
+            min: initial_rtt,
+            has_sample: false,
+        }
     }
 
     /// Feed one RTT sample. `ack_delay` is the peer-reported delay, already limited to
@@ -38,8 +44,12 @@ impl RttEstimator {
         }
         self.min = self.min.min(sample);
         // RFC 9002 §5.3: subtract the ack delay only if it leaves at least min_rtt.
-        let adjusted = if sample >= self.min + ack_delay { sample - ack_delay } else { sample };
-        let diff = if self.smoothed > adjusted { self.smoothed - adjusted } else { adjusted - self.smoothed };
+        let adjusted = if sample >= self.min + ack_delay {
+            sample - ack_delay
+        } else {
+            sample
+        };
+        let diff = self.smoothed.abs_diff(adjusted);
         self.var = (self.var * 3 + diff) / 4;
         self.smoothed = (self.smoothed * 7 + adjusted) / 8;
     }

@@ -30,7 +30,10 @@ mod tests {
     fn backup_only_when_nothing_else_works() {
         let mut s = BackupAware;
         // Available path is full: wait for it rather than use the backup.
-        assert_eq!(s.select(&[view(0, 40, false, false), view(1, 10, true, true)]), None);
+        assert_eq!(
+            s.select(&[view(0, 40, false, false), view(1, 10, true, true)]),
+            None
+        );
         let mut failed = view(0, 40, true, false);
         failed.usable = false;
         assert_eq!(s.select(&[failed, view(1, 10, true, true)]), Some(1));

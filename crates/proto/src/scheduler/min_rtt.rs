@@ -27,8 +27,17 @@ mod tests {
     #[test]
     fn picks_lowest_rtt_with_window() {
         let mut s = MinRtt;
-        assert_eq!(s.select(&[view(0, 40, true, false), view(1, 20, true, false)]), Some(1));
-        assert_eq!(s.select(&[view(0, 40, true, false), view(1, 20, false, false)]), Some(0));
-        assert_eq!(s.select(&[view(0, 40, false, false), view(1, 20, false, false)]), None);
+        assert_eq!(
+            s.select(&[view(0, 40, true, false), view(1, 20, true, false)]),
+            Some(1)
+        );
+        assert_eq!(
+            s.select(&[view(0, 40, true, false), view(1, 20, false, false)]),
+            Some(0)
+        );
+        assert_eq!(
+            s.select(&[view(0, 40, false, false), view(1, 20, false, false)]),
+            None
+        );
     }
 }

@@ -80,7 +80,11 @@ impl SendSpace {
     }
 
     /// Remove and return outstanding packets whose numbers fall in `range` (an ACK range).
-    pub fn take_acked(&mut self, range: std::ops::RangeInclusive<u64>, out: &mut Vec<(u64, PathId, u64)>) {
+    pub fn take_acked(
+        &mut self,
+        range: std::ops::RangeInclusive<u64>,
+        out: &mut Vec<(u64, PathId, u64)>,
+    ) {
         let pns: Vec<u64> = self.outstanding.range(range).map(|(&pn, _)| pn).collect();
         for pn in pns {
             if let Some((path, seq)) = self.outstanding.remove(&pn) {
@@ -102,7 +106,11 @@ impl SendSpace {
     }
 
     /// Packets in `range` that had been declared lost: each is a spurious loss (returned by path).
-    pub fn take_spuriously_lost(&mut self, range: std::ops::RangeInclusive<u64>, out: &mut Vec<PathId>) {
+    pub fn take_spuriously_lost(
+        &mut self,
+        range: std::ops::RangeInclusive<u64>,
+        out: &mut Vec<PathId>,
+    ) {
         if self.recently_lost.is_empty() {
             return;
         }

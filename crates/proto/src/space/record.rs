@@ -61,7 +61,10 @@ impl ReceiveRecord {
 
     /// Ranges to acknowledge at or below `largest`, highest first.
     pub fn ack_ranges_desc(&self, largest: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
-        self.to_ack.iter_rev().filter(move |r| r.start <= largest).map(move |r| r.start..r.end.min(largest + 1))
+        self.to_ack
+            .iter_rev()
+            .filter(move |r| r.start <= largest)
+            .map(move |r| r.start..r.end.min(largest + 1))
     }
 
     /// Packets received since the last ACK was sent for this space.

@@ -24,6 +24,7 @@ impl Streams {
             }
             return None;
         }
+        // RFC 9000 §2.1: stream IDs MUST NOT be reused; they are handed out in order.
         let id = StreamId::new(self.side, dir, l.next);
         l.next += 1;
         self.create_stream(id);

@@ -24,8 +24,8 @@ pub enum AssemblerError {
 }
 
 /// Reassembles a byte stream from chunks received at arbitrary offsets, with
-/// duplicates and overlaps (RFC 9000 §2.2: "Data that has already been received
-/// can be discarded").
+/// duplicates and overlaps (RFC 9000 §2.2: endpoints MUST deliver stream data as an
+/// ordered byte stream; "Data that has already been received can be discarded").
 ///
 /// Chunks are stored without copying as disjoint [`Bytes`] slices keyed by offset;
 /// overlapping input is trimmed to the parts not already held. Memory held is

@@ -198,6 +198,8 @@ impl Streams {
     ) {
         while let Some(&id) = self.blocked_queue.front() {
             if let Some(s) = self.send.get_mut(&id) {
+                // RFC 9000 §3.5: STREAM_DATA_BLOCKED MUST NOT be sent after RESET_STREAM
+                // (`is_writable` excludes "Reset Sent" and terminal states).
                 if s.is_writable() && s.credit() == 0 {
                     let frame = Frame::StreamDataBlocked {
                         id,

@@ -168,7 +168,8 @@ impl RecvStream {
 
     /// Bytes that count as consumed for connection-level flow control: what the
     /// application read, or everything up to the final size (or highest offset) once
-    /// the data is discarded after a reset or STOP_SENDING (RFC 9000 §4.5).
+    /// the data is discarded after a reset or STOP_SENDING (RFC 9000 §4.5: the receiver
+    /// MUST use the final size to account for all bytes in connection flow control).
     pub fn consumed_target(&self) -> u64 {
         let discarding =
             self.stop_code.is_some() || matches!(self.state, RecvState::ResetRecvd { .. });

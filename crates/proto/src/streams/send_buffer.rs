@@ -21,6 +21,9 @@ const MIN_TAIL_ALLOC: usize = 4096;
 /// builder copies exactly once into the packet. Small writes are coalesced into a
 /// growing tail that is frozen into a segment when it is first sent.
 ///
+/// Stored bytes are immutable, so retransmissions carry exactly the original data
+/// (RFC 9000 §2.2: the data at a given offset MUST NOT change).
+///
 /// Offsets below [`SendBuffer::acked_offset`] are acknowledged and their memory is
 /// released. Between that and [`SendBuffer::sent_offset`] data is in flight, lost
 /// (queued for retransmission) or acknowledged out of order; above it data has

@@ -11,7 +11,10 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use mpquic_proto::crypto::testing::test_tls_configs;
-use mpquic_proto::{ClientConfig, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp, TransportConfig};
+use mpquic_proto::{
+    ClientConfig, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp,
+    TransportConfig,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
@@ -31,7 +34,12 @@ pub struct NetConfig {
 
 impl Default for NetConfig {
     fn default() -> Self {
-        Self { one_way_delay: Duration::from_millis(10), loss: 0.0, duplicate: 0.0, jitter: Duration::ZERO }
+        Self {
+            one_way_delay: Duration::from_millis(10),
+            loss: 0.0,
+            duplicate: 0.0,
+            jitter: Duration::ZERO,
+        }
     }
 }
 
@@ -69,7 +77,12 @@ pub fn addr(s: &str) -> SocketAddr {
 }
 
 impl Pair {
-    pub fn new(seed: u64, client_transport: TransportConfig, server_transport: TransportConfig, net: NetConfig) -> Self {
+    pub fn new(
+        seed: u64,
+        client_transport: TransportConfig,
+        server_transport: TransportConfig,
+        net: NetConfig,
+    ) -> Self {
         let (client_tls, server_tls) = test_tls_configs(&[ALPN]);
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let seed_for = |rng: &mut ChaCha20Rng| {
@@ -77,11 +90,19 @@ impl Pair {
             rng.fill(&mut s);
             s
         };
-        let server_config = ServerConfig { tls: server_tls, transport: Arc::new(server_transport), max_connections: 16 };
+        let server_config = ServerConfig {
+            tls: server_tls,
+            transport: Arc::new(server_transport),
+            max_connections: 16,
+        };
         let client_ep_config = Arc::new(EndpointConfig::new(&mut rng));
         let server_ep_config = Arc::new(EndpointConfig::new(&mut rng));
         let client = Endpoint::new(client_ep_config, None, seed_for(&mut rng));
-        let server = Endpoint::new(server_ep_config, Some(Arc::new(server_config)), seed_for(&mut rng));
+        let server = Endpoint::new(
+            server_ep_config,
+            Some(Arc::new(server_config)),
+            seed_for(&mut rng),
+        );
         Self {
             client,
             server,
@@ -90,7 +111,10 @@ impl Pair {
             server_addr: addr("10.0.1.1:443"),
             net,
             seed,
-            client_config: ClientConfig { tls: client_tls, transport: Arc::new(client_transport) },
+            client_config: ClientConfig {
+                tls: client_tls,
+                transport: Arc::new(client_transport),
+            },
             dropped: [0, 0],
             blackholed: Vec::new(),
             queue: BinaryHeap::new(),
@@ -102,15 +126,29 @@ impl Pair {
 
     /// Start the client's connection.
     pub fn connect(&mut self) -> ConnectionHandle {
-        self.client.connect(self.now, &self.client_config, self.client_addr, self.server_addr, "localhost").expect("connect")
+        self.client
+            .connect(
+                self.now,
+                &self.client_config,
+                self.client_addr,
+                self.server_addr,
+                "localhost",
+            )
+            .expect("connect")
     }
 
     /// Move every datagram both endpoints want to send into the network.
     fn flush(&mut self) {
         for to_server in [true, false] {
             loop {
-                let ep = if to_server { &mut self.client } else { &mut self.server };
-                let Some(t) = ep.poll_transmit(self.now, &mut self.buf) else { break };
+                let ep = if to_server {
+                    &mut self.client
+                } else {
+                    &mut self.server
+                };
+                let Some(t) = ep.poll_transmit(self.now, &mut self.buf) else {
+                    break;
+                };
                 let data = self.buf[..t.size].to_vec();
                 self.send(to_server, t.local, t.remote, data);
             }
@@ -123,12 +161,27 @@ impl Pair {
             self.dropped[usize::from(!to_server)] += 1;
             return;
         }
-        let copies = if self.rng.gen_bool(self.net.duplicate) { 2 } else { 1 };
+        let copies = if self.rng.gen_bool(self.net.duplicate) {
+            2
+        } else {
+            1
+        };
         for _ in 0..copies {
-            let jitter = if self.net.jitter.is_zero() { Duration::ZERO } else { self.net.jitter.mul_f64(self.rng.gen::<f64>()) };
+            let jitter = if self.net.jitter.is_zero() {
+                Duration::ZERO
+            } else {
+                self.net.jitter.mul_f64(self.rng.gen::<f64>())
+            };
             let at = self.now + self.net.one_way_delay + jitter;
             self.seq += 1;
-            self.queue.push(Reverse(InFlight { at, seq: self.seq, to_server, src, dst, data: data.clone() }));
+            self.queue.push(Reverse(InFlight {
+                at,
+                seq: self.seq,
+                to_server,
+                src,
+                dst,
+                data: data.clone(),
+            }));
         }
     }
 
@@ -141,15 +194,24 @@ impl Pair {
     pub fn step_until(&mut self, limit: Option<Timestamp>) -> bool {
         self.flush();
         let next_packet = self.queue.peek().map(|Reverse(p)| p.at);
-        let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min();
-        let Some(mut next) = [next_packet, next_timer].into_iter().flatten().min() else { return false };
+        let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(mut next) = [next_packet, next_timer].into_iter().flatten().min() else {
+            return false;
+        };
         if let Some(limit) = limit {
             next = next.min(limit);
         }
         self.now = self.now.max(next);
         while self.queue.peek().is_some_and(|Reverse(p)| p.at <= self.now) {
             let Reverse(p) = self.queue.pop().unwrap();
-            let ep = if p.to_server { &mut self.server } else { &mut self.client };
+            let ep = if p.to_server {
+                &mut self.server
+            } else {
+                &mut self.client
+            };
             ep.handle_datagram(self.now, p.dst, p.src, BytesMut::from(&p.data[..]));
         }
         self.client.handle_timeout(self.now);
@@ -171,9 +233,18 @@ impl Pair {
     pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&mut Pair) -> bool) {
         let deadline = self.now + limit;
         while !done(self) {
-            assert!(self.now < deadline, "seed {}: condition not reached within {:?}", self.seed, limit);
+            assert!(
+                self.now < deadline,
+                "seed {}: condition not reached within {:?}",
+                self.seed,
+                limit
+            );
             if !self.step() {
-                assert!(done(self), "seed {}: nothing left to do before the condition held", self.seed);
+                assert!(
+                    done(self),
+                    "seed {}: nothing left to do before the condition held",
+                    self.seed
+                );
                 return;
             }
         }
@@ -182,5 +253,7 @@ impl Pair {
 
 /// Deterministic payload for stream `salt`.
 pub fn payload(len: usize, salt: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0] ^ salt).collect()
+    (0..len)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0] ^ salt)
+        .collect()
 }

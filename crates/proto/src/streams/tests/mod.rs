@@ -1,6 +1,7 @@
 //! Tests of [`super::Streams`]: frame-level error handling and a two-endpoint
 //! exchange over a lossy, reordering in-memory channel.
 
+mod behavior;
 mod errors;
 mod pair;
 

@@ -1,0 +1,56 @@
+//! Errors of scenario loading and runs.
+
+use std::path::PathBuf;
+
+use mpquic_netsim::{SimError, SpecError};
+
+/// Why a scenario could not be loaded or run. Messages name the offending
+/// key (`paths[1]`, `transport.ack_range_limit`, ...) and value.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The scenario text is not valid TOML or does not match the format
+    /// (unknown key, bad unit, wrong type); `message` includes the line.
+    #[error("{origin}: {message}")]
+    Parse {
+        /// File name or `<inline>`.
+        origin: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A path specification is invalid or its trace cannot be loaded.
+    #[error("{key}: {source}")]
+    Spec {
+        /// Which spec (`paths[0]`, `shared_bottleneck`, `--path #2`).
+        key: String,
+        /// The spec error (names the spec key, e.g. `up.trace`).
+        source: SpecError,
+    },
+    /// A value is out of range or inconsistent with another.
+    #[error("{key}: {message}")]
+    Invalid {
+        /// The key.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The simulator rejected the network built from the scenario.
+    #[error("simulator: {0}")]
+    Sim(#[from] SimError),
+}
+
+impl LabError {
+    pub(crate) fn invalid(key: &str, message: impl Into<String>) -> Self {
+        LabError::Invalid {
+            key: key.to_owned(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! [`QuicNode`]: an `mpquic_proto` endpoint plus its application, driven by
+//! the simulator as a [`Node`].
+//!
+//! Virtual time maps one-to-one onto protocol time
+//! (`Timestamp::from_nanos(sim_time)`). The simulator hands every datagram,
+//! timer and wake-up to the node; after each one the node runs the
+//! endpoint, then the application ([`ClientApp`] / [`ServerApp`]), and the
+//! simulator drains [`Node::poll_transmit`].
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use mpquic_netsim::{Datagram, Node, SimTime};
+use mpquic_proto::crypto::testing::test_tls_configs;
+use mpquic_proto::{
+    ClientConfig, Connection, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp,
+    TransportConfig,
+};
+
+use crate::error::LabError;
+use crate::workload::{ClientApp, ServerApp};
+
+/// ALPN of simulated connections.
+pub const ALPN: &[u8] = b"mpquic-sim";
+
+/// Server name the client asks for (the test certificate's name).
+const SERVER_NAME: &str = "localhost";
+
+/// The application running on a node.
+#[derive(Debug)]
+pub enum App {
+    /// Client workload.
+    Client(ClientApp),
+    /// Server workload.
+    Server(ServerApp),
+}
+
+/// A QUIC endpoint inside the simulator.
+pub struct QuicNode {
+    endpoint: Endpoint,
+    app: App,
+    tx_buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for QuicNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuicNode").field("app", &self.app).finish_non_exhaustive()
+    }
+}
+
+impl QuicNode {
+    /// A client connecting from `interfaces[0]` to `servers[0]` at time 0;
+    /// after the handshake it opens one path from each further interface
+    /// `i` to `servers[i]` (the server address as seen from interface `i`).
+    /// `rng_seed` seeds every random choice of the endpoint.
+    pub fn client(
+        transport: TransportConfig,
+        endpoint_config: Arc<EndpointConfig>,
+        rng_seed: [u8; 32],
+        interfaces: &[SocketAddr],
+        servers: &[SocketAddr],
+        response_sizes: &[u64],
+    ) -> Result<Self, LabError> {
+        let (tls, _) = test_tls_configs(&[ALPN]);
+        let config = ClientConfig {
+            tls,
+            transport: Arc::new(transport),
+        };
+        let mut endpoint = Endpoint::new(endpoint_config, None, rng_seed);
+        let (Some(&local), Some(&remote)) = (interfaces.first(), servers.first()) else {
+            return Err(LabError::invalid("paths", "the client needs at least one interface"));
+        };
+        let handle = endpoint
+            .connect(Timestamp::ZERO, &config, local, remote, SERVER_NAME)
+            .map_err(|e| LabError::invalid("client", e.to_string()))?;
+        let extra: Vec<_> = interfaces.iter().copied().zip(servers.iter().copied()).skip(1).collect();
+        Ok(Self::with_app(endpoint, App::Client(ClientApp::new(handle, response_sizes, &extra))))
+    }
+
+    /// A server accepting connections and answering requests.
+    pub fn server(
+        transport: TransportConfig,
+        endpoint_config: Arc<EndpointConfig>,
+        rng_seed: [u8; 32],
+    ) -> Self {
+        let (_, tls) = test_tls_configs(&[ALPN]);
+        let config = ServerConfig {
+            tls,
+            transport: Arc::new(transport),
+            max_connections: 64,
+        };
+        let endpoint = Endpoint::new(endpoint_config, Some(Arc::new(config)), rng_seed);
+        Self::with_app(endpoint, App::Server(ServerApp::default()))
+    }
+
+    fn with_app(endpoint: Endpoint, app: App) -> Self {
+        Self {
+            endpoint,
+            app,
+            tx_buf: Vec::with_capacity(1500),
+        }
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The application.
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
+    /// The client application, if this is a client.
+    pub fn client_app(&self) -> Option<&ClientApp> {
+        match &self.app {
+            App::Client(c) => Some(c),
+            App::Server(_) => None,
+        }
+    }
+
+    /// The node's main connection: the client's connection, or the first
+    /// connection the server accepted.
+    pub fn main_connection(&self) -> Option<&Connection> {
+        self.endpoint.connection(self.main_handle()?)
+    }
+
+    fn main_handle(&self) -> Option<ConnectionHandle> {
+        match &self.app {
+            App::Client(c) => Some(c.handle()),
+            App::Server(s) => s.handles().first().copied(),
+        }
+    }
+
+    fn run_app(&mut self, now: SimTime) {
+        match &mut self.app {
+            App::Client(c) => c.step(now, &mut self.endpoint),
+            App::Server(s) => s.step(now, &mut self.endpoint),
+        }
+    }
+}
+
+impl Node for QuicNode {
+    fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
+        let data = BytesMut::from(Bytes::from(datagram.payload));
+        self.endpoint
+            .handle_datagram(Timestamp::from_nanos(now), datagram.dst, datagram.src, data);
+        self.run_app(now);
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
+        let t = self
+            .endpoint
+            .poll_transmit(Timestamp::from_nanos(now), &mut self.tx_buf)?;
+        let mut payload = std::mem::replace(&mut self.tx_buf, Vec::with_capacity(1500));
+        payload.truncate(t.size);
+        Some(Datagram::new(t.local, t.remote, payload))
+    }
+
+    fn poll_timeout(&mut self) -> Option<SimTime> {
+        let endpoint = self.endpoint.poll_timeout().map(Timestamp::as_nanos);
+        let app = match &self.app {
+            App::Client(c) => c.timeout(),
+            App::Server(_) => None,
+        };
+        match (endpoint, app) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        self.endpoint.handle_timeout(Timestamp::from_nanos(now));
+        self.run_app(now);
+    }
+
+    fn is_done(&self) -> bool {
+        match &self.app {
+            App::Client(c) => c.is_done(),
+            App::Server(_) => false,
+        }
+    }
+}

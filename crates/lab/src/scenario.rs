@@ -1,0 +1,423 @@
+//! The scenario model: network paths, workload and transport settings of
+//! one simulated run, read from TOML.
+//!
+//! ```toml
+//! seed = 7
+//! time_limit = "60s"
+//! paths = [
+//!     "rate=20mbit,rtt=20ms,queue=1bdp",
+//!     { rate = "15mbit", rtt = "40ms", queue = "1bdp" },
+//! ]
+//!
+//! [workload]
+//! download = "20MB"            # or: requests = { sizes = ["10KB", "1MB"] }
+//!
+//! [transport]
+//! cc = "cubic"                 # CcAlgorithm::from_str
+//! multipath = "mpns"           # single | spns | mpns | auto
+//! scheduler = "min-rtt"        # SchedulerKind::from_str
+//! ack_range_limit = 32         # -> ack.default_range_limit
+//! rtt_sample_on_receiving_path = true
+//! initial_rtt_ms = 333
+//! pacing = true
+//! idle_timeout = "30s"
+//! [transport.ack]              # any mpquic_proto::ack::AckConfig field
+//! ack_eliciting_threshold = 2
+//!
+//! [record]
+//! time_series = false          # include srtt/true-RTT and progress series in the result
+//! sample_interval = "10ms"     # srtt sampling period
+//! ```
+//!
+//! Each entry of `paths` is a [`PathSpec`] written as a string or a table
+//! (see [`mpquic_netsim::spec`]); `up` is the client-to-server direction,
+//! `down` the server-to-client (download) direction. Path `i` connects the
+//! client's interface `i` to the server. `shared_bottleneck` (optional) is
+//! a path spec of which only the `down` direction is used: a link every
+//! path's download traffic crosses before its own `down` link.
+//!
+//! Unknown keys, bad units and unreadable traces are errors naming the key.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use mpquic_netsim::{LinkConfig, PathSpec, ResolvedPath};
+use mpquic_proto::ack::AckConfig;
+use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::scheduler::SchedulerKind;
+use mpquic_proto::{Duration, MultipathMode, TransportConfig};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::LabError;
+use crate::units::{de_from_str, ByteSize, SimDuration};
+
+/// Most paths a scenario may have (path IDs 0..=7 with the default
+/// `max_path_id` of 7).
+pub const MAX_PATHS: usize = 8;
+
+/// Most requests in a [`Workload::Requests`] workload.
+pub const MAX_REQUESTS: usize = 10_000;
+
+/// One path specification, written in a scenario as a spec string
+/// (`"rate=20mbit,rtt=40ms"`) or as a table with the same keys. Serialized
+/// as the canonical string.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PathItem(pub PathSpec);
+
+impl Serialize for PathItem {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0.to_string())
+    }
+}
+
+struct PathItemVisitor;
+
+impl<'de> de::Visitor<'de> for PathItemVisitor {
+    type Value = PathItem;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a path spec string such as \"rate=20mbit,rtt=40ms\" or a table of spec keys")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<PathItem, E> {
+        PathSpec::parse(v).map(PathItem).map_err(E::custom)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<PathItem, A::Error> {
+        PathSpec::deserialize(de::value::MapAccessDeserializer::new(map)).map(PathItem)
+    }
+}
+
+impl<'de> Deserialize<'de> for PathItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(PathItemVisitor)
+    }
+}
+
+/// What the application does over the connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Workload {
+    /// Bulk download of this many bytes over one bidirectional stream: the
+    /// client sends a small request, the server answers with the bytes and
+    /// FIN. Complete when the client has read the FIN.
+    Download(ByteSize),
+    /// Parallel requests, all issued as soon as the connection is
+    /// established, one bidirectional stream each; `sizes` are the
+    /// response sizes.
+    Requests {
+        /// Response size of each request.
+        sizes: Vec<ByteSize>,
+    },
+}
+
+impl Workload {
+    /// Response sizes in bytes, one per stream.
+    pub fn response_sizes(&self) -> Vec<u64> {
+        match self {
+            Workload::Download(n) => vec![n.bytes()],
+            Workload::Requests { sizes } => sizes.iter().map(|s| s.bytes()).collect(),
+        }
+    }
+
+    /// Total bytes the client downloads.
+    pub fn total_bytes(&self) -> u64 {
+        self.response_sizes().iter().sum()
+    }
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Workload::Download(n) => write!(f, "download {n}"),
+            Workload::Requests { sizes } => write!(
+                f,
+                "{} requests, {} in total",
+                sizes.len(),
+                ByteSize(self.total_bytes())
+            ),
+        }
+    }
+}
+
+/// Transport settings, mapped onto [`TransportConfig`] for both endpoints.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransportSettings {
+    /// Congestion controller (`newreno`, `cubic`, ...).
+    #[serde(deserialize_with = "de_from_str")]
+    pub cc: CcAlgorithm,
+    /// Multipath design offered by both endpoints.
+    #[serde(deserialize_with = "de_from_str")]
+    pub multipath: MultipathMode,
+    /// Path scheduler of the sender.
+    #[serde(deserialize_with = "de_from_str")]
+    pub scheduler: SchedulerKind,
+    /// Default_Limit of ACK ranges (overrides `ack.default_range_limit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_range_limit: Option<usize>,
+    /// Full ACK policy; omitted fields keep their defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack: Option<AckConfig>,
+    /// RTT samples for a path only from ACKs received on that path.
+    pub rtt_sample_on_receiving_path: bool,
+    /// Initial RTT estimate in milliseconds (RFC 9002: 333).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_rtt_ms: Option<f64>,
+    /// Pace packets.
+    pub pacing: bool,
+    /// Idle timeout of both endpoints (default 30 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<SimDuration>,
+    /// Largest UDP payload sent (default 1350).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_datagram_size: Option<u16>,
+}
+
+impl Default for TransportSettings {
+    fn default() -> Self {
+        let d = TransportConfig::default();
+        Self {
+            cc: d.congestion,
+            multipath: d.multipath,
+            scheduler: d.scheduler,
+            ack_range_limit: None,
+            ack: None,
+            rtt_sample_on_receiving_path: d.rtt_sample_on_receiving_path,
+            initial_rtt_ms: None,
+            pacing: d.pacing,
+            idle_timeout: None,
+            max_datagram_size: None,
+        }
+    }
+}
+
+impl TransportSettings {
+    /// The transport configuration both endpoints use.
+    pub fn to_config(&self) -> Result<TransportConfig, LabError> {
+        let mut c = TransportConfig {
+            congestion: self.cc,
+            multipath: self.multipath,
+            scheduler: self.scheduler,
+            rtt_sample_on_receiving_path: self.rtt_sample_on_receiving_path,
+            pacing: self.pacing,
+            ..TransportConfig::default()
+        };
+        if let Some(ack) = &self.ack {
+            c.ack = ack.clone();
+        }
+        if c.ack.max_range_limit == 0 {
+            return Err(LabError::invalid(
+                "transport.ack.max_range_limit",
+                "must be at least 1",
+            ));
+        }
+        if let Some(limit) = self.ack_range_limit {
+            if limit == 0 || limit > c.ack.max_range_limit {
+                return Err(LabError::invalid(
+                    "transport.ack_range_limit",
+                    format!(
+                        "{limit} is out of range: expected 1..={} (ack.max_range_limit)",
+                        c.ack.max_range_limit
+                    ),
+                ));
+            }
+            c.ack.default_range_limit = limit;
+        }
+        if let Some(ms) = self.initial_rtt_ms {
+            if !(ms.is_finite() && ms > 0.0 && ms <= 60_000.0) {
+                return Err(LabError::invalid(
+                    "transport.initial_rtt_ms",
+                    format!("{ms} is out of range: expected a positive number of milliseconds up to 60000"),
+                ));
+            }
+            c.initial_rtt = Duration::from_secs_f64(ms / 1000.0);
+        }
+        if let Some(t) = self.idle_timeout {
+            c.idle_timeout = Duration::from_nanos(t.nanos());
+        }
+        if let Some(size) = self.max_datagram_size {
+            if !(1200..=65_527).contains(&size) {
+                return Err(LabError::invalid(
+                    "transport.max_datagram_size",
+                    format!("{size} is out of range: expected 1200..=65527"),
+                ));
+            }
+            c.max_datagram_size = size;
+        }
+        Ok(c)
+    }
+}
+
+/// What the runner records besides the summary figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecordSettings {
+    /// Include time series (srtt vs true RTT per path, receive progress).
+    pub time_series: bool,
+    /// Period of srtt / progress sampling (default 10 ms).
+    pub sample_interval: SimDuration,
+}
+
+impl Default for RecordSettings {
+    fn default() -> Self {
+        Self {
+            time_series: false,
+            sample_interval: SimDuration(mpquic_netsim::time::ms(10)),
+        }
+    }
+}
+
+fn default_time_limit() -> SimDuration {
+    SimDuration(mpquic_netsim::time::secs(60))
+}
+
+/// A complete simulated experiment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Optional label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Master seed of the simulator (all randomness derives from it).
+    #[serde(default)]
+    pub seed: u64,
+    /// Virtual time after which the run stops (default 60 s).
+    #[serde(default = "default_time_limit")]
+    pub time_limit: SimDuration,
+    /// The paths; path `i` starts at the client's interface `i`.
+    pub paths: Vec<PathItem>,
+    /// Optional link shared by all paths in the download direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_bottleneck: Option<PathItem>,
+    /// The application workload.
+    pub workload: Workload,
+    /// Transport settings of both endpoints.
+    #[serde(default)]
+    pub transport: TransportSettings,
+    /// Recording options.
+    #[serde(default)]
+    pub record: RecordSettings,
+    /// Directory relative trace paths are resolved against (the scenario
+    /// file's directory; the current directory when `None`).
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
+}
+
+/// The links of a scenario, with traces loaded.
+#[derive(Debug, Clone)]
+pub struct Network {
+    /// Both directions of each path.
+    pub paths: Vec<ResolvedPath>,
+    /// The shared download bottleneck, if any.
+    pub bottleneck: Option<LinkConfig>,
+}
+
+impl Scenario {
+    /// A scenario with the given paths and workload and default settings.
+    pub fn new(paths: Vec<PathSpec>, workload: Workload) -> Self {
+        Self {
+            name: None,
+            seed: 0,
+            time_limit: default_time_limit(),
+            paths: paths.into_iter().map(PathItem).collect(),
+            shared_bottleneck: None,
+            workload,
+            transport: TransportSettings::default(),
+            record: RecordSettings::default(),
+            base_dir: None,
+        }
+    }
+
+    /// Parses and validates a scenario from TOML text; `origin` names the
+    /// source in messages. Relative trace paths resolve against the
+    /// current directory.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, LabError> {
+        let scenario: Scenario = toml::from_str(text).map_err(|e| LabError::Parse {
+            origin: origin.to_owned(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Reads, parses and validates a scenario file. Relative trace paths
+    /// resolve against the file's directory.
+    pub fn from_file(path: &Path) -> Result<Self, LabError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LabError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut scenario: Scenario = toml::from_str(&text).map_err(|e| LabError::Parse {
+            origin: path.display().to_string(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        scenario.base_dir = path.parent().map(Path::to_owned);
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Serializes the scenario back to TOML.
+    pub fn to_toml(&self) -> Result<String, LabError> {
+        toml::to_string(self).map_err(|e| LabError::invalid("scenario", e.to_string()))
+    }
+
+    /// Checks ranges and consistency and loads every trace once.
+    pub fn validate(&self) -> Result<(), LabError> {
+        if self.paths.is_empty() {
+            return Err(LabError::invalid("paths", "at least one path is required"));
+        }
+        if self.paths.len() > MAX_PATHS {
+            return Err(LabError::invalid(
+                "paths",
+                format!("{} paths given; at most {MAX_PATHS} are supported", self.paths.len()),
+            ));
+        }
+        if self.time_limit.nanos() == 0 {
+            return Err(LabError::invalid("time_limit", "must be positive"));
+        }
+        if self.record.sample_interval.nanos() < mpquic_netsim::time::MICROSECOND {
+            return Err(LabError::invalid(
+                "record.sample_interval",
+                "must be at least 1us",
+            ));
+        }
+        if let Workload::Requests { sizes } = &self.workload {
+            if sizes.is_empty() || sizes.len() > MAX_REQUESTS {
+                return Err(LabError::invalid(
+                    "workload.requests.sizes",
+                    format!("{} requests given; expected 1..={MAX_REQUESTS}", sizes.len()),
+                ));
+            }
+        }
+        self.transport.to_config()?;
+        self.network()?;
+        Ok(())
+    }
+
+    fn resolve_spec(&self, key: &str, spec: &PathSpec) -> Result<ResolvedPath, LabError> {
+        let resolved = match &self.base_dir {
+            Some(dir) => spec.resolve_relative_to(dir),
+            None => spec.resolve(),
+        };
+        resolved.map_err(|source| LabError::Spec {
+            key: key.to_owned(),
+            source,
+        })
+    }
+
+    /// Resolves the path specs into link configurations (loading traces).
+    pub fn network(&self) -> Result<Network, LabError> {
+        let paths = self
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| self.resolve_spec(&format!("paths[{i}]"), &p.0))
+            .collect::<Result<Vec<_>, _>>()?;
+        let bottleneck = match &self.shared_bottleneck {
+            Some(b) => Some(self.resolve_spec("shared_bottleneck", &b.0)?.down),
+            None => None,
+        };
+        Ok(Network { paths, bottleneck })
+    }
+}

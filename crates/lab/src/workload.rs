@@ -1,0 +1,441 @@
+//! Application logic run by the simulated endpoints.
+//!
+//! The protocol on each bidirectional stream: the client writes the size of
+//! the response it wants as 8 bytes (big-endian) and FIN; the server answers
+//! with that many bytes of a fixed pseudo-random [`pattern`] and FIN. The
+//! client checks every byte against the pattern, so a completed request is
+//! byte-exact.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+
+use mpquic_netsim::time::{ms, SimTime};
+use mpquic_proto::connection::PathError;
+use mpquic_proto::wire::stream_id::{Dir, StreamId};
+use mpquic_proto::{Connection, ConnectionHandle, Endpoint, Event, PathEvent, PathId, Timestamp};
+use serde::Serialize;
+
+/// Period of the response pattern (a prime, so shifted data never matches).
+pub const PATTERN_PERIOD: usize = 65_521;
+
+/// Delay before retrying to open a path that lacked a connection ID.
+const PATH_RETRY: SimTime = ms(10);
+
+/// Attempts to open one path before giving up.
+const PATH_ATTEMPTS: u32 = 200;
+
+/// The response bytes: byte `i` of every response is `pattern()[i % PATTERN_PERIOD]`.
+pub fn pattern() -> &'static [u8] {
+    static PATTERN: OnceLock<Vec<u8>> = OnceLock::new();
+    PATTERN.get_or_init(|| {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        (0..PATTERN_PERIOD)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect()
+    })
+}
+
+/// Whether `data` equals the pattern starting at stream offset `offset`.
+fn matches_pattern(offset: u64, data: &[u8]) -> bool {
+    let pat = pattern();
+    let mut pos = (offset % PATTERN_PERIOD as u64) as usize;
+    let mut rest = data;
+    while !rest.is_empty() {
+        let n = rest.len().min(PATTERN_PERIOD - pos);
+        if rest[..n] != pat[pos..pos + n] {
+            return false;
+        }
+        rest = &rest[n..];
+        pos = 0;
+    }
+    true
+}
+
+/// Something that happened to the connection, with its virtual time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoggedEvent {
+    /// Virtual time in seconds.
+    pub time_s: f64,
+    /// What happened (`"path 1 validated"`, `"connection lost: idle timeout"`).
+    pub what: String,
+}
+
+fn log(events: &mut Vec<LoggedEvent>, now: SimTime, what: String) {
+    events.push(LoggedEvent {
+        time_s: mpquic_netsim::time::as_secs_f64(now),
+        what,
+    });
+}
+
+fn describe(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::Connected => "connected".to_owned(),
+        Event::ConnectionLost(e) => format!("connection lost: {e}"),
+        Event::Path(PathEvent::Opened { id }) => format!("path {id} opened"),
+        Event::Path(PathEvent::Validated { id }) => format!("path {id} validated"),
+        Event::Path(PathEvent::Failed { id }) => format!("path {id} failed"),
+        Event::Path(PathEvent::StatusChanged { id, backup }) => {
+            format!("path {id} status: {}", if *backup { "backup" } else { "available" })
+        }
+        Event::Path(PathEvent::Abandoned { id, error_code }) => {
+            format!("path {id} abandoned (error {error_code:#x})")
+        }
+        Event::Stream(_) => return None,
+    })
+}
+
+/// Progress of one request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestState {
+    /// Response size asked for.
+    pub size: u64,
+    /// The stream carrying it, once opened.
+    #[serde(skip)]
+    pub stream: Option<StreamId>,
+    /// Request bytes written so far (8 in total, then FIN).
+    #[serde(skip)]
+    request_written: usize,
+    /// Response bytes read so far.
+    pub received: u64,
+    /// When the FIN of a complete, correct response was read.
+    pub completed_at: Option<SimTime>,
+    /// Why the response is wrong (short, long, corrupted, reset).
+    pub error: Option<String>,
+}
+
+/// The client side: opens the extra paths, issues the requests, reads and
+/// verifies the responses.
+#[derive(Debug)]
+pub struct ClientApp {
+    handle: ConnectionHandle,
+    /// Paths still to open: (interface index, local address, remote address, attempts).
+    pending_paths: Vec<(usize, SocketAddr, SocketAddr, u32)>,
+    path_retry_at: Option<SimTime>,
+    /// Paths opened: (interface index, path ID).
+    pub opened_paths: Vec<(usize, PathId)>,
+    /// The requests, in issue order.
+    pub requests: Vec<RequestState>,
+    next_to_open: usize,
+    /// Response bytes read over all streams.
+    pub bytes_received: u64,
+    total: u64,
+    /// When half of all response bytes had been read.
+    pub half_at: Option<SimTime>,
+    /// When the handshake completed.
+    pub established_at: Option<SimTime>,
+    /// When every request completed.
+    pub finished_at: Option<SimTime>,
+    /// Why the workload cannot complete (connection lost, bad response).
+    pub failure: Option<String>,
+    /// Connection and path events.
+    pub events: Vec<LoggedEvent>,
+    read_buf: Vec<u8>,
+}
+
+impl ClientApp {
+    /// A client for connection `handle` that asks for `sizes` and opens
+    /// one extra path from each `(local, remote)` in `extra_paths`
+    /// (interfaces 1, 2, ...).
+    pub fn new(handle: ConnectionHandle, sizes: &[u64], extra_paths: &[(SocketAddr, SocketAddr)]) -> Self {
+        let requests = sizes
+            .iter()
+            .map(|&size| RequestState {
+                size,
+                stream: None,
+                request_written: 0,
+                received: 0,
+                completed_at: None,
+                error: None,
+            })
+            .collect();
+        Self {
+            handle,
+            pending_paths: extra_paths
+                .iter()
+                .enumerate()
+                .map(|(i, (l, r))| (i + 1, *l, *r, 0))
+                .collect(),
+            path_retry_at: None,
+            opened_paths: Vec::new(),
+            requests,
+            next_to_open: 0,
+            bytes_received: 0,
+            total: sizes.iter().sum(),
+            half_at: None,
+            established_at: None,
+            finished_at: None,
+            failure: None,
+            read_buf: vec![0; 64 * 1024],
+        }
+    }
+
+    /// The client's connection handle.
+    pub fn handle(&self) -> ConnectionHandle {
+        self.handle
+    }
+
+    /// True once every request completed or the workload failed.
+    pub fn is_done(&self) -> bool {
+        self.finished_at.is_some() || self.failure.is_some()
+    }
+
+    /// When the app wants to run again without network activity.
+    pub fn timeout(&self) -> Option<SimTime> {
+        self.path_retry_at.filter(|_| !self.pending_paths.is_empty() && !self.is_done())
+    }
+
+    /// Runs the application after any event.
+    pub fn step(&mut self, now: SimTime, endpoint: &mut Endpoint) {
+        if self.is_done() {
+            return;
+        }
+        let Some(conn) = endpoint.connection_mut(self.handle) else {
+            self.failure = Some("client connection vanished".to_owned());
+            return;
+        };
+        self.drain_events(now, conn);
+        if self.failure.is_none() && conn.is_closed() {
+            let why = conn.error().map_or_else(|| "closed".to_owned(), ToString::to_string);
+            self.failure = Some(format!("connection closed: {why}"));
+        }
+        if self.failure.is_some() || !conn.is_established() {
+            return;
+        }
+        self.established_at.get_or_insert(now);
+        self.open_paths(now, conn);
+        self.issue_requests(conn);
+        self.read_responses(now, conn);
+        endpoint.after_connection_call(self.handle);
+    }
+
+    fn drain_events(&mut self, now: SimTime, conn: &mut Connection) {
+        while let Some(e) = conn.poll_event() {
+            if let Event::ConnectionLost(err) = &e {
+                self.failure = Some(format!("connection lost: {err}"));
+            }
+            if let Some(what) = describe(&e) {
+                log(&mut self.events, now, what);
+            }
+        }
+    }
+
+    fn open_paths(&mut self, now: SimTime, conn: &mut Connection) {
+        if self.pending_paths.is_empty() || self.path_retry_at.is_some_and(|t| now < t) {
+            return;
+        }
+        self.path_retry_at = None;
+        while let Some(&(iface, local, remote, attempts)) = self.pending_paths.first() {
+            match conn.open_path(Timestamp::from_nanos(now), local, remote) {
+                Ok(id) => {
+                    self.opened_paths.push((iface, id));
+                    self.pending_paths.remove(0);
+                }
+                Err(PathError::NoConnectionId) if attempts + 1 < PATH_ATTEMPTS => {
+                    self.pending_paths[0].3 += 1;
+                    self.path_retry_at = Some(now + PATH_RETRY);
+                    return;
+                }
+                Err(e) => {
+                    log(&mut self.events, now, format!("cannot open path from interface {iface}: {e}"));
+                    self.pending_paths.remove(0);
+                }
+            }
+        }
+    }
+
+    fn issue_requests(&mut self, conn: &mut Connection) {
+        while self.next_to_open < self.requests.len() {
+            let Some(id) = conn.open_bi() else { break };
+            self.requests[self.next_to_open].stream = Some(id);
+            self.next_to_open += 1;
+        }
+        for r in self.requests.iter_mut().filter(|r| r.request_written < 8) {
+            let Some(id) = r.stream else { break };
+            let req = r.size.to_be_bytes();
+            while r.request_written < 8 {
+                match conn.write(id, &req[r.request_written..]) {
+                    Ok(n) if n > 0 => r.request_written += n,
+                    _ => break,
+                }
+            }
+            if r.request_written == 8 && conn.finish(id).is_err() {
+                r.error = Some("cannot finish the request stream".to_owned());
+            }
+        }
+    }
+
+    fn read_responses(&mut self, now: SimTime, conn: &mut Connection) {
+        for r in &mut self.requests {
+            let Some(id) = r.stream else { break };
+            if r.completed_at.is_some() || r.error.is_some() {
+                continue;
+            }
+            loop {
+                match conn.read(id, &mut self.read_buf) {
+                    Ok(Some(n)) => {
+                        let chunk = &self.read_buf[..n];
+                        if !matches_pattern(r.received, chunk) {
+                            r.error = Some(format!("corrupted data at offset {}", r.received));
+                        }
+                        r.received += n as u64;
+                        self.bytes_received += n as u64;
+                    }
+                    Ok(None) => {
+                        if r.received == r.size && r.error.is_none() {
+                            r.completed_at = Some(now);
+                        } else if r.error.is_none() {
+                            r.error = Some(format!("received {} bytes, expected {}", r.received, r.size));
+                        }
+                        break;
+                    }
+                    Err(mpquic_proto::streams::ReadError::Blocked) => break,
+                    Err(e) => {
+                        r.error = Some(format!("read failed: {e}"));
+                        break;
+                    }
+                }
+            }
+        }
+        if self.half_at.is_none() && self.bytes_received * 2 >= self.total {
+            self.half_at = Some(now);
+        }
+        if let Some((i, r)) = self.requests.iter().enumerate().find(|(_, r)| r.error.is_some()) {
+            self.failure = Some(format!("request {i}: {}", r.error.as_deref().unwrap_or("failed")));
+        } else if self.requests.iter().all(|r| r.completed_at.is_some()) {
+            self.finished_at = Some(now);
+        }
+    }
+}
+
+/// Server state of one request stream.
+#[derive(Debug, Default)]
+struct Response {
+    request: [u8; 8],
+    request_len: usize,
+    request_fin: bool,
+    written: u64,
+    finished: bool,
+}
+
+impl Response {
+    fn size(&self) -> Option<u64> {
+        (self.request_len == 8).then(|| u64::from_be_bytes(self.request))
+    }
+}
+
+/// Server state of one connection.
+#[derive(Debug)]
+struct ServerConn {
+    handle: ConnectionHandle,
+    streams: BTreeMap<StreamId, Response>,
+}
+
+/// The server side: accepts connections and streams, answers requests.
+#[derive(Debug, Default)]
+pub struct ServerApp {
+    conns: Vec<ServerConn>,
+    /// Connection and path events of all connections.
+    pub events: Vec<LoggedEvent>,
+    scratch: Vec<u8>,
+}
+
+impl ServerApp {
+    /// Handles of the accepted connections, in accept order.
+    pub fn handles(&self) -> Vec<ConnectionHandle> {
+        self.conns.iter().map(|c| c.handle).collect()
+    }
+
+    /// Runs the application after any event.
+    pub fn step(&mut self, now: SimTime, endpoint: &mut Endpoint) {
+        while let Some(handle) = endpoint.accept() {
+            self.conns.push(ServerConn {
+                handle,
+                streams: BTreeMap::new(),
+            });
+        }
+        if self.scratch.is_empty() {
+            self.scratch = vec![0; 4096];
+        }
+        for sc in &mut self.conns {
+            let Some(conn) = endpoint.connection_mut(sc.handle) else { continue };
+            while let Some(e) = conn.poll_event() {
+                if let Some(what) = describe(&e) {
+                    log(&mut self.events, now, what);
+                }
+            }
+            if conn.is_closed() {
+                continue;
+            }
+            while let Some(id) = conn.accept(Dir::Bi) {
+                sc.streams.insert(id, Response::default());
+            }
+            sc.streams
+                .retain(|&id, r| serve(conn, id, r, &mut self.scratch));
+            endpoint.after_connection_call(sc.handle);
+        }
+    }
+}
+
+/// Reads the request and writes as much of the response as the stream
+/// takes. Returns false once the stream is finished in both directions.
+fn serve(conn: &mut Connection, id: StreamId, r: &mut Response, scratch: &mut [u8]) -> bool {
+    while !r.request_fin {
+        match conn.read(id, scratch) {
+            Ok(Some(n)) => {
+                let take = n.min(8 - r.request_len);
+                r.request[r.request_len..r.request_len + take].copy_from_slice(&scratch[..take]);
+                r.request_len += take;
+            }
+            Ok(None) => r.request_fin = true,
+            Err(mpquic_proto::streams::ReadError::Blocked) => break,
+            Err(_) => {
+                r.request_fin = true;
+                r.finished = true;
+            }
+        }
+    }
+    let Some(size) = r.size() else {
+        if r.request_fin && !r.finished {
+            // Malformed request: refuse it.
+            let _ = conn.reset(id, 1);
+            r.finished = true;
+        }
+        return !(r.request_fin && r.finished);
+    };
+    let pat = pattern();
+    while r.written < size && !r.finished {
+        let off = (r.written % PATTERN_PERIOD as u64) as usize;
+        let n = (PATTERN_PERIOD - off).min(usize::try_from(size - r.written).unwrap_or(usize::MAX));
+        match conn.write(id, &pat[off..off + n]) {
+            Ok(k) if k > 0 => r.written += k as u64,
+            Ok(_) | Err(mpquic_proto::streams::WriteError::Blocked) => break,
+            Err(_) => r.finished = true,
+        }
+    }
+    if r.written == size && !r.finished {
+        r.finished = true;
+        let _ = conn.finish(id);
+    }
+    !(r.request_fin && r.finished)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_checks() {
+        let p = pattern();
+        assert_eq!(p.len(), PATTERN_PERIOD);
+        let wrap: Vec<u8> = p[PATTERN_PERIOD - 3..].iter().chain(&p[..5]).copied().collect();
+        assert!(matches_pattern(PATTERN_PERIOD as u64 - 3, &wrap));
+        assert!(!matches_pattern(PATTERN_PERIOD as u64 - 2, &wrap));
+        assert!(matches_pattern(7, &[]));
+    }
+}

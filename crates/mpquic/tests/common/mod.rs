@@ -1,0 +1,87 @@
+//! Helpers shared by the integration tests: payloads, TLS, our server and quinn's.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mpquic::{config, hq, tls, Endpoint, MultipathMode, TransportConfig};
+
+/// Upper bound of every network wait in the tests.
+pub const TEST_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub const MB: usize = 1_000_000;
+
+/// Deterministic, non-repeating-looking payload.
+pub fn payload(len: usize, salt: u8) -> Vec<u8> {
+    let mut x: u32 = 0x9e37_79b9 ^ u32::from(salt);
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+pub fn addr(s: &str) -> SocketAddr {
+    s.parse().expect("socket address")
+}
+
+pub fn transport(mode: MultipathMode) -> TransportConfig {
+    TransportConfig { multipath: mode, ..TransportConfig::default() }
+}
+
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_test_writer().try_init();
+}
+
+/// A directory with one file `name` holding `data`.
+pub fn root_with(name: &str, data: &[u8]) -> (tempfile::TempDir, Arc<PathBuf>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join(name), data).expect("write file");
+    let root = Arc::new(dir.path().canonicalize().expect("canonical root"));
+    (dir, root)
+}
+
+/// Our hq-interop server on 127.0.0.1:0 serving `root`.
+pub fn start_server(root: Arc<PathBuf>, transport: TransportConfig) -> Endpoint {
+    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
+    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
+    let endpoint = Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")]).expect("bind server");
+    let ep = endpoint.clone();
+    tokio::spawn(async move {
+        while let Some(conn) = ep.accept().await {
+            tokio::spawn(hq::serve_connection(conn, root.clone()));
+        }
+    });
+    endpoint
+}
+
+/// A client configuration for our client (insecure verification, hq-interop).
+pub fn client_config(transport: TransportConfig) -> mpquic::ClientConfig {
+    let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("client tls");
+    config::client(tls, transport)
+}
+
+/// quinn's TLS configurations: a server presenting a fresh self-signed certificate and a client
+/// trusting it, TLS 1.3 with the ring provider, ALPN hq-interop.
+pub fn quinn_configs() -> (quinn::ServerConfig, quinn::ClientConfig) {
+    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
+    let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key).expect("server tls");
+    let client_tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert])).expect("client tls");
+    let server_crypto = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::unwrap_or_clone(server_tls)).expect("quinn server crypto");
+    let client_crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(client_tls)).expect("quinn client crypto");
+    (quinn::ServerConfig::with_crypto(Arc::new(server_crypto)), quinn::ClientConfig::new(Arc::new(client_crypto)))
+}
+
+/// Run `f` with the test timeout.
+pub async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    match tokio::time::timeout(TEST_TIMEOUT, f).await {
+        Ok(v) => v,
+        Err(_) => panic!("{what}: timed out after {TEST_TIMEOUT:?}"),
+    }
+}

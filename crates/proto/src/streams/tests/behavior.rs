@@ -1,0 +1,165 @@
+//! Sending-side behaviour: re-injection copies, send-buffer back-pressure,
+//! round-robin scheduling, completion and resets.
+
+use mpquic_wire::frame::Frame;
+use mpquic_wire::stream_id::Dir;
+
+use super::{connected, control_frames, decode, dispatch};
+use crate::streams::{
+    ReadError, SentStreamFrames, StreamChunk, StreamEvent, Streams, StreamsConfig, WriteError,
+};
+
+fn packet(s: &mut Streams, max_len: usize) -> (Vec<Frame>, SentStreamFrames) {
+    let mut out = Vec::new();
+    let mut sent = SentStreamFrames::default();
+    s.write_stream_frames(&mut out, max_len, &mut sent);
+    assert!(out.len() <= max_len);
+    (decode(out), sent)
+}
+
+fn events(s: &mut Streams) -> Vec<StreamEvent> {
+    std::iter::from_fn(|| s.poll_event()).collect()
+}
+
+#[test]
+fn retransmittable_copy_is_the_unacked_subset() {
+    let (mut c, _) = connected(StreamsConfig::default(), StreamsConfig::default());
+    let id = c.open(Dir::Uni).unwrap();
+    assert_eq!(c.write(id, &[1; 3000]), Ok(3000));
+    c.finish(id).unwrap();
+    let (_, first) = packet(&mut c, 2000);
+    let (_, second) = packet(&mut c, 2000);
+    let first_len = first.stream[0].len;
+    assert_eq!(
+        second.stream,
+        vec![StreamChunk {
+            id,
+            offset: first_len,
+            len: 3000 - first_len,
+            fin: true
+        }]
+    );
+    // Acknowledge bytes 0..500 and the second packet.
+    let partial = SentStreamFrames {
+        stream: vec![StreamChunk {
+            id,
+            offset: 0,
+            len: 500,
+            fin: false,
+        }],
+        ..Default::default()
+    };
+    c.on_frames_acked(&partial);
+    c.on_frames_acked(&second);
+    let copy = c.retransmittable_copy(&first);
+    assert_eq!(
+        copy.stream,
+        vec![StreamChunk {
+            id,
+            offset: 500,
+            len: first_len - 500,
+            fin: false
+        }]
+    );
+    assert!(c.retransmittable_copy(&second).is_empty());
+    // Re-injecting the copy retransmits exactly that range.
+    c.on_frames_lost(&copy);
+    assert!(c.has_pending_data());
+    let (_, again) = packet(&mut c, 5000);
+    assert_eq!(again.stream, copy.stream);
+    assert_eq!(c.stats().bytes_retransmitted, first_len - 500);
+    // The original acknowledgement completes the stream.
+    c.on_frames_acked(&first);
+    assert_eq!(events(&mut c), vec![StreamEvent::Finished { id }]);
+    assert_eq!(c.write(id, b"x"), Err(WriteError::ClosedStream));
+}
+
+#[test]
+fn full_send_buffer_blocks_until_acknowledged() {
+    let config = StreamsConfig {
+        send_buffer: 1000,
+        ..StreamsConfig::default()
+    };
+    let (mut c, _) = connected(config, StreamsConfig::default());
+    let id = c.open(Dir::Bi).unwrap();
+    assert_eq!(c.write(id, &[0; 1500]), Ok(1000));
+    assert_eq!(c.write(id, &[0; 10]), Err(WriteError::Blocked));
+    // Not a flow-control limit: no *_BLOCKED frame.
+    assert_eq!(control_frames(&mut c).0, vec![]);
+    let (_, sent) = packet(&mut c, 1200);
+    assert_eq!(events(&mut c), vec![]);
+    c.on_frames_acked(&sent);
+    assert_eq!(events(&mut c), vec![StreamEvent::Writable { id }]);
+    assert_eq!(c.write(id, &[0; 1500]), Ok(1000));
+}
+
+#[test]
+fn streams_share_packets_round_robin() {
+    let (mut c, _) = connected(StreamsConfig::default(), StreamsConfig::default());
+    let a = c.open(Dir::Uni).unwrap();
+    let b = c.open(Dir::Uni).unwrap();
+    c.write(a, &[0; 10_000]).unwrap();
+    c.write(b, &[0; 10_000]).unwrap();
+    let order: Vec<_> = (0..4)
+        .map(|_| packet(&mut c, 1200).1.stream[0].id)
+        .collect();
+    assert_eq!(order, vec![a, b, a, b]);
+}
+
+#[test]
+fn lost_fin_is_resent_alone_when_data_was_acknowledged() {
+    let (mut c, mut s) = connected(StreamsConfig::default(), StreamsConfig::default());
+    let id = c.open(Dir::Bi).unwrap();
+    c.write(id, b"hello").unwrap();
+    let (frames, data) = packet(&mut c, 1200);
+    c.finish(id).unwrap();
+    let (_, fin) = packet(&mut c, 1200);
+    assert_eq!(
+        fin.stream,
+        vec![StreamChunk {
+            id,
+            offset: 5,
+            len: 0,
+            fin: true
+        }]
+    );
+    c.on_frames_acked(&data);
+    c.on_frames_lost(&fin);
+    let (fin_frames, fin_again) = packet(&mut c, 1200);
+    assert_eq!(fin_again.stream, fin.stream);
+    for f in frames.into_iter().chain(fin_frames) {
+        dispatch(&mut s, f).unwrap();
+    }
+    let mut buf = [0; 16];
+    assert_eq!(s.read(id, &mut buf), Ok(Some(5)));
+    assert_eq!(s.read(id, &mut buf), Ok(None));
+    c.on_frames_acked(&fin_again);
+    assert_eq!(events(&mut c), vec![StreamEvent::Finished { id }]);
+}
+
+#[test]
+fn application_reset_reaches_the_peer() {
+    let (mut c, mut s) = connected(StreamsConfig::default(), StreamsConfig::default());
+    let id = c.open(Dir::Uni).unwrap();
+    c.write(id, &[3; 5000]).unwrap();
+    let (frames, _) = packet(&mut c, 1200);
+    c.reset(id, 99).unwrap();
+    assert_eq!(c.reset(id, 99), Err(WriteError::ClosedStream));
+    assert!(!c.has_pending_data());
+    let (control, _) = control_frames(&mut c);
+    let sent_len = match control[..] {
+        [Frame::ResetStream {
+            error_code: 99,
+            final_size,
+            ..
+        }] => final_size,
+        _ => panic!("{control:?}"),
+    };
+    assert!(sent_len > 1000 && sent_len < 1200);
+    for f in frames.into_iter().chain(control) {
+        dispatch(&mut s, f).unwrap();
+    }
+    assert_eq!(s.accept(Dir::Uni), Some(id));
+    assert_eq!(s.read(id, &mut [0; 10]), Err(ReadError::Reset(99)));
+    assert_eq!(s.read(id, &mut [0; 10]), Err(ReadError::ClosedStream));
+}
