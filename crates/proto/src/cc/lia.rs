@@ -176,8 +176,7 @@ mod tests {
         }];
         states.extend_from_slice(siblings);
         let before = h.cc.window();
-        let mut now = 200;
-        for _ in 0..before / MSS * 10 {
+        for now in 200..200 + before / MSS * 10 {
             states[0] = h.cc.coupling_state();
             let event = AckEvent {
                 now: sim::ms(now),
@@ -195,7 +194,6 @@ mod tests {
                     own: 0,
                 },
             );
-            now += 1;
         }
         (h.cc.window() - before, h.cc.alpha())
     }
@@ -275,5 +273,16 @@ mod tests {
         let (mut a, mut b) = (Lia::new(CcConfig::new(MSS)), Lia::new(CcConfig::new(MSS)));
         let out = sim::two_disjoint_subflows(&mut a, &mut b, &links, Duration::from_secs(60));
         assert!(out.iter().all(|o| o.utilisation > 0.85), "{out:?}");
+    }
+
+    #[test]
+    fn phase_two_algorithms_are_registered() {
+        use crate::cc::CcAlgorithm;
+        for name in ["bbr", "lia", "olia", "BBR"] {
+            let algorithm: CcAlgorithm = name.parse().expect("registered");
+            let cc = algorithm.build(CcConfig::new(MSS));
+            assert_eq!(cc.name(), name.to_ascii_lowercase());
+            assert_eq!(cc.window(), 12_000);
+        }
     }
 }

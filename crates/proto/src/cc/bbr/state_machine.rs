@@ -59,11 +59,11 @@ impl Bbr {
             return;
         }
         self.adapt_long_term_model(now, rs);
-        match self.state {
-            State::Down => {
-                if !self.is_time_to_probe_bw(now) && self.is_time_to_cruise() {
-                    self.start_probe_bw_cruise();
-                }
+        // (A copy of the state: the guards below change `self`.)
+        let state = self.state;
+        match state {
+            State::Down if !self.is_time_to_probe_bw(now) && self.is_time_to_cruise() => {
+                self.start_probe_bw_cruise();
             }
             State::Cruise => {
                 self.is_time_to_probe_bw(now);
@@ -73,11 +73,7 @@ impl Bbr {
                 self.bw_probe_samples = true;
                 self.start_probe_bw_up(rs.delivery_rate);
             }
-            State::Up => {
-                if self.is_time_to_go_down(rs) {
-                    self.start_probe_bw_down(now);
-                }
-            }
+            State::Up if self.is_time_to_go_down(rs) => self.start_probe_bw_down(now),
             _ => {}
         }
     }

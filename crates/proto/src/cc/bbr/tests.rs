@@ -292,7 +292,7 @@ fn closed_loop_full_link_small_queue() {
     };
     let out = sim::run_flows(
         vec![flow],
-        &[link.clone()],
+        std::slice::from_ref(&link),
         Duration::from_secs(30),
         &mut |_, _, cc| {
             let state = cc.stats().state;
