@@ -171,6 +171,7 @@ impl ClientApp {
             established_at: None,
             finished_at: None,
             failure: None,
+            events: Vec::new(),
             read_buf: vec![0; 64 * 1024],
         }
     }

@@ -14,6 +14,9 @@ use crate::state::{ConnState, Shared};
 use crate::streams::{RecvStream, SendStream};
 use crate::{ConnectionStats, Design, Dir, PathEvent, PathId, PathStats};
 
+/// How long [`Connection::open_path`] waits for the peer to issue what a new path needs.
+pub const OPEN_PATH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Why a connection ended or could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectionError {
@@ -229,19 +232,55 @@ impl Connection {
     }
 
     /// Open a new path from the endpoint's socket bound to `local` to the peer's address
-    /// (multipath, client only). The path carries data once it is validated; see
-    /// [`Connection::path_event`].
-    pub fn open_path(&self, local: SocketAddr) -> Result<PathId, OpenPathError> {
+    /// (multipath, client only). Right after the handshake the peer may not have issued the
+    /// connection IDs (or, with SPNS, the path IDs) a new path needs yet: this waits for them,
+    /// retrying as the connection receives packets, for up to [`OPEN_PATH_WAIT`]. The path carries
+    /// data once it is validated; see [`Connection::path_event`].
+    pub async fn open_path(&self, local: SocketAddr) -> Result<PathId, OpenPathError> {
+        let deadline = tokio::time::Instant::now() + OPEN_PATH_WAIT;
+        loop {
+            match self.try_open_path(local) {
+                Err(OpenPathError::Path(PathError::NoConnectionId | PathError::PathIdLimit)) if tokio::time::Instant::now() < deadline => {
+                    let _ = tokio::time::timeout_at(deadline, self.next_datagram()).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// [`Connection::open_path`] without waiting: fails at once if the peer has not issued what
+    /// a new path needs.
+    pub fn try_open_path(&self, local: SocketAddr) -> Result<PathId, OpenPathError> {
         let now = self.inner.shared.now();
         if !self.inner.shared.lock().locals.contains(&local) {
             return Err(OpenPathError::NotBound(local));
         }
         let id = self.inner.with(|conn, _| {
-            let remote = conn.path_stats().iter().find(|p| p.id == 0 && !p.abandoned).or(conn.path_stats().first()).map(|p| p.remote);
+            let paths = conn.path_stats();
+            let remote = paths.iter().find(|p| p.id == 0 && !p.abandoned).or(paths.first()).map(|p| p.remote);
             remote.ok_or(PathError::NotEstablished).and_then(|remote| conn.open_path(now, local, remote))
         })??;
         self.inner.shared.wake_driver();
         Ok(id)
+    }
+
+    /// Resolves when the connection receives its next datagram (or has ended).
+    async fn next_datagram(&self) {
+        let mut registered = false;
+        poll_fn(|cx| {
+            if registered {
+                return Poll::Ready(());
+            }
+            registered = true;
+            match self.inner.with_state(|cs| {
+                cs.register_rx(cx.waker());
+                cs.error.is_some()
+            }) {
+                Some(false) => Poll::Pending,
+                _ => Poll::Ready(()),
+            }
+        })
+        .await;
     }
 
     /// Abandon a path (RFC 10069 §3.4) with an application error code.

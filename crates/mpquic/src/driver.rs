@@ -141,7 +141,11 @@ impl Driver {
         let mut st = shared.lock();
         let now = shared.now();
         for (local, remote, data) in self.received.drain(..) {
-            st.proto.handle_datagram(now, local, remote, data);
+            if let Some(h) = st.proto.handle_datagram(now, local, remote, data) {
+                if let Some(cs) = st.conns.get_mut(&h) {
+                    cs.on_datagram();
+                }
+            }
         }
         if st.proto.poll_timeout().is_some_and(|t| t <= now) {
             st.proto.handle_timeout(now);

@@ -36,7 +36,7 @@ mod state;
 mod streams;
 pub mod tls;
 
-pub use connection::{Connecting, Connection, ConnectionError, OpenPathError};
+pub use connection::{Connecting, Connection, ConnectionError, OpenPathError, OPEN_PATH_WAIT};
 pub use endpoint::{ConnectError, Endpoint};
 pub use streams::{ReadError, ReadToEndError, RecvStream, SendStream, WriteError};
 

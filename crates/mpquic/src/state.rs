@@ -234,6 +234,9 @@ pub(crate) struct ConnState {
     open_wakers: [Vec<Waker>; 2],
     pub path_events: VecDeque<PathEvent>,
     path_wakers: Vec<Waker>,
+    /// Tasks waiting for the next datagram of this connection (to retry an operation that
+    /// waits for something the core has no event for, like connection IDs for a new path).
+    rx_wakers: Vec<Waker>,
 }
 
 impl ConnState {
@@ -286,6 +289,7 @@ impl ConnState {
         self.error.get_or_insert(error);
         wake_all(&mut self.conn_wakers);
         wake_all(&mut self.path_wakers);
+        wake_all(&mut self.rx_wakers);
         for list in self.accept_wakers.iter_mut().chain(self.open_wakers.iter_mut()) {
             wake_all(list);
         }
@@ -310,6 +314,15 @@ impl ConnState {
 
     pub(crate) fn register_path(&mut self, waker: &Waker) {
         register(&mut self.path_wakers, waker);
+    }
+
+    pub(crate) fn register_rx(&mut self, waker: &Waker) {
+        register(&mut self.rx_wakers, waker);
+    }
+
+    /// A datagram for this connection was processed.
+    pub(crate) fn on_datagram(&mut self) {
+        wake_all(&mut self.rx_wakers);
     }
 
     /// Forget the sending half of a stream (its handle was dropped).

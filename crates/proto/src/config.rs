@@ -73,7 +73,9 @@ pub struct TransportConfig {
     /// Consecutive PTOs after which a path is considered failed and its data moved to others.
     pub path_failure_ptos: u32,
     /// Re-inject the unacknowledged tail of streams on another path (XLINK); off by default.
-    pub reinjection: bool,
+    pub reinjection: crate::reinjection::ReinjectionMode,
+    /// Offer / accept the XLINK QoE feedback extension (QOE_CONTROL_SIGNAL frames).
+    pub qoe_feedback: bool,
     /// Testing hook: raw bytes appended to our encoded transport parameters, to check how a
     /// peer rejects malformed ones. Empty in any real configuration.
     #[doc(hidden)]
@@ -97,7 +99,8 @@ impl Default for TransportConfig {
             pacing: true,
             key_update_interval: None,
             path_failure_ptos: 3,
-            reinjection: false,
+            reinjection: crate::reinjection::ReinjectionMode::Off,
+            qoe_feedback: false,
             raw_transport_params: Vec::new(),
         }
     }

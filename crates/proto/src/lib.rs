@@ -11,6 +11,7 @@ pub mod endpoint;
 pub mod error;
 pub mod path;
 pub mod recovery;
+pub mod reinjection;
 pub mod scheduler;
 pub mod sent_frames;
 pub mod space;

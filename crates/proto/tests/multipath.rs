@@ -80,7 +80,26 @@ impl Transfer {
 
 /// Connect, open a second path from another client address, and start a download request.
 fn two_paths(mode: MultipathMode, seed: u64) -> (Pair, ConnectionHandle, StreamId) {
-    let mut pair = Pair::new(seed, transport(mode), transport(mode), NetConfig::default());
+    two_paths_with(
+        transport(mode),
+        transport(mode),
+        NetConfig::default(),
+        None,
+        seed,
+    )
+}
+
+fn two_paths_with(
+    client: TransportConfig,
+    server: TransportConfig,
+    net: NetConfig,
+    second: Option<NetConfig>,
+    seed: u64,
+) -> (Pair, ConnectionHandle, StreamId) {
+    let mut pair = Pair::new(seed, client, server, net);
+    if let Some(second) = second {
+        pair.path_net.push((addr("10.0.0.2:4433"), second));
+    }
     let ch = pair.connect();
     pair.run_until(Duration::from_secs(5), |p| {
         p.client.connection(ch).unwrap().is_established()
@@ -189,4 +208,103 @@ fn handover_when_a_path_dies() {
             "{mode:?}: no handover recorded"
         );
     }
+}
+
+#[test]
+fn reinjection_never_duplicates_or_corrupts_data() {
+    use mpquic_proto::reinjection::ReinjectionMode;
+    for (mode, seed) in [
+        (MultipathMode::Mpns, 41),
+        (MultipathMode::Spns, 42),
+        (MultipathMode::Mpns, 43),
+    ] {
+        let server = TransportConfig {
+            reinjection: ReinjectionMode::Always,
+            ..transport(mode)
+        };
+        let lossy = NetConfig {
+            loss: 0.02,
+            jitter: Duration::from_millis(3),
+            ..NetConfig::default()
+        };
+        let slow_lossy = NetConfig {
+            one_way_delay: Duration::from_millis(60),
+            loss: 0.03,
+            ..NetConfig::default()
+        };
+        let (mut pair, ch, sid) =
+            two_paths_with(transport(mode), server, lossy, Some(slow_lossy), seed);
+        // Several short chunks, each followed by a pause: every chunk ends with a tail.
+        let mut t = Transfer::new(payload(1_500_000, 5));
+        pair.run_until(Duration::from_secs(120), |p| {
+            let c = p.client.connection(ch).unwrap();
+            assert!(!c.is_closed(), "seed {seed}: closed: {:?}", c.error());
+            t.poll(p, ch, sid)
+        });
+        assert!(
+            t.received == t.data,
+            "seed {seed}: re-injection corrupted or duplicated data"
+        );
+        let server = pair.server.connection(t.server.unwrap()).unwrap();
+        assert!(
+            !server.is_closed(),
+            "seed {seed}: flow control or another error: {:?}",
+            server.error()
+        );
+        assert!(
+            server.stats().reinjected_bytes > 0,
+            "seed {seed}: nothing was re-injected"
+        );
+    }
+}
+
+#[test]
+fn qoe_feedback_reaches_the_server_only_when_negotiated() {
+    use mpquic_proto::connection::QoeReport;
+    let with_qoe = |mode| TransportConfig {
+        qoe_feedback: true,
+        ..transport(mode)
+    };
+    let (mut pair, ch, sid) = two_paths_with(
+        with_qoe(MultipathMode::Mpns),
+        with_qoe(MultipathMode::Mpns),
+        NetConfig::default(),
+        None,
+        44,
+    );
+    let report = QoeReport {
+        cached_bytes: 1000,
+        cached_frames: 30,
+        play_time_left_ms: 1200,
+        bitrate_kbps: 2500,
+        frame_rate: 30,
+    };
+    pair.client
+        .connection_mut(ch)
+        .unwrap()
+        .send_qoe_feedback(report)
+        .unwrap();
+    let mut t = Transfer::new(payload(10_000, 1));
+    pair.run_until(Duration::from_secs(10), |p| t.poll(p, ch, sid));
+    assert_eq!(
+        pair.server
+            .connection(t.server.unwrap())
+            .unwrap()
+            .peer_qoe(),
+        Some(report)
+    );
+    // Without the server's agreement the client may not send it.
+    let (mut pair, ch, _) = two_paths_with(
+        with_qoe(MultipathMode::Mpns),
+        transport(MultipathMode::Mpns),
+        NetConfig::default(),
+        None,
+        45,
+    );
+    assert!(pair
+        .client
+        .connection_mut(ch)
+        .unwrap()
+        .send_qoe_feedback(report)
+        .is_err());
 }

@@ -67,13 +67,16 @@ pub fn client_config(transport: TransportConfig) -> mpquic::ClientConfig {
     config::client(tls, transport)
 }
 
-/// quinn's TLS configurations: a server presenting a fresh self-signed certificate and a client
-/// trusting it, TLS 1.3 with the ring provider, ALPN hq-interop.
+/// quinn's TLS configurations: a server presenting a fresh self-signed certificate (and sending
+/// session tickets) and a client trusting it, TLS 1.3 with the ring provider, ALPN hq-interop.
 pub fn quinn_configs() -> (quinn::ServerConfig, quinn::ClientConfig) {
     let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
     let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key).expect("server tls");
     let client_tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert])).expect("client tls");
-    let server_crypto = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::unwrap_or_clone(server_tls)).expect("quinn server crypto");
+    let mut server_tls = Arc::unwrap_or_clone(server_tls);
+    // Like quinn's own defaults: session tickets after the handshake (post-handshake CRYPTO).
+    server_tls.send_tls13_tickets = 2;
+    let server_crypto = quinn::crypto::rustls::QuicServerConfig::try_from(server_tls).expect("quinn server crypto");
     let client_crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(client_tls)).expect("quinn client crypto");
     (quinn::ServerConfig::with_crypto(Arc::new(server_crypto)), quinn::ClientConfig::new(Arc::new(client_crypto)))
 }

@@ -15,6 +15,9 @@
 //! * The end of a bandwidth probe's ACK phase (ACKS_PROBE_STOPPING) is consumed once per cycle, as
 //!   in Linux, so that the max-bandwidth filter advances once per ProbeBW cycle (§5.5.6).
 //! * ACKs without a rate sample (interval below min RTT, DRE §3.3) update only the window.
+//! * Loss recovery (§5.6.4.4: save the cwnd, conserve packets for a round, restore the cwnd on
+//!   exit) uses RFC 9002 §7.3.2 recovery periods; persistent congestion collapses the window to
+//!   RFC 9002's minimum.
 //! * Startup's high-loss exit (§5.3.1.3) counts loss events (one per [`LossEvent`]) in place of
 //!   discontiguous lost ranges.
 //! * ProbeRTT should mark the connection application-limited (§5.3.4.3); the estimator belongs to
@@ -32,7 +35,8 @@ use crate::time::{Duration, Timestamp};
 
 /// §5.6.1 BBRStartupPacingGain = 4·ln(2).
 const STARTUP_PACING_GAIN: f64 = 2.77;
-/// §5.3.2 BBRDrainPacingGain (0.35, as in Linux BBRv3 and draft-ietf-ccwg-bbr-00..02).
+/// §5.3.2 BBRDrainPacingGain: 0.35, as in Linux BBRv3 (any value ≤ 1/BBRStartupCwndGain = 0.5
+/// drains Startup's queue within a round).
 const DRAIN_PACING_GAIN: f64 = 0.35;
 /// §5.6.1 BBRDefaultCwndGain.
 const DEFAULT_CWND_GAIN: f64 = 2.0;

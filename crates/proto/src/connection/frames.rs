@@ -87,12 +87,15 @@ impl Connection {
                     "ACK_FREQUENCY without min_ack_delay",
                 ));
             }
-            Frame::QoeControlSignal(_) => {
-                return Err(TransportError::for_frame(
-                    TransportErrorCode::PROTOCOL_VIOLATION,
-                    ty::QOE_CONTROL_SIGNAL,
-                    "QoE feedback was not negotiated",
-                ));
+            Frame::QoeControlSignal(signal) => {
+                if !self.qoe.negotiated {
+                    return Err(TransportError::for_frame(
+                        TransportErrorCode::PROTOCOL_VIOLATION,
+                        ty::QOE_CONTROL_SIGNAL,
+                        "QoE feedback was not negotiated",
+                    ));
+                }
+                self.qoe.on_signal(signal);
             }
             other => unreachable_multipath(&other)?,
         }

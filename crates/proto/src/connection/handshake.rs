@@ -208,6 +208,8 @@ impl Connection {
             reset_key: params.reset_key,
             next_urgent_path: 0,
             raw_frames: Vec::new(),
+            reinjection: config.reinjection.build(),
+            qoe: Default::default(),
             config,
         }
     }
@@ -297,6 +299,7 @@ impl Connection {
             }
         }
         self.streams.set_peer_params(&params);
+        self.qoe.negotiated = self.local_params.enable_qoe_feedback && params.enable_qoe_feedback;
         let design = super::negotiate_design(&self.local_params, &params);
         self.layout = layout_for(design);
         if design == Design::Mpns {
@@ -402,6 +405,7 @@ fn build_local_params(
         initial_max_path_id: advertises_max_path_id(config.multipath)
             .then_some(u64::from(config.max_path_id)),
         enable_multipath: enable_multipath_value(config.multipath),
+        enable_qoe_feedback: config.qoe_feedback,
         ..TransportParameters::default()
     };
     if side == Side::Server {

@@ -14,6 +14,7 @@ mod recv;
 mod send;
 mod stats;
 mod timers;
+mod xlink;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -28,6 +29,7 @@ use rand_chacha::ChaCha20Rng;
 pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams};
 pub use negotiate::negotiate_design;
 pub use stats::ConnectionStats;
+pub use xlink::{QoeNotNegotiated, QoeReport, FIRST_FRAME_BYTES};
 
 use crate::cid::{LocalCids, RemoteCids};
 use crate::config::TransportConfig;
@@ -143,6 +145,10 @@ pub struct Connection {
     pub(crate) next_urgent_path: PathId,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.
     pub(crate) raw_frames: Vec<Vec<u8>>,
+    /// Re-injection policy (XLINK) of this sender.
+    pub(crate) reinjection: Box<dyn crate::reinjection::ReinjectionPolicy>,
+    /// QoE feedback: negotiated, our next sequence, frames to send, the peer's latest report.
+    pub(crate) qoe: xlink::QoeState,
 }
 
 impl std::fmt::Debug for Connection {

@@ -57,7 +57,10 @@ impl Connection {
         if let Some(t) = self.send_urgent(now, buf) {
             return Some(t);
         }
-        self.send_scheduled(now, buf)
+        if let Some(t) = self.send_scheduled(now, buf) {
+            return Some(t);
+        }
+        self.send_reinjection(now, buf)
     }
 
     /// Initial and Handshake packets (plus 1-RTT if ready) coalesced on the handshake path.
@@ -223,6 +226,7 @@ impl Connection {
     fn has_connection_data(&self, now: Timestamp) -> bool {
         self.streams.has_pending_data()
             || !self.raw_frames.is_empty()
+            || self.has_pending_qoe()
             || self.streams.has_pending_control()
             || self.handshake_done_pending
             || self.max_path_id_pending
@@ -239,7 +243,7 @@ impl Connection {
     }
 
     /// What the scheduler sees of each path; also records the earliest pacing release.
-    fn path_views(&mut self, now: Timestamp) -> Vec<PathView> {
+    pub(crate) fn path_views(&mut self, now: Timestamp) -> Vec<PathView> {
         let mtu = u64::from(self.config.max_datagram_size);
         let pacing = self.config.pacing;
         let mut wake: Option<Timestamp> = None;
@@ -288,7 +292,7 @@ impl Connection {
     }
 
     /// Maximum UDP payload on a path: our setting, the peer's limit, the amplification budget.
-    fn send_budget(&self, path: PathId) -> Option<usize> {
+    pub(crate) fn send_budget(&self, path: PathId) -> Option<usize> {
         let max = self.max_datagram_size(path);
         let budget = self
             .paths
@@ -307,7 +311,7 @@ impl Connection {
     }
 
     /// Count the datagram and return its addressing.
-    fn finish_datagram(&mut self, path: PathId, buf: &[u8]) -> Option<Transmit> {
+    pub(crate) fn finish_datagram(&mut self, path: PathId, buf: &[u8]) -> Option<Transmit> {
         if buf.is_empty() {
             return None;
         }
@@ -352,6 +356,7 @@ impl Connection {
         let mut ack_eliciting = false;
         self.write_ack(now, path, space, &mut packet, limit, &mut sent);
         if epoch == Epoch::Data {
+            ack_eliciting |= self.write_qoe(&mut packet, limit);
             for raw in std::mem::take(&mut self.raw_frames) {
                 packet.extend_from_slice(&raw);
                 ack_eliciting = true;
@@ -678,6 +683,7 @@ impl Connection {
             in_flight,
             delivery,
             frames,
+            reinjected: false,
         };
         let seq = path.ledger(epoch).on_sent(packet);
         if in_flight {

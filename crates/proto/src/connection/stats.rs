@@ -21,6 +21,8 @@ pub struct ConnectionStats {
     pub pto_count: u64,
     pub key_updates: u64,
     pub handovers: u64,
+    /// Stream bytes sent again on another path by XLINK re-injection.
+    pub reinjected_bytes: u64,
     pub ack_frames_sent: u64,
     pub ack_frame_bytes: u64,
     pub ack_ranges_total: u64,

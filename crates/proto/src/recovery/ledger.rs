@@ -25,6 +25,8 @@ pub struct SentPacket {
     /// Delivery-rate snapshot at send time.
     pub delivery: PacketDeliveryState,
     pub frames: SentFrames,
+    /// Its stream frames were already re-injected on another path (XLINK).
+    pub reinjected: bool,
 }
 
 /// Packets newly acknowledged on this ledger by one ACK frame.
@@ -142,6 +144,11 @@ impl Ledger {
         self.sent.iter()
     }
 
+    /// Outstanding packets, mutable, oldest first.
+    pub fn outstanding_mut(&mut self) -> impl Iterator<Item = (&u64, &mut SentPacket)> {
+        self.sent.iter_mut()
+    }
+
     /// The most recently sent outstanding packet.
     pub fn newest(&self) -> Option<&SentPacket> {
         self.sent.values().next_back()
@@ -221,6 +228,7 @@ mod tests {
             in_flight: true,
             delivery: PacketDeliveryState::default(),
             frames: SentFrames::default(),
+            reinjected: false,
         }
     }
 

@@ -66,6 +66,8 @@ pub struct Pair {
     pub dropped: [u64; 2],
     /// Paths (by client local address) whose traffic is black-holed.
     pub blackholed: Vec<SocketAddr>,
+    /// Per-path impairments (by client local address) overriding `net`.
+    pub path_net: Vec<(SocketAddr, NetConfig)>,
     queue: BinaryHeap<Reverse<InFlight>>,
     rng: ChaCha20Rng,
     seq: u64,
@@ -117,6 +119,7 @@ impl Pair {
             },
             dropped: [0, 0],
             blackholed: Vec::new(),
+            path_net: Vec::new(),
             queue: BinaryHeap::new(),
             rng,
             seq: 0,

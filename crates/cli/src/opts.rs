@@ -1,0 +1,51 @@
+//! Options shared by several subcommands.
+
+use std::time::Duration;
+
+use clap::Args;
+use mpquic::{CcAlgorithm, MultipathMode, TransportConfig};
+
+/// Transport settings: multipath design and congestion controller.
+#[derive(Debug, Clone, Args)]
+pub struct TransportArgs {
+    /// Multipath design to offer: single, spns, mpns or auto (both, MPNS preferred).
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_multipath)]
+    pub multipath: MultipathMode,
+    /// Congestion controller of every path: newreno or cubic.
+    #[arg(long, value_name = "ALGORITHM", default_value = "cubic", value_parser = parse_cc)]
+    pub cc: CcAlgorithm,
+}
+
+impl TransportArgs {
+    /// The transport configuration, with `idle_timeout` if given.
+    pub fn transport(&self, idle_timeout: Option<Duration>) -> TransportConfig {
+        let mut t = TransportConfig { multipath: self.multipath, congestion: self.cc, ..TransportConfig::default() };
+        if let Some(idle) = idle_timeout {
+            t.idle_timeout = idle;
+        }
+        t
+    }
+}
+
+fn parse_multipath(s: &str) -> Result<MultipathMode, String> {
+    s.parse()
+}
+
+fn parse_cc(s: &str) -> Result<CcAlgorithm, String> {
+    s.parse()
+}
+
+/// Name of a multipath mode as given on the command line.
+pub fn multipath_name(mode: MultipathMode) -> &'static str {
+    match mode {
+        MultipathMode::Single => "single",
+        MultipathMode::Spns => "spns",
+        MultipathMode::Mpns => "mpns",
+        MultipathMode::Auto => "auto",
+    }
+}
+
+/// Name of a congestion controller as given on the command line.
+pub fn cc_name(cc: CcAlgorithm) -> &'static str {
+    CcAlgorithm::ALL.iter().find(|(_, a)| *a == cc).map_or("?", |(n, _)| n)
+}

@@ -1,0 +1,131 @@
+//! The summary of a transfer: printed for people, written as JSON for scripts.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use mpquic::{Connection, Design, PathStats};
+use serde::Serialize;
+
+use crate::units::format_bytes;
+
+/// What a transfer achieved.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub url: String,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// From the request to the last byte.
+    pub seconds: f64,
+    pub goodput_mbps: f64,
+    pub handshake_ms: f64,
+    /// Multipath design negotiated with the server.
+    pub design: String,
+    /// Smoothed RTT of the initial path.
+    pub srtt_ms: f64,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub packets_lost: u64,
+    pub paths: Vec<PathSummary>,
+}
+
+/// Per-path figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathSummary {
+    pub id: u32,
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub srtt_ms: f64,
+    pub cwnd: u64,
+    pub packets_lost: u64,
+    pub abandoned: bool,
+}
+
+impl PathSummary {
+    fn new(p: &PathStats) -> Self {
+        Self {
+            id: p.id,
+            local: p.local,
+            remote: p.remote,
+            bytes_received: p.counters.bytes_received,
+            bytes_sent: p.counters.bytes_sent,
+            srtt_ms: p.srtt_ms,
+            cwnd: p.cwnd,
+            packets_lost: p.counters.packets_lost,
+            abandoned: p.abandoned,
+        }
+    }
+}
+
+impl Summary {
+    /// Summarize a transfer of `bytes` over `elapsed` on `conn` (call before closing it).
+    pub fn new(url: &str, conn: &Connection, bytes: u64, elapsed: Duration, handshake: Duration) -> Self {
+        let stats = conn.stats();
+        let paths = conn.path_stats();
+        let seconds = elapsed.as_secs_f64();
+        let srtt_ms = paths.iter().find(|p| p.id == 0).or(paths.first()).map_or(0.0, |p| p.srtt_ms);
+        let design = match conn.design() {
+            Some(Design::Single) => "single",
+            Some(Design::Spns) => "spns",
+            Some(Design::Mpns) => "mpns",
+            None => "unknown",
+        };
+        Self {
+            url: url.to_owned(),
+            bytes,
+            seconds,
+            goodput_mbps: if seconds > 0.0 { bytes as f64 * 8.0 / seconds / 1e6 } else { 0.0 },
+            handshake_ms: handshake.as_secs_f64() * 1000.0,
+            design: design.to_owned(),
+            srtt_ms,
+            packets_sent: stats.packets_sent,
+            packets_received: stats.packets_received,
+            packets_lost: stats.packets_lost,
+            paths: paths.iter().map(PathSummary::new).collect(),
+        }
+    }
+
+    /// Lines for people; per-path lines only when there are several paths.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![
+            format!("{}: {} in {:.3} s, goodput {:.1} Mbit/s", self.url, format_bytes(self.bytes), self.seconds, self.goodput_mbps),
+            format!(
+                "handshake {:.2} ms, srtt {:.3} ms, packets sent {}, received {}, lost {}, multipath {}",
+                self.handshake_ms, self.srtt_ms, self.packets_sent, self.packets_received, self.packets_lost, self.design
+            ),
+        ];
+        if self.paths.len() > 1 {
+            for p in &self.paths {
+                out.push(format!(
+                    "  path {} {} -> {}: received {}, sent {}, srtt {:.3} ms, cwnd {}, lost {}{}",
+                    p.id,
+                    p.local,
+                    p.remote,
+                    format_bytes(p.bytes_received),
+                    format_bytes(p.bytes_sent),
+                    p.srtt_ms,
+                    format_bytes(p.cwnd),
+                    p.packets_lost,
+                    if p.abandoned { " (abandoned)" } else { "" }
+                ));
+            }
+        }
+        out
+    }
+
+    /// Print [`Summary::lines`] on stdout.
+    pub fn print(&self) {
+        for line in self.lines() {
+            println!("{line}");
+        }
+    }
+
+    /// Write the summary as JSON to `path`.
+    pub fn write_json(&self, path: &Path) -> anyhow::Result<()> {
+        let json = serde_json::to_string_pretty(self).context("serializing the summary")?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))
+    }
+}

@@ -1,0 +1,164 @@
+//! `mpquic sim`: run a scenario from a TOML file and/or command-line
+//! options, print a summary table, optionally write the JSON result.
+//!
+//! ```text
+//! mpquic sim [SCENARIO.toml] [--path SPEC ...] [--download 50MB] [--cc cubic]
+//!            [--multipath mpns] [--scheduler min-rtt] [--ack-range-limit N]
+//!            [--seed N] [--time-limit 60s] [--json FILE]
+//! ```
+//!
+//! Options override the file's settings; `--path` (repeated, one per path)
+//! replaces the file's paths. Without a file at least one `--path` is
+//! needed, and the workload defaults to a 10 MB download.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use mpquic_netsim::PathSpec;
+use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::scheduler::SchedulerKind;
+use mpquic_proto::MultipathMode;
+
+use crate::error::LabError;
+use crate::scenario::{PathItem, Scenario, Workload};
+use crate::units::{ByteSize, SimDuration};
+
+/// Download size used when neither the file nor the options give a workload.
+pub const DEFAULT_DOWNLOAD: ByteSize = ByteSize(10_000_000);
+
+/// Arguments of `mpquic sim`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SimArgs {
+    /// Scenario file (TOML); the options below override its settings.
+    #[arg(value_name = "SCENARIO.toml")]
+    pub scenario: Option<PathBuf>,
+    /// A path, e.g. "rate=20mbit,rtt=40ms,queue=1bdp"; repeat once per path
+    /// (replaces the scenario's paths).
+    #[arg(long = "path", value_name = "SPEC")]
+    pub paths: Vec<String>,
+    /// Bulk download of this many bytes (e.g. 50MB, 512KiB).
+    #[arg(long, value_name = "SIZE", conflicts_with = "requests")]
+    pub download: Option<ByteSize>,
+    /// Parallel requests with these response sizes (comma-separated).
+    #[arg(long, value_name = "SIZES", value_delimiter = ',')]
+    pub requests: Vec<ByteSize>,
+    /// Congestion controller (newreno, cubic, ...).
+    #[arg(long, value_name = "ALGORITHM")]
+    pub cc: Option<CcAlgorithm>,
+    /// Multipath design: single, spns, mpns or auto.
+    #[arg(long, value_name = "MODE")]
+    pub multipath: Option<MultipathMode>,
+    /// Path scheduler: min-rtt, round-robin, redundant, backup-aware.
+    #[arg(long, value_name = "NAME")]
+    pub scheduler: Option<SchedulerKind>,
+    /// Default_Limit of ranges per ACK frame.
+    #[arg(long, value_name = "N")]
+    pub ack_range_limit: Option<usize>,
+    /// Take a path's RTT samples only from ACKs received on it (true/false).
+    #[arg(long, value_name = "BOOL")]
+    pub rtt_sample_on_receiving_path: Option<bool>,
+    /// Master seed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Virtual time limit (e.g. 60s).
+    #[arg(long, value_name = "DURATION")]
+    pub time_limit: Option<SimDuration>,
+    /// Write the JSON result to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Include time series (srtt vs true RTT, progress) in the JSON.
+    #[arg(long)]
+    pub time_series: bool,
+    /// Do not print the summary table.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Parses the `--path` options.
+fn parse_paths(specs: &[String]) -> Result<Vec<PathItem>, LabError> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            PathSpec::parse(s).map(PathItem).map_err(|source| LabError::Spec {
+                key: format!("--path #{} `{s}`", i + 1),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// The scenario described by the arguments (file plus overrides), validated.
+pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
+    let paths = parse_paths(&args.paths)?;
+    let mut scenario = match &args.scenario {
+        Some(file) => Scenario::from_file(file)?,
+        None => {
+            if paths.is_empty() {
+                return Err(LabError::invalid(
+                    "--path",
+                    "give a scenario file or at least one --path SPEC",
+                ));
+            }
+            Scenario::new(Vec::new(), Workload::Download(DEFAULT_DOWNLOAD))
+        }
+    };
+    if !paths.is_empty() {
+        scenario.paths = paths;
+    }
+    if let Some(n) = args.download {
+        scenario.workload = Workload::Download(n);
+    }
+    if !args.requests.is_empty() {
+        scenario.workload = Workload::Requests {
+            sizes: args.requests.clone(),
+        };
+    }
+    let t = &mut scenario.transport;
+    if let Some(cc) = args.cc {
+        t.cc = cc;
+    }
+    if let Some(m) = args.multipath {
+        t.multipath = m;
+    }
+    if let Some(s) = args.scheduler {
+        t.scheduler = s;
+    }
+    if let Some(n) = args.ack_range_limit {
+        t.ack_range_limit = Some(n);
+    }
+    if let Some(b) = args.rtt_sample_on_receiving_path {
+        t.rtt_sample_on_receiving_path = b;
+    }
+    if let Some(seed) = args.seed {
+        scenario.seed = seed;
+    }
+    if let Some(limit) = args.time_limit {
+        scenario.time_limit = limit;
+    }
+    if args.time_series {
+        scenario.record.time_series = true;
+    }
+    scenario.validate()?;
+    Ok(scenario)
+}
+
+/// Runs `mpquic sim`: builds the scenario, runs it, prints the summary and
+/// writes the JSON result if asked.
+pub fn sim_command(args: SimArgs) -> anyhow::Result<()> {
+    let scenario = build_scenario(&args)?;
+    let result = crate::runner::run(&scenario)?;
+    if !args.quiet {
+        print!("{}", crate::summary::render(&result));
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&result).context("serializing the result")?;
+        if path.as_os_str() == "-" {
+            println!("{json}");
+        } else {
+            std::fs::write(path, json + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,343 @@
+//! The result of a run, serializable to JSON.
+//!
+//! Figures come from three sources: the **sender** (the server, which sends
+//! the downloaded data: per-path bytes, losses, RTT estimates, congestion
+//! windows, retransmissions), the **receiver** (the client, which sends the
+//! ACKs: ACK frame counts and sizes), and the simulator's **ground truth**
+//! (true RTTs, drops, queueing delay).
+
+use mpquic_netsim::stats::{DropCounters, LinkSummary};
+use mpquic_netsim::time::as_secs_f64;
+use mpquic_netsim::{Capacity, LinkConfig};
+use mpquic_proto::{Connection, ConnectionStats, Design, PathId, PathStats};
+use serde::Serialize;
+
+use crate::scenario::Scenario;
+use crate::workload::LoggedEvent;
+
+/// Everything measured in one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// True when every request completed byte-exact within the time limit.
+    pub completed: bool,
+    /// `completed`, `failed` (connection or response error), `time_limit`
+    /// or `idle` (nothing left to simulate).
+    pub outcome: String,
+    /// Why the run did not complete, if it did not.
+    pub error: Option<String>,
+    /// Virtual time from the start until the last response was read.
+    pub completion_time_s: Option<f64>,
+    /// Virtual time until the client's handshake completed.
+    pub handshake_time_s: Option<f64>,
+    /// Response bytes asked for.
+    pub bytes_requested: u64,
+    /// Response bytes read by the client.
+    pub bytes_received: u64,
+    /// Bytes received × 8 / completion time (or / end time if incomplete).
+    pub goodput_mbps: f64,
+    /// Goodput over the second half of the bytes (from the time half had
+    /// been read until completion): the steady-state rate.
+    pub steady_goodput_mbps: Option<f64>,
+    /// Negotiated multipath design (client's view).
+    pub design: Option<Design>,
+    /// Per-path figures, by path ID.
+    pub paths: Vec<PathResult>,
+    /// ACK frames sent by the receiver (client).
+    pub ack_frames_sent: u64,
+    /// Mean size of the receiver's ACK frames in bytes.
+    pub avg_ack_frame_bytes: f64,
+    /// Receiver's ACK frames by range count: buckets `<= 1, 2, 4, 8, 16, 32, 64, more`.
+    pub ack_range_histogram: [u64; 8],
+    /// Mean ranges per receiver ACK frame.
+    pub mean_ranges_per_ack: f64,
+    /// Stream bytes the sender retransmitted.
+    pub retransmitted_bytes: u64,
+    /// Packets the sender declared lost that were acknowledged later.
+    pub spurious_retransmissions: u64,
+    /// Sender (server) connection figures.
+    pub sender: ConnectionFigures,
+    /// Receiver (client) connection figures.
+    pub receiver: ConnectionFigures,
+    /// Per-request outcome, in issue order.
+    pub requests: Vec<RequestResult>,
+    /// Ground truth per link.
+    pub links: Vec<LinkResult>,
+    /// Connection and path events (client, then server).
+    pub log: Vec<SideEvent>,
+    /// Virtual time when the run stopped.
+    pub sim_time_s: f64,
+    /// Wall-clock time of the run (not deterministic).
+    pub sim_wall_time_s: f64,
+    /// Simulator events processed.
+    pub events: u64,
+    /// Optional time series (`record.time_series`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_series: Option<TimeSeries>,
+    /// The scenario, echoed back.
+    pub scenario: Scenario,
+}
+
+/// Figures of one path.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathResult {
+    /// QUIC path ID.
+    pub id: PathId,
+    /// Client interface (scenario path index) the path starts at.
+    pub interface: Option<usize>,
+    /// Stream bytes the sender sent on the path (including retransmissions).
+    pub bytes_sent: u64,
+    /// Packets the sender sent on the path.
+    pub packets_sent: u64,
+    /// Packets the sender declared lost on the path.
+    pub packets_lost: u64,
+    /// Of those, acknowledged later.
+    pub spurious_losses: u64,
+    /// Stream bytes retransmitted on the path.
+    pub retransmitted_bytes: u64,
+    /// Sender's smoothed RTT at the end.
+    pub srtt_ms: f64,
+    /// Sender's minimum RTT.
+    pub min_rtt_ms: f64,
+    /// Sender's RTT variation at the end.
+    pub rttvar_ms: f64,
+    /// Mean true RTT over the transfer (ground truth, at the sampling times).
+    pub true_rtt_ms: Option<f64>,
+    /// Mean absolute error of the sampled srtt against the true RTT.
+    pub srtt_mae_ms: Option<f64>,
+    /// `srtt_mae_ms / true_rtt_ms`.
+    pub srtt_mae_ratio: Option<f64>,
+    /// Number of srtt samples behind the MAE.
+    pub srtt_samples: usize,
+    /// RTT samples the sender took on the path.
+    pub rtt_samples: u64,
+    /// Sender's congestion window at the end.
+    pub cwnd: u64,
+    /// Path validated.
+    pub validated: bool,
+    /// Path abandoned.
+    pub abandoned: bool,
+    /// ACK frames the receiver sent on the path.
+    pub receiver_ack_frames: u64,
+    /// Mean size of those ACK frames.
+    pub receiver_avg_ack_frame_bytes: f64,
+}
+
+/// Connection-level figures of one side.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConnectionFigures {
+    /// Packets sent.
+    pub packets_sent: u64,
+    /// Packets received.
+    pub packets_received: u64,
+    /// Packets declared lost.
+    pub packets_lost: u64,
+    /// Packets declared lost, then acknowledged.
+    pub spurious_losses: u64,
+    /// UDP payload bytes sent.
+    pub bytes_sent: u64,
+    /// Probe timeouts.
+    pub pto_count: u64,
+    /// Handovers (data moved off a failed path).
+    pub handovers: u64,
+    /// ACK frames sent.
+    pub ack_frames_sent: u64,
+    /// Mean ACK frame size in bytes.
+    pub avg_ack_frame_bytes: f64,
+    /// ACK frames by range count (buckets `<= 1, 2, 4, 8, 16, 32, 64, more`).
+    pub ack_range_histogram: [u64; 8],
+    /// Mean ranges per ACK frame.
+    pub mean_ranges_per_ack: f64,
+    /// Stream bytes retransmitted.
+    pub retransmitted_bytes: u64,
+    /// Why the connection ended, if it did.
+    pub error: Option<String>,
+}
+
+impl ConnectionFigures {
+    /// Figures of a connection.
+    pub fn of(conn: &Connection) -> Self {
+        let s: ConnectionStats = conn.stats();
+        let mean_ranges = if s.ack_frames_sent == 0 {
+            0.0
+        } else {
+            s.ack_ranges_total as f64 / s.ack_frames_sent as f64
+        };
+        Self {
+            packets_sent: s.packets_sent,
+            packets_received: s.packets_received,
+            packets_lost: s.packets_lost,
+            spurious_losses: s.spurious_losses,
+            bytes_sent: s.bytes_sent,
+            pto_count: s.pto_count,
+            handovers: s.handovers,
+            ack_frames_sent: s.ack_frames_sent,
+            avg_ack_frame_bytes: s.mean_ack_frame_bytes(),
+            ack_range_histogram: s.ack_range_histogram,
+            mean_ranges_per_ack: mean_ranges,
+            retransmitted_bytes: conn.retransmitted_bytes(),
+            error: conn.error().map(ToString::to_string),
+        }
+    }
+}
+
+/// Upper bounds of the ACK range histogram buckets, as the core counts
+/// them (`ConnectionStats::ack_range_histogram`); the last bucket is
+/// unbounded.
+pub const ACK_RANGE_BUCKET_BOUNDS: [&str; 8] = ["1", "2", "4", "8", "16", "32", "64", "inf"];
+
+/// Outcome of one request.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestResult {
+    /// Response size.
+    pub size: u64,
+    /// Bytes read.
+    pub received: u64,
+    /// Completion time from the start of the run.
+    pub completion_time_s: Option<f64>,
+    /// What went wrong, if anything.
+    pub error: Option<String>,
+}
+
+/// Ground truth of one link.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkResult {
+    /// `path0.up` (client to server), `path0.down`, `bottleneck`.
+    pub name: String,
+    /// Nominal capacity (a trace's mean rate).
+    pub rate_mbps: Option<f64>,
+    /// Initial one-way propagation delay.
+    pub delay_ms: f64,
+    /// Packets that left the link.
+    pub delivered_packets: u64,
+    /// Bytes that left the link.
+    pub delivered_bytes: u64,
+    /// Drops by cause (packets and bytes).
+    pub drops: DropCounters,
+    /// Mean time delivered packets waited in the queue.
+    pub mean_queue_delay_ms: Option<f64>,
+    /// Longest wait in the queue.
+    pub max_queue_delay_ms: f64,
+    /// Time-weighted mean queue occupancy.
+    pub mean_queue_bytes: f64,
+    /// Largest queue occupancy.
+    pub max_queue_bytes: u64,
+}
+
+impl LinkResult {
+    /// Summary of a link from its configuration and ground truth.
+    pub fn new(name: String, config: &LinkConfig, s: &LinkSummary) -> Self {
+        let rate_mbps = match &config.capacity {
+            Capacity::Unlimited => None,
+            c => c.nominal_rate_bps().map(|b| b / 1e6),
+        };
+        Self {
+            name,
+            rate_mbps,
+            delay_ms: ns_to_ms(config.delay),
+            delivered_packets: s.delivered.packets,
+            delivered_bytes: s.delivered.bytes,
+            drops: s.dropped,
+            mean_queue_delay_ms: s.queue_delay.mean_ns().map(|ns| ns / 1e6),
+            max_queue_delay_ms: ns_to_ms(s.queue_delay.max_ns),
+            mean_queue_bytes: s.mean_queue_bytes,
+            max_queue_bytes: s.max_queue_bytes,
+        }
+    }
+}
+
+/// An event with the side it happened on.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideEvent {
+    /// `client` or `server`.
+    pub side: &'static str,
+    /// The event.
+    #[serde(flatten)]
+    pub event: LoggedEvent,
+}
+
+/// Sampled time series.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TimeSeries {
+    /// Sender srtt against the true RTT, per path.
+    pub rtt: Vec<RttSeries>,
+    /// Client progress: `[time_s, response bytes read, packets received]`.
+    pub progress: Vec<[f64; 3]>,
+}
+
+/// srtt samples of one path.
+#[derive(Debug, Clone, Serialize)]
+pub struct RttSeries {
+    /// QUIC path ID.
+    pub path: PathId,
+    /// `[time_s, srtt_ms, true_rtt_ms]`.
+    pub points: Vec<[f64; 3]>,
+}
+
+/// Nanoseconds to milliseconds.
+pub fn ns_to_ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// Mean of a slice, `None` when empty.
+pub fn mean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = v.into_iter().fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// Path figures from the sender's stats, the receiver's stats of the same
+/// path and the srtt error analysis (`(true_rtt_ms, mae_ms, samples)`).
+pub fn path_result(
+    sender: &PathStats,
+    receiver: Option<&PathStats>,
+    interface: Option<usize>,
+    truth: (Option<f64>, Option<f64>, usize),
+) -> PathResult {
+    let (true_rtt_ms, srtt_mae_ms, srtt_samples) = truth;
+    let c = &sender.counters;
+    let (acks, ack_bytes) = receiver.map_or((0, 0), |r| {
+        (r.counters.ack_frames_sent, r.counters.ack_frame_bytes)
+    });
+    PathResult {
+        id: sender.id,
+        interface,
+        bytes_sent: c.stream_bytes_sent,
+        packets_sent: c.packets_sent,
+        packets_lost: c.packets_lost,
+        spurious_losses: c.spurious_losses,
+        retransmitted_bytes: c.retransmitted_bytes,
+        srtt_ms: sender.srtt_ms,
+        min_rtt_ms: sender.min_rtt_ms,
+        rttvar_ms: sender.rttvar_ms,
+        true_rtt_ms,
+        srtt_mae_ms,
+        srtt_mae_ratio: match (srtt_mae_ms, true_rtt_ms) {
+            (Some(e), Some(t)) if t > 0.0 => Some(e / t),
+            _ => None,
+        },
+        srtt_samples,
+        rtt_samples: c.rtt_samples,
+        cwnd: sender.cwnd,
+        validated: sender.validation == mpquic_proto::path::Validation::Validated,
+        abandoned: sender.abandoned,
+        receiver_ack_frames: acks,
+        receiver_avg_ack_frame_bytes: if acks == 0 {
+            0.0
+        } else {
+            ack_bytes as f64 / acks as f64
+        },
+    }
+}
+
+/// Goodput in Mbit/s of `bytes` over `seconds`.
+pub fn mbps(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 * 8.0 / seconds / 1e6
+    } else {
+        0.0
+    }
+}
+
+/// Virtual nanoseconds to seconds.
+pub fn secs(ns: u64) -> f64 {
+    as_secs_f64(ns)
+}

@@ -1,0 +1,326 @@
+//! Runs a [`Scenario`]: builds the network and the two endpoints, drives
+//! the simulator in steps of `record.sample_interval` while sampling the
+//! sender's RTT estimates, and assembles the [`RunResult`].
+//!
+//! Addressing: the server has one address, `10.100.0.1:443`; the client's
+//! interface `i` is `10.0.i.2:4433`. Path `i` is the route pair between
+//! interface `i` and the server (routes are keyed by source and
+//! destination IP, so one server address serves every path).
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use mpquic_netsim::{LinkConfig, LinkId, NodeId, SimConfig, SimTime, Simulator, StopReason};
+use mpquic_proto::{EndpointConfig, PathId};
+
+use crate::error::LabError;
+use crate::node::QuicNode;
+use crate::result::{
+    mbps, mean, ns_to_ms, path_result, secs, ConnectionFigures, LinkResult, RequestResult,
+    RttSeries, RunResult, SideEvent, TimeSeries,
+};
+use crate::scenario::{Network, Scenario};
+
+/// The server's address.
+pub const SERVER_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 100, 0, 1)), 443);
+
+/// The address of the client's interface `i`.
+pub fn client_addr(i: usize) -> SocketAddr {
+    let third = u8::try_from(i).unwrap_or(u8::MAX);
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, third, 2)), 4433)
+}
+
+/// One srtt sample of the sender.
+#[derive(Debug, Clone, Copy)]
+struct RttSample {
+    at: SimTime,
+    path: PathId,
+    client_ip: IpAddr,
+    srtt_ms: f64,
+}
+
+/// The simulation of one scenario, ready to run.
+struct Run<'a> {
+    scenario: &'a Scenario,
+    sim: Simulator<QuicNode>,
+    client: NodeId,
+    server: NodeId,
+    links: Vec<(String, LinkId, LinkConfig)>,
+    client_ips: Vec<IpAddr>,
+    rtt_samples: Vec<RttSample>,
+    progress: Vec<[f64; 3]>,
+}
+
+/// Runs a scenario to completion, failure or its time limit.
+///
+/// Errors only come from the scenario itself (invalid values, unreadable
+/// traces); a connection that fails is a normal result with
+/// `completed == false` and the reason in `error`.
+pub fn run(scenario: &Scenario) -> Result<RunResult, LabError> {
+    scenario.validate()?;
+    let network = scenario.network()?;
+    let mut run = Run::build(scenario, &network)?;
+    let wall = Instant::now();
+    let reason = run.drive();
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok(run.finish(reason, wall_s))
+}
+
+impl<'a> Run<'a> {
+    fn build(scenario: &'a Scenario, network: &Network) -> Result<Self, LabError> {
+        let transport = scenario.transport.to_config()?;
+        let mut sim = Simulator::with_config(SimConfig {
+            seed: scenario.seed,
+            sample_interval: mpquic_netsim::time::MILLISECOND,
+        });
+        let n = network.paths.len();
+        let interfaces: Vec<SocketAddr> = (0..n).map(client_addr).collect();
+        let client_ips: Vec<IpAddr> = interfaces.iter().map(SocketAddr::ip).collect();
+        let server_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("server/endpoint")));
+        let client_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("client/endpoint")));
+        let server_node = QuicNode::server(transport.clone(), server_cfg, sim.derive_seed("server/rng"));
+        let client_node = QuicNode::client(
+            transport,
+            client_cfg,
+            sim.derive_seed("client/rng"),
+            &interfaces,
+            &vec![SERVER_ADDR; n],
+            &scenario.workload.response_sizes(),
+        )?;
+        let server = sim.add_background_node(server_node, [SERVER_ADDR.ip()])?;
+        let client = sim.add_node(client_node, client_ips.iter().copied())?;
+        let links = add_links(&mut sim, network, &client_ips)?;
+        Ok(Self {
+            scenario,
+            sim,
+            client,
+            server,
+            links,
+            client_ips,
+            rtt_samples: Vec::new(),
+            progress: Vec::new(),
+        })
+    }
+
+    /// Runs the simulation, sampling every `record.sample_interval`.
+    fn drive(&mut self) -> StopReason {
+        let limit = self.scenario.time_limit.nanos();
+        let interval = self.scenario.record.sample_interval.nanos().max(1);
+        let mut next = 0;
+        loop {
+            let target = next.min(limit);
+            let out = self.sim.run_until(target);
+            self.sample(self.sim.now());
+            match out.reason {
+                StopReason::TimeLimit if target < limit => next = target.saturating_add(interval),
+                reason => return reason,
+            }
+        }
+    }
+
+    fn sample(&mut self, at: SimTime) {
+        if let Some(conn) = self.sim.node(self.server).and_then(QuicNode::main_connection) {
+            for p in conn.path_stats() {
+                if p.abandoned || p.counters.rtt_samples == 0 {
+                    continue;
+                }
+                self.rtt_samples.push(RttSample {
+                    at,
+                    path: p.id,
+                    client_ip: p.remote.ip(),
+                    srtt_ms: p.srtt_ms,
+                });
+            }
+        }
+        if self.scenario.record.time_series {
+            let client = self.sim.node(self.client);
+            let bytes = client.and_then(QuicNode::client_app).map_or(0, |c| c.bytes_received);
+            let packets = client
+                .and_then(QuicNode::main_connection)
+                .map_or(0, |c| c.stats().packets_received);
+            self.progress.push([secs(at), bytes as f64, packets as f64]);
+        }
+    }
+
+    /// `(true_rtt_ms, srtt_mae_ms, samples)` of every path, and the series.
+    fn rtt_truth(&self) -> (BTreeMap<PathId, (Option<f64>, Option<f64>, usize)>, Vec<RttSeries>) {
+        let server_ip = SERVER_ADDR.ip();
+        let mut points: BTreeMap<PathId, Vec<[f64; 3]>> = BTreeMap::new();
+        for s in &self.rtt_samples {
+            let Some(truth) = self.sim.rtt_at(server_ip, s.client_ip, s.at) else {
+                continue;
+            };
+            points
+                .entry(s.path)
+                .or_default()
+                .push([secs(s.at), s.srtt_ms, ns_to_ms(truth)]);
+        }
+        let summary = points
+            .iter()
+            .map(|(&id, pts)| {
+                let truth = mean(pts.iter().map(|p| p[2]));
+                let mae = mean(pts.iter().map(|p| (p[1] - p[2]).abs()));
+                (id, (truth, mae, pts.len()))
+            })
+            .collect();
+        let series = points
+            .into_iter()
+            .map(|(path, points)| RttSeries { path, points })
+            .collect();
+        (summary, series)
+    }
+
+    /// The true RTT of an interface from the mean one-way delays of its
+    /// two routes (used for paths without srtt samples).
+    fn mean_route_rtt_ms(&self, client_ip: IpAddr) -> Option<f64> {
+        let server_ip = SERVER_ADDR.ip();
+        let fwd = self.sim.route_stats(server_ip, client_ip)?.one_way_delay.mean_ns()?;
+        let rev = self.sim.route_stats(client_ip, server_ip)?.one_way_delay.mean_ns()?;
+        Some((fwd + rev) / 1e6)
+    }
+
+    fn finish(self, reason: StopReason, wall_s: f64) -> RunResult {
+        let (truth, series) = self.rtt_truth();
+        let client = self.sim.node(self.client);
+        let server = self.sim.node(self.server);
+        let app = client.and_then(QuicNode::client_app);
+        let client_conn = client.and_then(QuicNode::main_connection);
+        let server_conn = server.and_then(QuicNode::main_connection);
+        let receiver_paths = client_conn.map(|c| c.path_stats()).unwrap_or_default();
+        let paths = server_conn
+            .map(|c| c.path_stats())
+            .unwrap_or_default()
+            .iter()
+            .map(|p| {
+                let iface = self.client_ips.iter().position(|ip| *ip == p.remote.ip());
+                let recv = receiver_paths.iter().find(|r| r.id == p.id);
+                let mut t = truth.get(&p.id).copied().unwrap_or((None, None, 0));
+                if t.0.is_none() {
+                    t.0 = self.mean_route_rtt_ms(p.remote.ip());
+                }
+                path_result(p, recv, iface, t)
+            })
+            .collect();
+        let sender = server_conn.map(ConnectionFigures::of).unwrap_or_default();
+        let receiver = client_conn.map(ConnectionFigures::of).unwrap_or_default();
+        let now = self.sim.now();
+        let finished_at = app.and_then(|a| a.finished_at);
+        let bytes_received = app.map_or(0, |a| a.bytes_received);
+        let (outcome, error) = outcome(reason, app.and_then(|a| a.failure.clone()), finished_at.is_some());
+        let elapsed = secs(finished_at.unwrap_or(now));
+        let steady = match (app.and_then(|a| a.half_at), finished_at) {
+            (Some(h), Some(f)) if f > h => Some(mbps(bytes_received - bytes_received / 2, secs(f - h))),
+            _ => None,
+        };
+        let truth_links = self.sim.ground_truth().links;
+        let links = self
+            .links
+            .iter()
+            .filter_map(|(name, id, cfg)| {
+                let s = truth_links.get(id.index())?;
+                Some(LinkResult::new(name.clone(), cfg, s))
+            })
+            .collect();
+        let mut log: Vec<SideEvent> = Vec::new();
+        if let Some(a) = app {
+            log.extend(a.events.iter().map(|e| SideEvent { side: "client", event: e.clone() }));
+        }
+        if let Some(crate::node::App::Server(s)) = server.map(QuicNode::app) {
+            log.extend(s.events.iter().map(|e| SideEvent { side: "server", event: e.clone() }));
+        }
+        RunResult {
+            completed: finished_at.is_some(),
+            outcome,
+            error,
+            completion_time_s: finished_at.map(secs),
+            handshake_time_s: app.and_then(|a| a.established_at).map(secs),
+            bytes_requested: self.scenario.workload.total_bytes(),
+            bytes_received,
+            goodput_mbps: mbps(bytes_received, elapsed),
+            steady_goodput_mbps: steady,
+            design: client_conn.filter(|c| c.is_established() || c.is_closed()).map(|c| c.design()),
+            paths,
+            ack_frames_sent: receiver.ack_frames_sent,
+            avg_ack_frame_bytes: receiver.avg_ack_frame_bytes,
+            ack_range_histogram: receiver.ack_range_histogram,
+            mean_ranges_per_ack: receiver.mean_ranges_per_ack,
+            retransmitted_bytes: sender.retransmitted_bytes,
+            spurious_retransmissions: sender.spurious_losses,
+            sender,
+            receiver,
+            requests: app.map_or_else(Vec::new, |a| {
+                a.requests
+                    .iter()
+                    .map(|r| RequestResult {
+                        size: r.size,
+                        received: r.received,
+                        completion_time_s: r.completed_at.map(secs),
+                        error: r.error.clone(),
+                    })
+                    .collect()
+            }),
+            links,
+            log,
+            sim_time_s: secs(now),
+            sim_wall_time_s: wall_s,
+            events: self.sim.events_processed(),
+            time_series: self.scenario.record.time_series.then(|| TimeSeries {
+                rtt: series,
+                progress: self.progress.clone(),
+            }),
+            scenario: self.scenario.clone(),
+        }
+    }
+}
+
+/// `(outcome, error)` from how the simulation stopped.
+fn outcome(reason: StopReason, failure: Option<String>, finished: bool) -> (String, Option<String>) {
+    if finished {
+        return ("completed".to_owned(), None);
+    }
+    if let Some(f) = failure {
+        return ("failed".to_owned(), Some(f));
+    }
+    match reason {
+        StopReason::TimeLimit => (
+            "time_limit".to_owned(),
+            Some("the workload did not complete within the time limit".to_owned()),
+        ),
+        StopReason::Idle | StopReason::AllDone => (
+            "idle".to_owned(),
+            Some("nothing left to simulate before the workload completed".to_owned()),
+        ),
+    }
+}
+
+/// Creates the links and routes: path `i` is `up` (client interface `i` to
+/// server) and `down` (server to interface `i`, after the shared
+/// bottleneck if any).
+fn add_links(
+    sim: &mut Simulator<QuicNode>,
+    network: &Network,
+    client_ips: &[IpAddr],
+) -> Result<Vec<(String, LinkId, LinkConfig)>, LabError> {
+    let server_ip = SERVER_ADDR.ip();
+    let mut links = Vec::new();
+    let bottleneck = match &network.bottleneck {
+        Some(cfg) => {
+            let id = sim.add_link(cfg.clone())?;
+            links.push(("bottleneck".to_owned(), id, cfg.clone()));
+            Some(id)
+        }
+        None => None,
+    };
+    for (i, (path, &ip)) in network.paths.iter().zip(client_ips).enumerate() {
+        let up = sim.add_link(path.up.clone())?;
+        let down = sim.add_link(path.down.clone())?;
+        sim.add_route(ip, server_ip, &[up])?;
+        let route: Vec<LinkId> = bottleneck.into_iter().chain([down]).collect();
+        sim.add_route(server_ip, ip, &route)?;
+        links.push((format!("path{i}.up"), up, path.up.clone()));
+        links.push((format!("path{i}.down"), down, path.down.clone()));
+    }
+    Ok(links)
+}

@@ -1,0 +1,70 @@
+//! Multipath over two local addresses (127.0.0.1 and 127.0.0.2: on Linux all of 127/8 is
+//! loopback): the client opens a second path after the handshake and downloads 10 MB
+//! byte-exact; both paths must carry data.
+
+mod common;
+
+use common::{addr, client_config, payload, root_with, start_server, transport, within, MB};
+use mpquic::{hq, Design, Endpoint, MultipathMode, PathEvent};
+
+async fn download_over_two_paths(mode: MultipathMode, design: Design) {
+    common::init_tracing();
+    let data = payload(10 * MB, 7);
+    let (_dir, root) = root_with("file.bin", &data);
+    let server = start_server(root, transport(mode));
+    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
+    let second = client.local_addrs()[1];
+    let conn = within("handshake", client.connect(server.local_addr(), "localhost", client_config(transport(mode))).expect("connect"))
+        .await
+        .expect("handshake");
+    assert_eq!(conn.design(), Some(design));
+    let path = conn.open_path(second).await.expect("open second path");
+    within("validation", async {
+        loop {
+            match conn.path_event().await.expect("path event") {
+                PathEvent::Validated { id } if id == path => break,
+                PathEvent::Failed { id } | PathEvent::Abandoned { id, .. } if id == path => panic!("path {id} failed"),
+                _ => {}
+            }
+        }
+    })
+    .await;
+    let mut body = hq::request(&conn, "/file.bin").await.expect("request");
+    let got = within("download", body.read_to_end(20 * MB)).await.expect("read");
+    assert!(got == data, "got {} bytes, expected {} (content differs)", got.len(), data.len());
+    let paths = conn.path_stats();
+    for p in &paths {
+        eprintln!("{mode:?} path {} {} -> {}: received {} B, sent {} B, srtt {:.3} ms", p.id, p.local, p.remote, p.counters.bytes_received, p.counters.bytes_sent, p.srtt_ms);
+    }
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert_eq!(paths[1].local, second);
+    for p in &paths {
+        assert!(p.counters.bytes_received > 100_000, "{mode:?}: path {} carried only {} bytes", p.id, p.counters.bytes_received);
+    }
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpns_download_uses_both_paths() {
+    download_over_two_paths(MultipathMode::Mpns, Design::Mpns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spns_download_uses_both_paths() {
+    download_over_two_paths(MultipathMode::Spns, Design::Spns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_path_needs_a_bound_address_and_multipath() {
+    let (_dir, root) = root_with("file.bin", b"x");
+    let server = start_server(root, transport(MultipathMode::Single));
+    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
+    let conn = within("handshake", client.connect(server.local_addr(), "localhost", client_config(transport(MultipathMode::Auto))).expect("connect"))
+        .await
+        .expect("handshake");
+    assert_eq!(conn.design(), Some(Design::Single));
+    let unbound = addr("127.0.0.3:9");
+    assert_eq!(conn.open_path(unbound).await, Err(mpquic::OpenPathError::NotBound(unbound)));
+    assert!(matches!(conn.open_path(client.local_addrs()[1]).await, Err(mpquic::OpenPathError::Path(_))));
+}

@@ -1,0 +1,89 @@
+//! Re-injection (XLINK, SIGCOMM 2021 §4): when all of the application's data has been sent and
+//! only the unacknowledged tail is in flight, copies of in-flight packets' stream frames are sent
+//! again on another path, so a slow or lossy path cannot stall the end of a transfer. Whichever
+//! copy is acknowledged first frees the data; the receiver's reassembly drops the duplicate.
+//!
+//! *Whether* to re-inject is a policy ([`ReinjectionPolicy`]); the connection supplies the
+//! context and does the sending.
+
+mod qoe;
+
+pub use qoe::QoeControlled;
+
+use crate::time::Duration;
+
+/// What a policy may know when the connection considers re-injecting one in-flight packet.
+#[derive(Debug, Clone, Copy)]
+pub struct ReinjectionContext {
+    /// The receiver's latest reported play-time left (QoE feedback), if any.
+    pub play_time_left: Option<Duration>,
+    /// Estimated time for the packet's data to arrive on the path it was sent on.
+    pub est_delivery_current: Duration,
+    /// Estimated delivery time on the best other path.
+    pub est_delivery_other: Duration,
+    /// The packet carries stream bytes from the start of a stream (the first video frame).
+    pub stream_start: bool,
+}
+
+/// Decides whether a tail packet is re-injected on another path.
+pub trait ReinjectionPolicy: std::fmt::Debug + Send {
+    fn should_reinject(&self, ctx: &ReinjectionContext) -> bool;
+    fn name(&self) -> &'static str;
+}
+
+/// Never re-inject (plain multipath).
+#[derive(Debug, Default)]
+pub struct Never;
+
+impl ReinjectionPolicy for Never {
+    fn should_reinject(&self, _ctx: &ReinjectionContext) -> bool {
+        false
+    }
+    fn name(&self) -> &'static str {
+        "off"
+    }
+}
+
+/// Always re-inject the tail ("re-injection without QoE control" of XLINK's evaluation).
+#[derive(Debug, Default)]
+pub struct Always;
+
+impl ReinjectionPolicy for Always {
+    fn should_reinject(&self, _ctx: &ReinjectionContext) -> bool {
+        true
+    }
+    fn name(&self) -> &'static str {
+        "always"
+    }
+}
+
+/// Re-injection settings of a connection (the sender's side).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum ReinjectionMode {
+    #[default]
+    Off,
+    Always,
+    /// XLINK Alg. 1 with play-time-left thresholds in milliseconds (lower < upper).
+    Qoe {
+        lower_ms: u64,
+        upper_ms: u64,
+    },
+}
+
+impl ReinjectionMode {
+    pub fn build(self) -> Box<dyn ReinjectionPolicy> {
+        match self {
+            ReinjectionMode::Off => Box::new(Never),
+            ReinjectionMode::Always => Box::new(Always),
+            ReinjectionMode::Qoe { lower_ms, upper_ms } => Box::new(QoeControlled::new(
+                Duration::from_millis(lower_ms),
+                Duration::from_millis(upper_ms),
+            )),
+        }
+    }
+
+    pub fn is_off(self) -> bool {
+        self == ReinjectionMode::Off
+    }
+}
