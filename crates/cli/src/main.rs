@@ -1,1 +1,65 @@
-fn main() {}
+//! `mpquic`: the command-line tool of the mpquic multipath QUIC stack. A thin dispatcher: each
+//! subcommand lives in its own module with its own clap `Args`.
+
+mod client;
+mod demo;
+mod opts;
+mod report;
+mod server;
+mod units;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Multipath QUIC: file server, client and demo over UDP.
+#[derive(Debug, Parser)]
+#[command(name = "mpquic", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve a directory over HTTP/0.9 (ALPN hq-interop).
+    Server(server::ServerArgs),
+    /// Download a file and summarize the transfer.
+    Client(client::ClientArgs),
+    /// Serve a generated file and download it in-process over loopback, then verify it.
+    Demo(demo::DemoArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&anyhow::Error::new(e).context("starting the async runtime")),
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Server(args) => server::run(args).await,
+            Command::Client(args) => client::run(args).await,
+            Command::Demo(args) => demo::run(args).await,
+        }
+    });
+    // Do not wait for tasks still running (servers' connections): the work is done.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+/// Print one readable error line and give the failure exit code.
+fn fail(error: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {error:#}");
+    ExitCode::FAILURE
+}
+
+/// Logs on stderr, filtered by RUST_LOG (warnings and errors by default).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

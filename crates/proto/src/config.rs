@@ -72,6 +72,9 @@ pub struct TransportConfig {
     pub key_update_interval: Option<u64>,
     /// Consecutive PTOs after which a path is considered failed and its data moved to others.
     pub path_failure_ptos: u32,
+    /// Abandon a path that received nothing for this long while another path is active
+    /// (RFC 10069 §3.5 leaves per-path idle timeouts to the implementation). None: never.
+    pub path_idle_timeout: Option<Duration>,
     /// Re-inject the unacknowledged tail of streams on another path (XLINK); off by default.
     pub reinjection: crate::reinjection::ReinjectionMode,
     /// Offer / accept the XLINK QoE feedback extension (QOE_CONTROL_SIGNAL frames).
@@ -99,6 +102,7 @@ impl Default for TransportConfig {
             pacing: true,
             key_update_interval: None,
             path_failure_ptos: 3,
+            path_idle_timeout: None,
             reinjection: crate::reinjection::ReinjectionMode::Off,
             qoe_feedback: false,
             raw_transport_params: Vec::new(),

@@ -308,3 +308,34 @@ fn qoe_feedback_reaches_the_server_only_when_negotiated() {
         .send_qoe_feedback(report)
         .is_err());
 }
+
+#[test]
+fn idle_path_is_abandoned_and_removed() {
+    let t = TransportConfig {
+        path_idle_timeout: Some(Duration::from_secs(2)),
+        ..transport(MultipathMode::Mpns)
+    };
+    let (mut pair, ch, sid) = two_paths_with(t.clone(), t, NetConfig::default(), None, 46);
+    let mut tr = Transfer::new(payload(100_000, 2));
+    pair.run_until(Duration::from_secs(10), |p| tr.poll(p, ch, sid));
+    // Path 1 goes silent (black hole); path 0 keeps the connection alive with pings.
+    pair.blackholed.push(addr("10.0.0.2:4433"));
+    for _ in 0..10 {
+        pair.client
+            .connection_mut(ch)
+            .unwrap()
+            .inject_raw_frame(vec![0x01]);
+        pair.run_for(Duration::from_millis(500));
+    }
+    let conn = pair.client.connection_mut(ch).unwrap();
+    let mut abandoned = false;
+    while let Some(e) = conn.poll_event() {
+        abandoned |= matches!(e, Event::Path(PathEvent::Abandoned { id: 1, .. }));
+    }
+    assert!(abandoned, "path 1 was not abandoned after its idle timeout");
+    assert!(!conn.is_closed(), "the connection must survive on path 0");
+    assert!(
+        conn.path_stats().iter().all(|p| p.id != 1),
+        "abandoned path state removed after 3 PTOs"
+    );
+}

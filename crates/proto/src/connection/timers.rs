@@ -37,6 +37,7 @@ impl Connection {
             if let PathState::Closing { until } = path.state {
                 consider(Some(until));
             }
+            consider(self.path_idle_deadline(*id));
             if let Some((_, Some(sent))) = path.challenge {
                 consider(Some(sent + self.challenge_timeout(*id)));
             }
@@ -114,6 +115,13 @@ impl Connection {
                 }
             }
         }
+        if self.path_idle_deadline(id).is_some_and(|d| now >= d) {
+            self.abandon_path(
+                now,
+                id,
+                mpquic_wire::error::path_error::PATH_UNSTABLE_OR_POOR,
+            );
+        }
         let Some(path) = self.paths.get(&id) else {
             return;
         };
@@ -122,6 +130,17 @@ impl Connection {
                 self.remove_path(id);
             }
         }
+    }
+
+    /// When an active path counts as idle (per-path idle timeout, only with another live path).
+    fn path_idle_deadline(&self, id: PathId) -> Option<Timestamp> {
+        let timeout = self.config.path_idle_timeout?;
+        let path = self.paths.get(&id).filter(|p| p.is_active())?;
+        let others = self
+            .paths
+            .values()
+            .any(|p| p.id != id && p.is_active() && p.is_validated());
+        others.then_some(path.last_activity + timeout)
     }
 
     /// RFC 9000 §8.2.4: a validation attempt lasts about 3 PTOs (at least 6 initial RTTs is
