@@ -19,7 +19,10 @@ use serde::Serialize;
 /// Period of the response pattern (a prime, so shifted data never matches).
 pub const PATTERN_PERIOD: usize = 65_521;
 
-/// Delay before retrying to open a path that lacked a connection ID.
+/// Largest single write of response data.
+const WRITE_CHUNK: usize = 16 * 1024;
+
+/// Delay before retrying to open a path that lacked a connection ID or path ID.
 const PATH_RETRY: SimTime = ms(10);
 
 /// Attempts to open one path before giving up.
@@ -237,7 +240,11 @@ impl ClientApp {
                     self.opened_paths.push((iface, id));
                     self.pending_paths.remove(0);
                 }
-                Err(PathError::NoConnectionId) if attempts + 1 < PATH_ATTEMPTS => {
+                // CIDs for new path IDs (and, in SPNS, the path IDs themselves, by
+                // MAX_PATH_ID) arrive just after the handshake: retry a bit later.
+                Err(PathError::NoConnectionId | PathError::PathIdLimit)
+                    if attempts + 1 < PATH_ATTEMPTS =>
+                {
                     self.pending_paths[0].3 += 1;
                     self.path_retry_at = Some(now + PATH_RETRY);
                     return;
@@ -412,7 +419,9 @@ fn serve(conn: &mut Connection, id: StreamId, r: &mut Response, scratch: &mut [u
     let pat = pattern();
     while r.written < size && !r.finished {
         let off = (r.written % PATTERN_PERIOD as u64) as usize;
-        let n = (PATTERN_PERIOD - off).min(usize::try_from(size - r.written).unwrap_or(usize::MAX));
+        let n = (PATTERN_PERIOD - off)
+            .min(WRITE_CHUNK)
+            .min(usize::try_from(size - r.written).unwrap_or(usize::MAX));
         match conn.write(id, &pat[off..off + n]) {
             Ok(k) if k > 0 => r.written += k as u64,
             Ok(_) | Err(mpquic_proto::streams::WriteError::Blocked) => break,
