@@ -162,7 +162,7 @@ impl Download {
         let handshake = started.elapsed();
         for extra in &endpoint.local_addrs()[1..] {
             if let Err(e) = conn.open_path(*extra).await {
-                eprintln!("warning: cannot open a path from {extra}: {e}");
+                crate::warn(format_args!("cannot open a path from {extra}: {e}"));
             }
         }
         let result = self.fetch(&conn, handshake).await;

@@ -52,7 +52,7 @@ fn generate(len: u64) -> Vec<u8> {
 pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let summary = demo(&args).await?;
     summary.print();
-    println!("verified: the downloaded file matches the served one byte for byte");
+    crate::say("verified: the downloaded file matches the served one byte for byte");
     if let Some(path) = &args.json {
         summary.write_json(path)?;
     }

@@ -8,6 +8,7 @@ mod report;
 mod server;
 mod units;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -54,8 +55,21 @@ fn main() -> ExitCode {
 
 /// Print one readable error line and give the failure exit code.
 fn fail(error: &anyhow::Error) -> ExitCode {
-    eprintln!("error: {error:#}");
+    let _ = writeln!(std::io::stderr(), "error: {error:#}");
     ExitCode::FAILURE
+}
+
+/// Print a line on stdout; a closed stdout (a pipe whose reader went away) is not an error
+/// worth a panic, unlike with `println!`.
+pub(crate) fn say(line: impl std::fmt::Display) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Like [`say`], on stderr.
+pub(crate) fn warn(line: impl std::fmt::Display) {
+    let _ = writeln!(std::io::stderr(), "warning: {line}");
 }
 
 /// Logs on stderr, filtered by RUST_LOG (warnings and errors by default).

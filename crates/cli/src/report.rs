@@ -119,7 +119,7 @@ impl Summary {
     /// Print [`Summary::lines`] on stdout.
     pub fn print(&self) {
         for line in self.lines() {
-            println!("{line}");
+            crate::say(line);
         }
     }
 

@@ -85,17 +85,17 @@ pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
     let tls = server_tls(&args)?;
     let server = start(&args.listen, &args.root, tls, args.transport.transport(None))?;
     for addr in server.endpoint.local_addrs() {
-        println!("listening on {addr}");
+        crate::say(format_args!("listening on {addr}"));
     }
-    println!(
+    crate::say(format_args!(
         "serving {} (ALPN hq-interop, multipath {}, cc {}{})",
         server.root.display(),
         multipath_name(args.transport.multipath),
         cc_name(args.transport.cc),
         if args.cert.is_some() { "" } else { ", self-signed certificate: clients need --insecure or --ca" }
-    );
+    ));
     tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
-    println!("shutting down");
+    crate::say("shutting down");
     server.endpoint.close(0, b"server shutting down");
     let _ = tokio::time::timeout(Duration::from_secs(2), server.endpoint.wait_idle()).await;
     Ok(())

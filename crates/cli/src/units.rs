@@ -9,6 +9,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
+    if number.is_empty() {
+        return Err(format!("invalid size '{s}': expected a number followed by a unit, like 10MB or 512KiB"));
+    }
     let unit = unit.trim().to_ascii_lowercase();
     let multiplier: u64 = match unit.as_str() {
         "" | "b" => 1,
@@ -36,6 +39,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
+    if number.is_empty() {
+        return Err(format!("invalid duration '{s}': expected a number followed by a unit, like 5s or 250ms"));
+    }
     let seconds_per_unit = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "s" | "sec" | "secs" => 1.0,
         "ms" => 0.001,
@@ -75,7 +81,7 @@ mod tests {
         assert_eq!(parse_size("1.5GB"), Ok(1_500_000_000));
         assert_eq!(parse_size("42"), Ok(42));
         assert_eq!(parse_size("3 mib"), Ok(3 << 20));
-        assert!(parse_size("ten").unwrap_err().contains("invalid size 'ten'"));
+        assert!(parse_size("ten").unwrap_err().contains("expected a number"));
         assert!(parse_size("10XB").unwrap_err().contains("unknown unit"));
         assert!(parse_size("").is_err());
     }

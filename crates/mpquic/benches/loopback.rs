@@ -1,1 +1,164 @@
-fn main() {}
+//! Single-connection bulk throughput over loopback UDP: a client downloads 50 MB on one
+//! bidirectional stream from a server that sends it from memory. Four pairings in one run:
+//! mpquic and quinn 0.11 as client and as server. Run with
+//! `cargo bench -p mpquic --bench loopback`; criterion reports the throughput, and a summary
+//! line per pairing gives MB/s (10^6 bytes per second).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use mpquic::{config, hq, tls, Endpoint, TransportConfig};
+use tokio::runtime::Runtime;
+
+const SIZE: usize = 50_000_000;
+
+/// A request: `GET /` and FIN; the answer is the payload.
+const REQUEST: &[u8] = b"GET /\r\n";
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime")
+}
+
+fn certificate() -> (rustls_pki_types::CertificateDer<'static>, rustls_pki_types::PrivateKeyDer<'static>) {
+    tls::self_signed(&["localhost"]).expect("certificate")
+}
+
+/// Our server answering every request stream with the payload.
+fn mpquic_server(payload: Arc<Vec<u8>>) -> Endpoint {
+    let (cert, key) = certificate();
+    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
+    let endpoint = Endpoint::server(config::server(tls, TransportConfig::default()), &["127.0.0.1:0".parse().expect("addr")]).expect("bind");
+    let ep = endpoint.clone();
+    tokio::spawn(async move {
+        while let Some(conn) = ep.accept().await {
+            let payload = payload.clone();
+            tokio::spawn(async move {
+                while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+                    let payload = payload.clone();
+                    tokio::spawn(async move {
+                        if recv.read_to_end(1024).await.is_ok() && send.write_all(&payload).await.is_ok() {
+                            let _ = send.finish();
+                            let _ = send.finished().await;
+                        }
+                    });
+                }
+            });
+        }
+    });
+    endpoint
+}
+
+/// quinn's server doing the same.
+fn quinn_server(payload: Arc<Vec<u8>>) -> quinn::Endpoint {
+    let (cert, key) = certificate();
+    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::unwrap_or_clone(tls)).expect("quinn crypto");
+    let endpoint = quinn::Endpoint::server(quinn::ServerConfig::with_crypto(Arc::new(crypto)), "127.0.0.1:0".parse().expect("addr")).expect("bind");
+    let ep = endpoint.clone();
+    tokio::spawn(async move {
+        while let Some(incoming) = ep.accept().await {
+            let payload = payload.clone();
+            tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
+                while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+                    let payload = payload.clone();
+                    tokio::spawn(async move {
+                        if recv.read_to_end(1024).await.is_ok() && send.write_all(&payload).await.is_ok() {
+                            let _ = send.finish();
+                            let _ = send.stopped().await;
+                        }
+                    });
+                }
+            });
+        }
+    });
+    endpoint
+}
+
+/// One download with our client; returns the time from the request to the last byte.
+async fn mpquic_download(server: SocketAddr) -> Duration {
+    let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
+    let client = Endpoint::client(&["127.0.0.1:0".parse().expect("addr")]).expect("bind");
+    let conn = client.connect(server, "localhost", config::client(tls, TransportConfig::default())).expect("connect").await.expect("handshake");
+    let started = Instant::now();
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(REQUEST).await.expect("request");
+    send.finish().expect("finish");
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut total = 0;
+    while let Some(n) = recv.read(&mut buf).await.expect("read") {
+        total += n;
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(total, SIZE);
+    conn.close(0, b"done");
+    client.wait_idle().await;
+    elapsed
+}
+
+/// One download with quinn's client.
+async fn quinn_download(server: SocketAddr) -> Duration {
+    let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(tls)).expect("quinn crypto");
+    let mut client = quinn::Endpoint::client("127.0.0.1:0".parse().expect("addr")).expect("bind");
+    client.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    let conn = client.connect(server, "localhost").expect("connect").await.expect("handshake");
+    let started = Instant::now();
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(REQUEST).await.expect("request");
+    send.finish().expect("finish");
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut total = 0;
+    while let Some(n) = recv.read(&mut buf).await.expect("read") {
+        total += n;
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(total, SIZE);
+    conn.close(0u32.into(), b"done");
+    client.wait_idle().await;
+    elapsed
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = runtime();
+    let payload = Arc::new(vec![0x5a_u8; SIZE]);
+    let (ours, theirs) = rt.block_on(async {
+        let ours = mpquic_server(payload.clone());
+        let theirs = quinn_server(payload.clone());
+        (ours, theirs)
+    });
+    let ours_addr = ours.local_addr();
+    let theirs_addr = theirs.local_addr().expect("quinn addr");
+    let mut group = c.benchmark_group("loopback_50MB");
+    group.throughput(Throughput::Bytes(SIZE as u64)).sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(8));
+    let pairings: [(&str, bool, SocketAddr); 4] = [
+        ("mpquic_client-mpquic_server", true, ours_addr),
+        ("quinn_client-quinn_server", false, theirs_addr),
+        ("mpquic_client-quinn_server", true, theirs_addr),
+        ("quinn_client-mpquic_server", false, ours_addr),
+    ];
+    for (name, our_client, server) in pairings {
+        let mut best = Duration::MAX;
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let t = if our_client { mpquic_download(server).await } else { quinn_download(server).await };
+                        best = best.min(t);
+                        total += t;
+                    }
+                    total
+                })
+            })
+        });
+        println!("{name}: best {:.1} MB/s ({SIZE} bytes in {best:?})", SIZE as f64 / best.as_secs_f64() / 1e6);
+    }
+    group.finish();
+    drop((ours, theirs));
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

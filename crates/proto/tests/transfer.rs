@@ -152,14 +152,31 @@ fn transfers_with_loss_reordering_and_duplication() {
 #[test]
 fn client_initial_is_padded_and_server_respects_amplification_limit() {
     use bytes::BytesMut;
-    let mut pair = Pair::new(3, TransportConfig::default(), TransportConfig::default(), NetConfig::default());
+    let mut pair = Pair::new(
+        3,
+        TransportConfig::default(),
+        TransportConfig::default(),
+        NetConfig::default(),
+    );
     let _ch = pair.connect();
     let mut buf = Vec::new();
-    let first = pair.client.poll_transmit(pair.now, &mut buf).expect("client Initial");
+    let first = pair
+        .client
+        .poll_transmit(pair.now, &mut buf)
+        .expect("client Initial");
     // RFC 9000 §14.1: the client pads datagrams carrying Initial packets to 1200 bytes.
-    assert!(first.size >= 1200, "client Initial datagram of {} bytes", first.size);
+    assert!(
+        first.size >= 1200,
+        "client Initial datagram of {} bytes",
+        first.size
+    );
     let dgram = buf[..first.size].to_vec();
-    pair.server.handle_datagram(pair.now, pair.server_addr, pair.client_addr, BytesMut::from(&dgram[..]));
+    pair.server.handle_datagram(
+        pair.now,
+        pair.server_addr,
+        pair.client_addr,
+        BytesMut::from(&dgram[..]),
+    );
     // The client never answers: the server may send at most 3x what it received (RFC 9000 §8.1),
     // across its first flight and every retransmission.
     let mut sent = 0;
@@ -175,5 +192,8 @@ fn client_initial_is_padded_and_server_respects_amplification_limit() {
             None => break,
         }
     }
-    assert!(sent > 0 && sent <= 3 * first.size, "server sent {sent} bytes to an unvalidated address");
+    assert!(
+        sent > 0 && sent <= 3 * first.size,
+        "server sent {sent} bytes to an unvalidated address"
+    );
 }

@@ -91,7 +91,9 @@ impl Connection {
             ledger.get(seq).map(|p| p.time_sent)
         });
         for (path, seqs) in by_path {
-            self.on_path_acked(now, epoch, path, recv_path, &seqs, ack_delay, naive_time)?;
+            // The naive sample is taken once per frame: with the path that sent its largest packet.
+            let naive_here = naive.filter(|(p, _)| *p == path).and(naive_time);
+            self.on_path_acked(now, epoch, path, recv_path, &seqs, ack_delay, naive_here)?;
         }
         Ok(())
     }
@@ -127,8 +129,6 @@ impl Connection {
         ack_delay: Duration,
         naive_time: Option<Timestamp>,
     ) -> Result<(), TransportError> {
-        let rule_on = self.config.rtt_sample_on_receiving_path;
-        let coupling = self.coupling_snapshot();
         let Some(path) = self.paths.get_mut(&path_id) else {
             return Ok(());
         };
@@ -139,71 +139,88 @@ impl Connection {
         if outcome.packets.is_empty() {
             return Ok(());
         }
-        // RTT (Alibaba report §2.2): sample a path only when an ACK received on that path newly
-        // acknowledges its largest packet and something newly acked was ack-eliciting. A path
-        // without any sample yet accepts one from any path, so it never stays at kInitialRtt.
-        let eliciting = outcome.packets.iter().any(|p| p.ack_eliciting);
-        let sample = if rule_on {
-            outcome
-                .largest_newly_acked
-                .filter(|_| eliciting && (path_id == recv_path || !path.rtt.has_sample()))
-                .map(|(_, sent)| now - sent)
-        } else {
-            naive_time
-                .filter(|_| path_id == recv_path || !path.rtt.has_sample())
-                .map(|sent| now - sent)
-        };
-        if let Some(sample) = sample {
-            path.rtt.update(ack_delay, sample);
-            path.counters.rtt_samples += 1;
-        }
-        if !rule_on && path_id != recv_path {
-            // Naive rule: the receiving path takes the frame's largest packet's RTT.
-            if let (Some(sent), Some(recv)) = (naive_time, self.paths.get_mut(&recv_path)) {
-                recv.rtt.update(ack_delay, now - sent);
-                recv.counters.rtt_samples += 1;
-            }
-        }
-        let path = self.paths.get_mut(&path_id).expect("path checked above");
         // RFC 9002 §6.2.1: an acknowledgement resets the PTO backoff of its path.
         path.pto_count = 0;
         path.failed = false;
-        let mut bytes_acked = 0;
-        let mut largest_sent = Timestamp::ZERO;
-        for p in &outcome.packets {
-            if p.in_flight {
-                bytes_acked += p.size;
-                path.delivery
-                    .on_packet_acked(now, &p.delivery, p.size, p.time_sent);
-            }
-            largest_sent = largest_sent.max(p.time_sent);
+        for p in outcome.packets.iter().filter(|p| p.in_flight) {
+            path.delivery
+                .on_packet_acked(now, &p.delivery, p.size, p.time_sent);
         }
-        let rate_sample = path.delivery.generate_sample(now, path.rtt.min());
-        if bytes_acked > 0 {
-            let event = AckEvent {
-                now,
-                bytes_acked,
-                largest_acked_sent_time: largest_sent,
-                bytes_in_flight: path.bytes_in_flight(),
-                app_limited: rate_sample.as_ref().is_some_and(|s| s.is_app_limited),
-                rtt: &path.rtt,
-                rate_sample,
-            };
-            let own = coupling.iter().position(|c| c.0 == path_id).unwrap_or(0);
-            let states: Vec<_> = coupling.iter().map(|c| c.1).collect();
-            path.cc.on_ack(
-                &event,
-                Coupling {
-                    paths: &states,
-                    own,
-                },
-            );
-        }
+        self.take_rtt_sample(now, path_id, recv_path, &outcome, ack_delay, naive_time);
         for packet in &outcome.packets {
             self.on_frames_acked(epoch, packet);
         }
+        // RFC 9002 §A.7: losses are detected and reported before the acknowledged bytes reach
+        // the controller, so the rate sample of this ACK already counts them.
         self.detect_losses(now, path_id, epoch);
+        self.report_acked(now, path_id, &outcome);
         Ok(())
+    }
+
+    /// RTT (Alibaba report §2.2): sample a path only when an ACK received on that path newly
+    /// acknowledges its largest packet and something newly acked was ack-eliciting. A path
+    /// without any sample yet accepts one from any path, so it never stays at kInitialRtt. With
+    /// the rule off, the naive sample (the frame's largest packet) goes to the receiving path.
+    fn take_rtt_sample(
+        &mut self,
+        now: Timestamp,
+        path_id: PathId,
+        recv_path: PathId,
+        outcome: &AckedOutcome,
+        ack_delay: Duration,
+        naive_time: Option<Timestamp>,
+    ) {
+        let rule_on = self.config.rtt_sample_on_receiving_path;
+        let eliciting = outcome.packets.iter().any(|p| p.ack_eliciting);
+        let (target, sent) = if rule_on {
+            let Some((_, sent)) = outcome.largest_newly_acked.filter(|_| eliciting) else {
+                return;
+            };
+            (path_id, sent)
+        } else {
+            let Some(sent) = naive_time else { return };
+            (recv_path, sent)
+        };
+        let Some(path) = self.paths.get_mut(&target) else {
+            return;
+        };
+        if target == recv_path || !path.rtt.has_sample() {
+            path.rtt.update(ack_delay, now - sent);
+            path.counters.rtt_samples += 1;
+        }
+    }
+
+    /// Give the path's controller this ACK's acknowledged in-flight bytes and rate sample.
+    fn report_acked(&mut self, now: Timestamp, path_id: PathId, outcome: &AckedOutcome) {
+        let coupling = self.coupling_snapshot();
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return;
+        };
+        let in_flight = outcome.packets.iter().filter(|p| p.in_flight);
+        let bytes_acked: u64 = in_flight.clone().map(|p| p.size).sum();
+        let largest_sent = in_flight.map(|p| p.time_sent).max().unwrap_or_default();
+        let rate_sample = path.delivery.generate_sample(now, path.rtt.min());
+        if bytes_acked == 0 {
+            return;
+        }
+        let event = AckEvent {
+            now,
+            bytes_acked,
+            largest_acked_sent_time: largest_sent,
+            bytes_in_flight: path.bytes_in_flight(),
+            app_limited: rate_sample.as_ref().is_some_and(|s| s.is_app_limited),
+            rtt: &path.rtt,
+            rate_sample,
+        };
+        let own = coupling.iter().position(|c| c.0 == path_id).unwrap_or(0);
+        let states: Vec<_> = coupling.iter().map(|c| c.1).collect();
+        path.cc.on_ack(
+            &event,
+            Coupling {
+                paths: &states,
+                own,
+            },
+        );
     }
 
     /// Release what an acknowledged packet carried.

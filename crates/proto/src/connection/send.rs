@@ -205,6 +205,7 @@ impl Connection {
     /// New data and connection-level control frames on the path the scheduler picks.
     fn send_scheduled(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
         if !self.has_connection_data(now) {
+            self.mark_app_limited();
             return None;
         }
         let views = self.path_views(now);
@@ -220,6 +221,18 @@ impl Connection {
             self.duplicate_last_packet(path);
         }
         self.finish_datagram(path, buf)
+    }
+
+    /// The application has nothing to send: paths whose window has room are application-limited
+    /// (RFC 9002 §7.8; delivery-rate estimation marks the samples).
+    fn mark_app_limited(&mut self) {
+        let mtu = u64::from(self.config.max_datagram_size);
+        for path in self.paths.values_mut() {
+            let in_flight = path.bytes_in_flight();
+            if in_flight + mtu <= path.cc.window() {
+                path.delivery.on_app_limited(in_flight);
+            }
+        }
     }
 
     /// Whether anything not tied to a path waits: stream data or control, connection-level frames.
