@@ -50,6 +50,8 @@ pub struct TransportConfig {
     pub max_datagram_size: u16,
     /// Congestion controller for every path unless overridden per path.
     pub congestion: CcAlgorithm,
+    /// Per-path overrides of `congestion`, by path ID (issue 6).
+    pub path_congestion: std::collections::BTreeMap<crate::path::PathId, CcAlgorithm>,
     /// Acknowledgement policy (thresholds, ranges, which path).
     pub ack: AckConfig,
     /// Stream limits and flow-control windows.
@@ -85,6 +87,16 @@ pub struct TransportConfig {
     pub raw_transport_params: Vec<u8>,
 }
 
+impl TransportConfig {
+    /// The congestion controller a path uses.
+    pub fn congestion_for(&self, path: crate::path::PathId) -> CcAlgorithm {
+        self.path_congestion
+            .get(&path)
+            .copied()
+            .unwrap_or(self.congestion)
+    }
+}
+
 impl Default for TransportConfig {
     fn default() -> Self {
         Self {
@@ -92,6 +104,7 @@ impl Default for TransportConfig {
             initial_rtt: crate::recovery::rtt::INITIAL_RTT,
             max_datagram_size: 1350,
             congestion: CcAlgorithm::default(),
+            path_congestion: Default::default(),
             ack: AckConfig::default(),
             streams: StreamsConfig::default(),
             multipath: MultipathMode::Auto,

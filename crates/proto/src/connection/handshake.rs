@@ -142,7 +142,7 @@ impl Connection {
         original_dcid: ConnectionId,
     ) -> Connection {
         let cc = config
-            .congestion
+            .congestion_for(0)
             .build(CcConfig::new(u64::from(config.max_datagram_size)));
         let mut path = Path::new(
             0,

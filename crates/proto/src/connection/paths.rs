@@ -91,7 +91,7 @@ impl Connection {
     fn create_path(&mut self, now: Timestamp, id: PathId, local: SocketAddr, remote: SocketAddr) {
         let cc = self
             .config
-            .congestion
+            .congestion_for(id)
             .build(CcConfig::new(u64::from(self.config.max_datagram_size)));
         let mut path = Path::new(
             id,
