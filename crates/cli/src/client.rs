@@ -65,7 +65,10 @@ impl Target {
     pub fn parse(s: &str) -> Result<Self, String> {
         let url = url::Url::parse(s).map_err(|e| format!("invalid URL '{s}': {e}"))?;
         if url.scheme() != "https" {
-            return Err(format!("invalid URL '{s}': the scheme must be https, not '{}'", url.scheme()));
+            return Err(format!(
+                "invalid URL '{s}': the scheme must be https, not '{}'",
+                url.scheme()
+            ));
         }
         let host = match url.host() {
             Some(url::Host::Domain(d)) => d.to_owned(),
@@ -78,7 +81,12 @@ impl Target {
             path.push('?');
             path.push_str(q);
         }
-        Ok(Self { url: s.to_owned(), host, port: url.port().unwrap_or(443), path })
+        Ok(Self {
+            url: s.to_owned(),
+            host,
+            port: url.port().unwrap_or(443),
+            path,
+        })
     }
 }
 
@@ -103,10 +111,16 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
     let trust = match (&args.ca, args.insecure) {
         (Some(ca), _) => tls::ServerTrust::Roots(tls::load_certs(ca)?),
         (None, true) => tls::ServerTrust::Insecure,
-        (None, false) => bail!("cannot verify the server's certificate: pass --ca FILE (PEM) or --insecure"),
+        (None, false) => {
+            bail!("cannot verify the server's certificate: pass --ca FILE (PEM) or --insecure")
+        }
     };
     let remote = resolve(&args.url, args.paths.first()).await?;
-    let locals = if args.paths.is_empty() { vec![unspecified(remote)] } else { args.paths.clone() };
+    let locals = if args.paths.is_empty() {
+        vec![unspecified(remote)]
+    } else {
+        args.paths.clone()
+    };
     let download = Download {
         target: args.url.clone(),
         remote,
@@ -136,7 +150,13 @@ async fn resolve(target: &Target, local: Option<&SocketAddr>) -> anyhow::Result<
         .iter()
         .find(|a| local.is_none_or(|l| l.is_ipv4() == a.is_ipv4()))
         .copied()
-        .ok_or_else(|| anyhow!("host '{}' has no address of the family of --path {}", target.host, local.map_or(String::new(), |l| l.to_string())))
+        .ok_or_else(|| {
+            anyhow!(
+                "host '{}' has no address of the family of --path {}",
+                target.host,
+                local.map_or(String::new(), |l| l.to_string())
+            )
+        })
 }
 
 /// The wildcard address of `remote`'s family, any port.
@@ -154,10 +174,21 @@ impl Download {
         let endpoint = Endpoint::client(&self.locals).context("binding local sockets")?;
         let local = endpoint.local_addrs()[0];
         let started = Instant::now();
-        let connecting = endpoint.connect_from(local, self.remote, &self.target.host, config::client(self.tls.clone(), self.transport.clone()))?;
+        let connecting = endpoint.connect_from(
+            local,
+            self.remote,
+            &self.target.host,
+            config::client(self.tls.clone(), self.transport.clone()),
+        )?;
         let conn = tokio::time::timeout(self.timeout, connecting)
             .await
-            .map_err(|_| anyhow!("connecting to {}: no answer within {:?}", self.remote, self.timeout))?
+            .map_err(|_| {
+                anyhow!(
+                    "connecting to {}: no answer within {:?}",
+                    self.remote,
+                    self.timeout
+                )
+            })?
             .with_context(|| format!("connecting to {}", self.remote))?;
         let handshake = started.elapsed();
         for extra in &endpoint.local_addrs()[1..] {
@@ -174,11 +205,19 @@ impl Download {
     async fn fetch(&self, conn: &Connection, handshake: Duration) -> anyhow::Result<Summary> {
         let bar = self.progress_bar();
         let started = Instant::now();
-        let mut body = hq::request(conn, &self.target.path).await.context("sending the request")?;
+        let mut body = hq::request(conn, &self.target.path)
+            .await
+            .context("sending the request")?;
         let received = self.receive(&mut body, &bar).await;
         bar.finish_and_clear();
         let bytes = received?;
-        Ok(Summary::new(&self.target.url, conn, bytes, started.elapsed(), handshake))
+        Ok(Summary::new(
+            &self.target.url,
+            conn,
+            bytes,
+            started.elapsed(),
+            handshake,
+        ))
     }
 
     fn progress_bar(&self) -> ProgressBar {
@@ -186,8 +225,14 @@ impl Download {
             return ProgressBar::hidden();
         }
         let (bar, template) = match self.expected {
-            Some(len) => (ProgressBar::new(len), "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {eta}"),
-            None => (ProgressBar::new_spinner(), "{spinner} {bytes} {bytes_per_sec} {elapsed}"),
+            Some(len) => (
+                ProgressBar::new(len),
+                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+            ),
+            None => (
+                ProgressBar::new_spinner(),
+                "{spinner} {bytes} {bytes_per_sec} {elapsed}",
+            ),
         };
         if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style);
@@ -201,7 +246,9 @@ impl Download {
         let mut out = match &self.output {
             Some(path) => Some(tokio::io::BufWriter::with_capacity(
                 1 << 20,
-                tokio::fs::File::create(path).await.with_context(|| format!("creating {}", path.display()))?,
+                tokio::fs::File::create(path)
+                    .await
+                    .with_context(|| format!("creating {}", path.display()))?,
             )),
             None => None,
         };
@@ -210,15 +257,26 @@ impl Download {
         loop {
             let read = tokio::time::timeout(self.timeout, body.read(&mut buf))
                 .await
-                .map_err(|_| anyhow!("no data from the server for {:?} (after {total} bytes)", self.timeout))?;
+                .map_err(|_| {
+                    anyhow!(
+                        "no data from the server for {:?} (after {total} bytes)",
+                        self.timeout
+                    )
+                })?;
             let n = match read {
                 Ok(Some(n)) => n,
                 Ok(None) => break,
-                Err(ReadError::Reset(code)) => bail!("the server refused {} (stream reset with code {code}{})", self.target.path, reset_meaning(code)),
+                Err(ReadError::Reset(code)) => bail!(
+                    "the server refused {} (stream reset with code {code}{})",
+                    self.target.path,
+                    reset_meaning(code)
+                ),
                 Err(e) => return Err(e).context("receiving the body"),
             };
             if let Some(out) = out.as_mut() {
-                out.write_all(&buf[..n]).await.context("writing the output file")?;
+                out.write_all(&buf[..n])
+                    .await
+                    .context("writing the output file")?;
             }
             total += n as u64;
             bar.set_position(total);

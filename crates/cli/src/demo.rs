@@ -69,12 +69,16 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
     let (cert, key) = tls::self_signed(&["localhost"])?;
     let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key)?;
     let listen: SocketAddr = "127.0.0.1:0".parse()?;
-    let server = crate::server::start(&[listen], &root, server_tls, args.transport.transport(None))?;
+    let server =
+        crate::server::start(&[listen], &root, server_tls, args.transport.transport(None))?;
     let remote = server.endpoint.local_addr();
     let output = dir.path().join("downloaded.bin");
-    let locals: Vec<SocketAddr> = (1..=args.paths).map(|i| SocketAddr::from(([127, 0, 0, i], 0))).collect();
+    let locals: Vec<SocketAddr> = (1..=args.paths)
+        .map(|i| SocketAddr::from(([127, 0, 0, i], 0)))
+        .collect();
     let download = Download {
-        target: Target::parse(&format!("https://localhost:{}/file.bin", remote.port())).map_err(anyhow::Error::msg)?,
+        target: Target::parse(&format!("https://localhost:{}/file.bin", remote.port()))
+            .map_err(anyhow::Error::msg)?,
         remote,
         locals,
         tls: tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert]))?,
@@ -88,7 +92,11 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
     server.endpoint.close(0, b"demo done");
     let got = std::fs::read(&output).context("reading the downloaded file")?;
     if got != data {
-        bail!("the downloaded file differs from the served one ({} bytes instead of {})", got.len(), data.len());
+        bail!(
+            "the downloaded file differs from the served one ({} bytes instead of {})",
+            got.len(),
+            data.len()
+        );
     }
     Ok(summary)
 }

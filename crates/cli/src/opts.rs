@@ -19,7 +19,11 @@ pub struct TransportArgs {
 impl TransportArgs {
     /// The transport configuration, with `idle_timeout` if given.
     pub fn transport(&self, idle_timeout: Option<Duration>) -> TransportConfig {
-        let mut t = TransportConfig { multipath: self.multipath, congestion: self.cc, ..TransportConfig::default() };
+        let mut t = TransportConfig {
+            multipath: self.multipath,
+            congestion: self.cc,
+            ..TransportConfig::default()
+        };
         if let Some(idle) = idle_timeout {
             t.idle_timeout = idle;
         }
@@ -47,5 +51,8 @@ pub fn multipath_name(mode: MultipathMode) -> &'static str {
 
 /// Name of a congestion controller as given on the command line.
 pub fn cc_name(cc: CcAlgorithm) -> &'static str {
-    CcAlgorithm::ALL.iter().find(|(_, a)| *a == cc).map_or("?", |(n, _)| n)
+    CcAlgorithm::ALL
+        .iter()
+        .find(|(_, a)| *a == cc)
+        .map_or("?", |(n, _)| n)
 }

@@ -62,11 +62,21 @@ impl PathSummary {
 
 impl Summary {
     /// Summarize a transfer of `bytes` over `elapsed` on `conn` (call before closing it).
-    pub fn new(url: &str, conn: &Connection, bytes: u64, elapsed: Duration, handshake: Duration) -> Self {
+    pub fn new(
+        url: &str,
+        conn: &Connection,
+        bytes: u64,
+        elapsed: Duration,
+        handshake: Duration,
+    ) -> Self {
         let stats = conn.stats();
         let paths = conn.path_stats();
         let seconds = elapsed.as_secs_f64();
-        let srtt_ms = paths.iter().find(|p| p.id == 0).or(paths.first()).map_or(0.0, |p| p.srtt_ms);
+        let srtt_ms = paths
+            .iter()
+            .find(|p| p.id == 0)
+            .or(paths.first())
+            .map_or(0.0, |p| p.srtt_ms);
         let design = match conn.design() {
             Some(Design::Single) => "single",
             Some(Design::Spns) => "spns",
@@ -77,7 +87,11 @@ impl Summary {
             url: url.to_owned(),
             bytes,
             seconds,
-            goodput_mbps: if seconds > 0.0 { bytes as f64 * 8.0 / seconds / 1e6 } else { 0.0 },
+            goodput_mbps: if seconds > 0.0 {
+                bytes as f64 * 8.0 / seconds / 1e6
+            } else {
+                0.0
+            },
             handshake_ms: handshake.as_secs_f64() * 1000.0,
             design: design.to_owned(),
             srtt_ms,

@@ -43,13 +43,21 @@ pub struct Server {
 }
 
 /// Bind the sockets and start serving `root` (which must be a directory).
-pub fn start(listen: &[SocketAddr], root: &std::path::Path, tls: Arc<rustls::ServerConfig>, transport: TransportConfig) -> anyhow::Result<Server> {
-    let root = root.canonicalize().with_context(|| format!("root directory {}", root.display()))?;
+pub fn start(
+    listen: &[SocketAddr],
+    root: &std::path::Path,
+    tls: Arc<rustls::ServerConfig>,
+    transport: TransportConfig,
+) -> anyhow::Result<Server> {
+    let root = root
+        .canonicalize()
+        .with_context(|| format!("root directory {}", root.display()))?;
     if !root.is_dir() {
         bail!("root {} is not a directory", root.display());
     }
     let root = Arc::new(root);
-    let endpoint = Endpoint::server(config::server(tls, transport), listen).context("starting the server")?;
+    let endpoint =
+        Endpoint::server(config::server(tls, transport), listen).context("starting the server")?;
     let ep = endpoint.clone();
     let served = root.clone();
     tokio::spawn(async move {
@@ -72,7 +80,8 @@ fn server_tls(args: &ServerArgs) -> anyhow::Result<Arc<rustls::ServerConfig>> {
         _ => {
             let (cert, key) = tls::self_signed(&SELF_SIGNED_NAMES)?;
             if let Some(out) = &args.cert_out {
-                std::fs::write(out, tls::cert_pem(&cert)).with_context(|| format!("writing {}", out.display()))?;
+                std::fs::write(out, tls::cert_pem(&cert))
+                    .with_context(|| format!("writing {}", out.display()))?;
             }
             (vec![cert], key)
         }
@@ -83,7 +92,12 @@ fn server_tls(args: &ServerArgs) -> anyhow::Result<Arc<rustls::ServerConfig>> {
 /// Run `mpquic server` until Ctrl-C.
 pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
     let tls = server_tls(&args)?;
-    let server = start(&args.listen, &args.root, tls, args.transport.transport(None))?;
+    let server = start(
+        &args.listen,
+        &args.root,
+        tls,
+        args.transport.transport(None),
+    )?;
     for addr in server.endpoint.local_addrs() {
         crate::say(format_args!("listening on {addr}"));
     }
@@ -92,9 +106,15 @@ pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
         server.root.display(),
         multipath_name(args.transport.multipath),
         cc_name(args.transport.cc),
-        if args.cert.is_some() { "" } else { ", self-signed certificate: clients need --insecure or --ca" }
+        if args.cert.is_some() {
+            ""
+        } else {
+            ", self-signed certificate: clients need --insecure or --ca"
+        }
     ));
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
     crate::say("shutting down");
     server.endpoint.close(0, b"server shutting down");
     let _ = tokio::time::timeout(Duration::from_secs(2), server.endpoint.wait_idle()).await;

@@ -7,25 +7,34 @@ use std::time::Duration;
 /// are case-insensitive, a bare number is bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     if number.is_empty() {
-        return Err(format!("invalid size '{s}': expected a number followed by a unit, like 10MB or 512KiB"));
+        return Err(format!(
+            "invalid size '{s}': expected a number followed by a unit, like 10MB or 512KiB"
+        ));
     }
     let unit = unit.trim().to_ascii_lowercase();
-    let multiplier: u64 = match unit.as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1_000,
-        "m" | "mb" => 1_000_000,
-        "g" | "gb" => 1_000_000_000,
-        "t" | "tb" => 1_000_000_000_000,
-        "ki" | "kib" => 1 << 10,
-        "mi" | "mib" => 1 << 20,
-        "gi" | "gib" => 1 << 30,
-        "ti" | "tib" => 1 << 40,
-        _ => return Err(format!("invalid size '{s}': unknown unit '{unit}' (use B, kB, MB, GB, KiB, MiB or GiB)")),
-    };
-    let value: f64 = number.parse().map_err(|_| format!("invalid size '{s}': expected a number followed by a unit, like 10MB or 512KiB"))?;
+    let multiplier: u64 =
+        match unit.as_str() {
+            "" | "b" => 1,
+            "k" | "kb" => 1_000,
+            "m" | "mb" => 1_000_000,
+            "g" | "gb" => 1_000_000_000,
+            "t" | "tb" => 1_000_000_000_000,
+            "ki" | "kib" => 1 << 10,
+            "mi" | "mib" => 1 << 20,
+            "gi" | "gib" => 1 << 30,
+            "ti" | "tib" => 1 << 40,
+            _ => return Err(format!(
+                "invalid size '{s}': unknown unit '{unit}' (use B, kB, MB, GB, KiB, MiB or GiB)"
+            )),
+        };
+    let value: f64 = number.parse().map_err(|_| {
+        format!("invalid size '{s}': expected a number followed by a unit, like 10MB or 512KiB")
+    })?;
     let bytes = value * multiplier as f64;
     if !bytes.is_finite() || bytes > u64::MAX as f64 {
         return Err(format!("invalid size '{s}': too large"));
@@ -37,10 +46,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 /// seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     if number.is_empty() {
-        return Err(format!("invalid duration '{s}': expected a number followed by a unit, like 5s or 250ms"));
+        return Err(format!(
+            "invalid duration '{s}': expected a number followed by a unit, like 5s or 250ms"
+        ));
     }
     let seconds_per_unit = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "s" | "sec" | "secs" => 1.0,
@@ -48,10 +61,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "us" | "µs" => 0.000_001,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        other => return Err(format!("invalid duration '{s}': unknown unit '{other}' (use ms, s, m or h)")),
+        other => {
+            return Err(format!(
+                "invalid duration '{s}': unknown unit '{other}' (use ms, s, m or h)"
+            ))
+        }
     };
-    let value: f64 = number.parse().map_err(|_| format!("invalid duration '{s}': expected a number followed by a unit, like 5s or 250ms"))?;
-    Duration::try_from_secs_f64(value * seconds_per_unit).map_err(|_| format!("invalid duration '{s}': out of range"))
+    let value: f64 = number.parse().map_err(|_| {
+        format!("invalid duration '{s}': expected a number followed by a unit, like 5s or 250ms")
+    })?;
+    Duration::try_from_secs_f64(value * seconds_per_unit)
+        .map_err(|_| format!("invalid duration '{s}': out of range"))
 }
 
 /// A size for humans: `10.0 MB`, `512 B`.
@@ -92,7 +112,9 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
         assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
-        assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("5 parsecs")
+            .unwrap_err()
+            .contains("unknown unit"));
         assert!(parse_duration("-1s").is_err());
     }
 

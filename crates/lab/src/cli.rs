@@ -80,9 +80,9 @@ fn parse_paths(specs: &[String]) -> Result<Vec<PathItem>, LabError> {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            PathSpec::parse(s).map(PathItem).map_err(|source| LabError::Spec {
+            PathSpec::parse(s).map(PathItem).map_err(|error| LabError::Spec {
                 key: format!("--path #{} `{s}`", i + 1),
-                source,
+                error,
             })
         })
         .collect()

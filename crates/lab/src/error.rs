@@ -9,12 +9,12 @@ use mpquic_netsim::{SimError, SpecError};
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
     /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The scenario text is not valid TOML or does not match the format
     /// (unknown key, bad unit, wrong type); `message` includes the line.
@@ -26,12 +26,12 @@ pub enum LabError {
         message: String,
     },
     /// A path specification is invalid or its trace cannot be loaded.
-    #[error("{key}: {source}")]
+    #[error("{key}: {error}")]
     Spec {
         /// Which spec (`paths[0]`, `shared_bottleneck`, `--path #2`).
         key: String,
         /// The spec error (names the spec key, e.g. `up.trace`).
-        source: SpecError,
+        error: SpecError,
     },
     /// A value is out of range or inconsistent with another.
     #[error("{key}: {message}")]

@@ -49,6 +49,8 @@ struct Run<'a> {
     server: NodeId,
     links: Vec<(String, LinkId, LinkConfig)>,
     client_ips: Vec<IpAddr>,
+    /// Links each client interface's traffic crosses (both directions).
+    path_links: BTreeMap<IpAddr, Vec<LinkId>>,
     rtt_samples: Vec<RttSample>,
     progress: Vec<[f64; 3]>,
 }
@@ -91,7 +93,7 @@ impl<'a> Run<'a> {
         )?;
         let server = sim.add_background_node(server_node, [SERVER_ADDR.ip()])?;
         let client = sim.add_node(client_node, client_ips.iter().copied())?;
-        let links = add_links(&mut sim, network, &client_ips)?;
+        let (links, path_links) = add_links(&mut sim, network, &client_ips)?;
         Ok(Self {
             scenario,
             sim,
@@ -99,6 +101,7 @@ impl<'a> Run<'a> {
             server,
             links,
             client_ips,
+            path_links,
             rtt_samples: Vec::new(),
             progress: Vec::new(),
         })
@@ -123,7 +126,11 @@ impl<'a> Run<'a> {
     fn sample(&mut self, at: SimTime) {
         if let Some(conn) = self.sim.node(self.server).and_then(QuicNode::main_connection) {
             for p in conn.path_stats() {
-                if p.abandoned || p.counters.rtt_samples == 0 {
+                // No true RTT exists while a link of the path is down.
+                let links_up = self.path_links.get(&p.remote.ip()).is_some_and(|ids| {
+                    ids.iter().all(|&l| self.sim.link_is_up(l).unwrap_or(false))
+                });
+                if p.abandoned || p.counters.rtt_samples == 0 || !links_up {
                     continue;
                 }
                 self.rtt_samples.push(RttSample {
@@ -298,13 +305,16 @@ fn outcome(reason: StopReason, failure: Option<String>, finished: bool) -> (Stri
 /// Creates the links and routes: path `i` is `up` (client interface `i` to
 /// server) and `down` (server to interface `i`, after the shared
 /// bottleneck if any).
+/// Returns the named links and, per client IP, the links its path crosses.
+#[allow(clippy::type_complexity)]
 fn add_links(
     sim: &mut Simulator<QuicNode>,
     network: &Network,
     client_ips: &[IpAddr],
-) -> Result<Vec<(String, LinkId, LinkConfig)>, LabError> {
+) -> Result<(Vec<(String, LinkId, LinkConfig)>, BTreeMap<IpAddr, Vec<LinkId>>), LabError> {
     let server_ip = SERVER_ADDR.ip();
     let mut links = Vec::new();
+    let mut path_links = BTreeMap::new();
     let bottleneck = match &network.bottleneck {
         Some(cfg) => {
             let id = sim.add_link(cfg.clone())?;
@@ -319,8 +329,9 @@ fn add_links(
         sim.add_route(ip, server_ip, &[up])?;
         let route: Vec<LinkId> = bottleneck.into_iter().chain([down]).collect();
         sim.add_route(server_ip, ip, &route)?;
+        path_links.insert(ip, route.iter().copied().chain([up]).collect());
         links.push((format!("path{i}.up"), up, path.up.clone()));
         links.push((format!("path{i}.down"), down, path.down.clone()));
     }
-    Ok(links)
+    Ok((links, path_links))
 }

@@ -94,9 +94,10 @@ impl<'de> Deserialize<'de> for PathItem {
     }
 }
 
-/// What the application does over the connection.
+/// What the application does over the connection. In TOML, a table with
+/// exactly one of `download = SIZE` or `requests = { sizes = [SIZE, ...] }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", try_from = "WorkloadToml")]
 pub enum Workload {
     /// Bulk download of this many bytes over one bidirectional stream: the
     /// client sends a small request, the server answers with the bytes and
@@ -109,6 +110,33 @@ pub enum Workload {
         /// Response size of each request.
         sizes: Vec<ByteSize>,
     },
+}
+
+/// The parallel-requests workload as written in TOML.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestsToml {
+    sizes: Vec<ByteSize>,
+}
+
+/// The `[workload]` table as written (gives precise errors).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadToml {
+    download: Option<ByteSize>,
+    requests: Option<RequestsToml>,
+}
+
+impl TryFrom<WorkloadToml> for Workload {
+    type Error = String;
+
+    fn try_from(w: WorkloadToml) -> Result<Self, String> {
+        match (w.download, w.requests) {
+            (Some(n), None) => Ok(Workload::Download(n)),
+            (None, Some(r)) => Ok(Workload::Requests { sizes: r.sizes }),
+            _ => Err("the workload needs exactly one of `download` or `requests`".to_owned()),
+        }
+    }
 }
 
 impl Workload {
@@ -344,9 +372,9 @@ impl Scenario {
     /// Reads, parses and validates a scenario file. Relative trace paths
     /// resolve against the file's directory.
     pub fn from_file(path: &Path) -> Result<Self, LabError> {
-        let text = std::fs::read_to_string(path).map_err(|source| LabError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| LabError::Io {
             path: path.to_owned(),
-            source,
+            error,
         })?;
         let mut scenario: Scenario = toml::from_str(&text).map_err(|e| LabError::Parse {
             origin: path.display().to_string(),
@@ -400,9 +428,9 @@ impl Scenario {
             Some(dir) => spec.resolve_relative_to(dir),
             None => spec.resolve(),
         };
-        resolved.map_err(|source| LabError::Spec {
+        resolved.map_err(|error| LabError::Spec {
             key: key.to_owned(),
-            source,
+            error,
         })
     }
 

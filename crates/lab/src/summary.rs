@@ -5,6 +5,14 @@ use std::fmt::Write;
 
 use crate::result::{RunResult, ACK_RANGE_BUCKET_BOUNDS};
 
+/// The serde name of a setting (`cubic`, `min-rtt`, `mpns`).
+fn name<T: serde::Serialize + std::fmt::Debug>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => format!("{v:?}").to_lowercase(),
+    }
+}
+
 fn opt(v: Option<f64>, prec: usize) -> String {
     v.map_or_else(|| "-".to_owned(), |x| format!("{x:.prec$}"))
 }
@@ -32,18 +40,16 @@ pub fn render(r: &RunResult) -> String {
 fn header(out: &mut String, r: &RunResult) {
     let s = &r.scenario;
     let t = &s.transport;
-    let design = r
-        .design
-        .map_or_else(|| "-".to_owned(), |d| format!("{d:?}").to_lowercase());
+    let design = r.design.as_ref().map_or_else(|| "-".to_owned(), name);
     let _ = writeln!(
         out,
-        "scenario{}: {} path(s), {}, cc {:?}, scheduler {:?}, multipath {:?} (negotiated {design}), seed {}",
+        "scenario{}: {} path(s), {}, cc {}, scheduler {}, multipath {} (negotiated {design}), seed {}",
         s.name.as_deref().map(|n| format!(" {n}")).unwrap_or_default(),
         s.paths.len(),
         s.workload,
-        t.cc,
-        t.scheduler,
-        t.multipath,
+        name(&t.cc),
+        name(&t.scheduler),
+        name(&t.multipath),
         s.seed,
     );
     for (i, p) in s.paths.iter().enumerate() {

@@ -18,10 +18,17 @@ const SIZE: usize = 50_000_000;
 const REQUEST: &[u8] = b"GET /\r\n";
 
 fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
 }
 
-fn certificate() -> (rustls_pki_types::CertificateDer<'static>, rustls_pki_types::PrivateKeyDer<'static>) {
+fn certificate() -> (
+    rustls_pki_types::CertificateDer<'static>,
+    rustls_pki_types::PrivateKeyDer<'static>,
+) {
     tls::self_signed(&["localhost"]).expect("certificate")
 }
 
@@ -29,7 +36,11 @@ fn certificate() -> (rustls_pki_types::CertificateDer<'static>, rustls_pki_types
 fn mpquic_server(payload: Arc<Vec<u8>>) -> Endpoint {
     let (cert, key) = certificate();
     let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
-    let endpoint = Endpoint::server(config::server(tls, TransportConfig::default()), &["127.0.0.1:0".parse().expect("addr")]).expect("bind");
+    let endpoint = Endpoint::server(
+        config::server(tls, TransportConfig::default()),
+        &["127.0.0.1:0".parse().expect("addr")],
+    )
+    .expect("bind");
     let ep = endpoint.clone();
     tokio::spawn(async move {
         while let Some(conn) = ep.accept().await {
@@ -38,7 +49,9 @@ fn mpquic_server(payload: Arc<Vec<u8>>) -> Endpoint {
                 while let Ok((mut send, mut recv)) = conn.accept_bi().await {
                     let payload = payload.clone();
                     tokio::spawn(async move {
-                        if recv.read_to_end(1024).await.is_ok() && send.write_all(&payload).await.is_ok() {
+                        if recv.read_to_end(1024).await.is_ok()
+                            && send.write_all(&payload).await.is_ok()
+                        {
                             let _ = send.finish();
                             let _ = send.finished().await;
                         }
@@ -54,8 +67,13 @@ fn mpquic_server(payload: Arc<Vec<u8>>) -> Endpoint {
 fn quinn_server(payload: Arc<Vec<u8>>) -> quinn::Endpoint {
     let (cert, key) = certificate();
     let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::unwrap_or_clone(tls)).expect("quinn crypto");
-    let endpoint = quinn::Endpoint::server(quinn::ServerConfig::with_crypto(Arc::new(crypto)), "127.0.0.1:0".parse().expect("addr")).expect("bind");
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::unwrap_or_clone(tls))
+        .expect("quinn crypto");
+    let endpoint = quinn::Endpoint::server(
+        quinn::ServerConfig::with_crypto(Arc::new(crypto)),
+        "127.0.0.1:0".parse().expect("addr"),
+    )
+    .expect("bind");
     let ep = endpoint.clone();
     tokio::spawn(async move {
         while let Some(incoming) = ep.accept().await {
@@ -65,7 +83,9 @@ fn quinn_server(payload: Arc<Vec<u8>>) -> quinn::Endpoint {
                 while let Ok((mut send, mut recv)) = conn.accept_bi().await {
                     let payload = payload.clone();
                     tokio::spawn(async move {
-                        if recv.read_to_end(1024).await.is_ok() && send.write_all(&payload).await.is_ok() {
+                        if recv.read_to_end(1024).await.is_ok()
+                            && send.write_all(&payload).await.is_ok()
+                        {
                             let _ = send.finish();
                             let _ = send.stopped().await;
                         }
@@ -81,7 +101,15 @@ fn quinn_server(payload: Arc<Vec<u8>>) -> quinn::Endpoint {
 async fn mpquic_download(server: SocketAddr) -> Duration {
     let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
     let client = Endpoint::client(&["127.0.0.1:0".parse().expect("addr")]).expect("bind");
-    let conn = client.connect(server, "localhost", config::client(tls, TransportConfig::default())).expect("connect").await.expect("handshake");
+    let conn = client
+        .connect(
+            server,
+            "localhost",
+            config::client(tls, TransportConfig::default()),
+        )
+        .expect("connect")
+        .await
+        .expect("handshake");
     let started = Instant::now();
     let (mut send, mut recv) = conn.open_bi().await.expect("open");
     send.write_all(REQUEST).await.expect("request");
@@ -101,10 +129,15 @@ async fn mpquic_download(server: SocketAddr) -> Duration {
 /// One download with quinn's client.
 async fn quinn_download(server: SocketAddr) -> Duration {
     let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
-    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(tls)).expect("quinn crypto");
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(tls))
+        .expect("quinn crypto");
     let mut client = quinn::Endpoint::client("127.0.0.1:0".parse().expect("addr")).expect("bind");
     client.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
-    let conn = client.connect(server, "localhost").expect("connect").await.expect("handshake");
+    let conn = client
+        .connect(server, "localhost")
+        .expect("connect")
+        .await
+        .expect("handshake");
     let started = Instant::now();
     let (mut send, mut recv) = conn.open_bi().await.expect("open");
     send.write_all(REQUEST).await.expect("request");
@@ -132,7 +165,11 @@ fn bench(c: &mut Criterion) {
     let ours_addr = ours.local_addr();
     let theirs_addr = theirs.local_addr().expect("quinn addr");
     let mut group = c.benchmark_group("loopback_50MB");
-    group.throughput(Throughput::Bytes(SIZE as u64)).sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(8));
+    group
+        .throughput(Throughput::Bytes(SIZE as u64))
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(8));
     let pairings: [(&str, bool, SocketAddr); 4] = [
         ("mpquic_client-mpquic_server", true, ours_addr),
         ("quinn_client-quinn_server", false, theirs_addr),
@@ -146,7 +183,11 @@ fn bench(c: &mut Criterion) {
                 rt.block_on(async {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        let t = if our_client { mpquic_download(server).await } else { quinn_download(server).await };
+                        let t = if our_client {
+                            mpquic_download(server).await
+                        } else {
+                            quinn_download(server).await
+                        };
                         best = best.min(t);
                         total += t;
                     }
@@ -154,7 +195,10 @@ fn bench(c: &mut Criterion) {
                 })
             })
         });
-        println!("{name}: best {:.1} MB/s ({SIZE} bytes in {best:?})", SIZE as f64 / best.as_secs_f64() / 1e6);
+        println!(
+            "{name}: best {:.1} MB/s ({SIZE} bytes in {best:?})",
+            SIZE as f64 / best.as_secs_f64() / 1e6
+        );
     }
     group.finish();
     drop((ours, theirs));

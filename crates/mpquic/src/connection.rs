@@ -61,14 +61,24 @@ impl ConnRef {
 
     /// Run `f` on the core connection and its runtime state, or fail with the reason the
     /// connection is gone.
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut mpquic_proto::Connection, &mut ConnState) -> R) -> Result<R, ConnectionError> {
+    pub(crate) fn with<R>(
+        &self,
+        f: impl FnOnce(&mut mpquic_proto::Connection, &mut ConnState) -> R,
+    ) -> Result<R, ConnectionError> {
         let mut guard = self.shared.lock();
         let st = &mut *guard;
         let stopped = st.stopped.clone();
-        let cs = st.conns.get_mut(&self.handle).ok_or_else(|| stopped.clone().unwrap_or(ConnectionError::EndpointStopped))?;
+        let cs = st
+            .conns
+            .get_mut(&self.handle)
+            .ok_or_else(|| stopped.clone().unwrap_or(ConnectionError::EndpointStopped))?;
         match st.proto.connection_mut(self.handle) {
             Some(conn) if !cs.drained => Ok(f(conn, cs)),
-            _ => Err(cs.error.clone().or(stopped).unwrap_or(ConnectionError::EndpointStopped)),
+            _ => Err(cs
+                .error
+                .clone()
+                .or(stopped)
+                .unwrap_or(ConnectionError::EndpointStopped)),
         }
     }
 
@@ -82,7 +92,10 @@ impl ConnRef {
 impl Clone for ConnRef {
     fn clone(&self) -> Self {
         self.with_state(|cs| cs.refs += 1);
-        Self { shared: self.shared.clone(), handle: self.handle }
+        Self {
+            shared: self.shared.clone(),
+            handle: self.handle,
+        }
     }
 }
 
@@ -91,7 +104,9 @@ impl Drop for ConnRef {
         let now = self.shared.now();
         let mut guard = self.shared.lock();
         let st = &mut *guard;
-        let Some(cs) = st.conns.get_mut(&self.handle) else { return };
+        let Some(cs) = st.conns.get_mut(&self.handle) else {
+            return;
+        };
         cs.refs = cs.refs.saturating_sub(1);
         if cs.refs > 0 {
             return;
@@ -165,7 +180,10 @@ impl Connection {
     /// Open a bidirectional stream, waiting while the peer's stream limit is reached.
     pub async fn open_bi(&self) -> Result<(SendStream, RecvStream), ConnectionError> {
         let id = self.open(Dir::Bi).await?;
-        Ok((SendStream::new(self.inner.clone(), id), RecvStream::new(self.inner.clone(), id)))
+        Ok((
+            SendStream::new(self.inner.clone(), id),
+            RecvStream::new(self.inner.clone(), id),
+        ))
     }
 
     /// Open a unidirectional stream, waiting while the peer's stream limit is reached.
@@ -177,7 +195,10 @@ impl Connection {
     /// Accept the next bidirectional stream the peer opened.
     pub async fn accept_bi(&self) -> Result<(SendStream, RecvStream), ConnectionError> {
         let id = self.accept(Dir::Bi).await?;
-        Ok((SendStream::new(self.inner.clone(), id), RecvStream::new(self.inner.clone(), id)))
+        Ok((
+            SendStream::new(self.inner.clone(), id),
+            RecvStream::new(self.inner.clone(), id),
+        ))
     }
 
     /// Accept the next unidirectional stream the peer opened.
@@ -240,7 +261,9 @@ impl Connection {
         let deadline = tokio::time::Instant::now() + OPEN_PATH_WAIT;
         loop {
             match self.try_open_path(local) {
-                Err(OpenPathError::Path(PathError::NoConnectionId | PathError::PathIdLimit)) if tokio::time::Instant::now() < deadline => {
+                Err(OpenPathError::Path(PathError::NoConnectionId | PathError::PathIdLimit))
+                    if tokio::time::Instant::now() < deadline =>
+                {
                     let _ = tokio::time::timeout_at(deadline, self.next_datagram()).await;
                 }
                 other => return other,
@@ -257,8 +280,14 @@ impl Connection {
         }
         let id = self.inner.with(|conn, _| {
             let paths = conn.path_stats();
-            let remote = paths.iter().find(|p| p.id == 0 && !p.abandoned).or(paths.first()).map(|p| p.remote);
-            remote.ok_or(PathError::NotEstablished).and_then(|remote| conn.open_path(now, local, remote))
+            let remote = paths
+                .iter()
+                .find(|p| p.id == 0 && !p.abandoned)
+                .or(paths.first())
+                .map(|p| p.remote);
+            remote
+                .ok_or(PathError::NotEstablished)
+                .and_then(|remote| conn.open_path(now, local, remote))
         })??;
         self.inner.shared.wake_driver();
         Ok(id)
@@ -286,14 +315,16 @@ impl Connection {
     /// Abandon a path (RFC 10069 §3.4) with an application error code.
     pub fn close_path(&self, id: PathId, error_code: u64) -> Result<(), OpenPathError> {
         let now = self.inner.shared.now();
-        self.inner.with(|conn, _| conn.close_path(now, id, error_code))??;
+        self.inner
+            .with(|conn, _| conn.close_path(now, id, error_code))??;
         self.inner.shared.wake_driver();
         Ok(())
     }
 
     /// Mark a path as backup (or available again) and tell the peer (RFC 10069 §3.3).
     pub fn set_path_status(&self, id: PathId, backup: bool) -> Result<(), OpenPathError> {
-        self.inner.with(|conn, _| conn.set_path_status(id, backup))??;
+        self.inner
+            .with(|conn, _| conn.set_path_status(id, backup))??;
         self.inner.shared.wake_driver();
         Ok(())
     }
@@ -324,7 +355,9 @@ impl Connection {
     /// Close the connection with an application error code and reason (RFC 9000 §10.2).
     pub fn close(&self, code: u64, reason: &[u8]) {
         let now = self.inner.shared.now();
-        let _ = self.inner.with(|conn, _| conn.close(now, code, Bytes::copy_from_slice(reason)));
+        let _ = self
+            .inner
+            .with(|conn, _| conn.close(now, code, Bytes::copy_from_slice(reason)));
         self.inner.shared.wake_driver();
     }
 
@@ -349,7 +382,9 @@ impl Connection {
 
     /// Why the connection ended, if it has.
     pub fn close_reason(&self) -> Option<ConnectionError> {
-        self.inner.with_state(|cs| cs.error.clone()).unwrap_or(Some(ConnectionError::EndpointStopped))
+        self.inner
+            .with_state(|cs| cs.error.clone())
+            .unwrap_or(Some(ConnectionError::EndpointStopped))
     }
 
     /// Connection statistics (the last ones, once the connection is gone).
@@ -365,21 +400,33 @@ impl Connection {
     fn snapshot(&self) -> (ConnectionStats, Vec<PathStats>) {
         match self.inner.with(|conn, _| (conn.stats(), conn.path_stats())) {
             Ok(s) => s,
-            Err(_) => self.inner.with_state(|cs| cs.final_stats.clone()).flatten().unwrap_or_default(),
+            Err(_) => self
+                .inner
+                .with_state(|cs| cs.final_stats.clone())
+                .flatten()
+                .unwrap_or_default(),
         }
     }
 
     /// The smoothed RTT of the initial path (or the first path still listed).
     pub fn rtt(&self) -> std::time::Duration {
         let paths = self.path_stats();
-        let ms = paths.iter().find(|p| p.id == 0).or(paths.first()).map_or(0.0, |p| p.srtt_ms);
+        let ms = paths
+            .iter()
+            .find(|p| p.id == 0)
+            .or(paths.first())
+            .map_or(0.0, |p| p.srtt_ms);
         std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0)
     }
 
     /// The peer's address on the initial path.
     pub fn remote_address(&self) -> Option<SocketAddr> {
         let paths = self.path_stats();
-        paths.iter().find(|p| p.id == 0).or(paths.first()).map(|p| p.remote)
+        paths
+            .iter()
+            .find(|p| p.id == 0)
+            .or(paths.first())
+            .map(|p| p.remote)
     }
 
     /// The negotiated multipath design, while the connection exists.
@@ -389,6 +436,9 @@ impl Connection {
 
     /// The negotiated ALPN protocol, while the connection exists.
     pub fn alpn_protocol(&self) -> Option<Vec<u8>> {
-        self.inner.with(|conn, _| conn.alpn_protocol()).ok().flatten()
+        self.inner
+            .with(|conn, _| conn.alpn_protocol())
+            .ok()
+            .flatten()
     }
 }

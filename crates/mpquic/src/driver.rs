@@ -47,7 +47,9 @@ pub(crate) fn spawn(shared: Arc<Shared>, sockets: Vec<BoundSocket>) {
         let error = match task.await {
             Ok(Ok(())) => ConnectionError::EndpointStopped,
             Ok(Err(e)) => ConnectionError::EndpointFailed(format!("UDP socket error: {e}")),
-            Err(e) if e.is_panic() => ConnectionError::EndpointFailed("the endpoint's driver task panicked".into()),
+            Err(e) if e.is_panic() => {
+                ConnectionError::EndpointFailed("the endpoint's driver task panicked".into())
+            }
             Err(_) => ConnectionError::EndpointStopped,
         };
         if let ConnectionError::EndpointFailed(msg) = &error {
@@ -114,7 +116,8 @@ impl Driver {
                 match s.socket.try_recv_from(&mut self.rx_buf) {
                     Ok((len, from)) => {
                         self.recv_errors = 0;
-                        self.received.push((s.local, from, BytesMut::from(&self.rx_buf[..len])));
+                        self.received
+                            .push((s.local, from, BytesMut::from(&self.rx_buf[..len])));
                         n += 1;
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -167,7 +170,11 @@ impl Driver {
         let more = self.outgoing.len() == SEND_BATCH;
         let timeout = st.proto.poll_timeout();
         // A timer still due right after it was handled would make the loop spin: sleep a little.
-        self.stuck_rounds = if timeout.is_some_and(|t| t <= now) && self.outgoing.is_empty() { self.stuck_rounds + 1 } else { 0 };
+        self.stuck_rounds = if timeout.is_some_and(|t| t <= now) && self.outgoing.is_empty() {
+            self.stuck_rounds + 1
+        } else {
+            0
+        };
         let deadline = timeout.map(|t| {
             let at = shared.instant(t);
             if self.stuck_rounds > 2 {
@@ -177,7 +184,11 @@ impl Driver {
             }
         });
         let exit = st.endpoint_refs == 0 && st.is_idle();
-        Round { deadline, more, exit }
+        Round {
+            deadline,
+            more,
+            exit,
+        }
     }
 
     /// Send the collected datagrams. A datagram that cannot be sent (no socket for its local
@@ -188,11 +199,17 @@ impl Driver {
                 .sockets
                 .iter()
                 .find(|s| s.local == t.local)
-                .or_else(|| self.sockets.iter().find(|s| s.local.is_ipv4() == t.remote.is_ipv4()));
+                .or_else(|| {
+                    self.sockets
+                        .iter()
+                        .find(|s| s.local.is_ipv4() == t.remote.is_ipv4())
+                });
             match socket {
                 Some(s) => {
                     let result = match s.socket.try_send_to(&buf, t.remote) {
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => s.socket.send_to(&buf, t.remote).await,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            s.socket.send_to(&buf, t.remote).await
+                        }
                         other => other,
                     };
                     if let Err(e) = result {

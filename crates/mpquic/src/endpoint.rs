@@ -61,17 +61,25 @@ impl Endpoint {
     /// An endpoint bound to `bind`, accepting connections if `server` is given.
     pub fn new(bind: &[SocketAddr], server: Option<ServerConfig>) -> io::Result<Self> {
         if bind.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "an endpoint needs at least one local address"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an endpoint needs at least one local address",
+            ));
         }
         if tokio::runtime::Handle::try_current().is_err() {
-            return Err(io::Error::other("mpquic endpoints must be created within a tokio runtime"));
+            return Err(io::Error::other(
+                "mpquic endpoints must be created within a tokio runtime",
+            ));
         }
         let mut sockets = Vec::with_capacity(bind.len());
         for addr in bind {
-            let std_socket = std::net::UdpSocket::bind(addr).map_err(|e| io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {e}")))?;
-            std_socket.set_nonblocking(true)?;
+            let std_socket = bind_socket(*addr)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {e}")))?;
             let local = std_socket.local_addr()?;
-            sockets.push(BoundSocket { local, socket: UdpSocket::from_std(std_socket)? });
+            sockets.push(BoundSocket {
+                local,
+                socket: UdpSocket::from_std(std_socket)?,
+            });
         }
         let locals: Vec<SocketAddr> = sockets.iter().map(|s| s.local).collect();
         let mut rng = OsRng;
@@ -96,13 +104,31 @@ impl Endpoint {
 
     /// Start a connection to `remote` from the first bound socket of its address family.
     /// `server_name` is checked against the server's certificate (and sent as SNI).
-    pub fn connect(&self, remote: SocketAddr, server_name: &str, config: ClientConfig) -> Result<Connecting, ConnectError> {
-        let local = self.shared.lock().locals.iter().copied().find(|l| l.is_ipv4() == remote.is_ipv4()).ok_or(ConnectError::NoSocket(remote))?;
+    pub fn connect(
+        &self,
+        remote: SocketAddr,
+        server_name: &str,
+        config: ClientConfig,
+    ) -> Result<Connecting, ConnectError> {
+        let local = self
+            .shared
+            .lock()
+            .locals
+            .iter()
+            .copied()
+            .find(|l| l.is_ipv4() == remote.is_ipv4())
+            .ok_or(ConnectError::NoSocket(remote))?;
         self.connect_from(local, remote, server_name, config)
     }
 
     /// Start a connection to `remote` from the bound socket whose address is `local`.
-    pub fn connect_from(&self, local: SocketAddr, remote: SocketAddr, server_name: &str, config: ClientConfig) -> Result<Connecting, ConnectError> {
+    pub fn connect_from(
+        &self,
+        local: SocketAddr,
+        remote: SocketAddr,
+        server_name: &str,
+        config: ClientConfig,
+    ) -> Result<Connecting, ConnectError> {
         let now = self.shared.now();
         let handle = {
             let mut st = self.shared.lock();
@@ -129,7 +155,10 @@ impl Endpoint {
                 if let Some(cs) = st.conns.get_mut(&h) {
                     cs.refs += 1;
                     drop(st);
-                    return Poll::Ready(Some(Connection::new(ConnRef::adopt(self.shared.clone(), h))));
+                    return Poll::Ready(Some(Connection::new(ConnRef::adopt(
+                        self.shared.clone(),
+                        h,
+                    ))));
                 }
             }
             if st.closed || st.stopped.is_some() {
@@ -178,10 +207,31 @@ impl Endpoint {
     }
 }
 
+/// Socket buffer size asked for (the kernel may grant less: `net.core.rmem_max`/`wmem_max`).
+const SOCKET_BUFFER: usize = 4 << 20;
+
+/// A non-blocking UDP socket bound to `addr` with large buffers, so that bursts of a fast
+/// sender are not dropped by the receiving socket before the driver reads them.
+fn bind_socket(addr: SocketAddr) -> io::Result<std::net::UdpSocket> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::DGRAM,
+        Some(socket2::Protocol::UDP),
+    )?;
+    // Best effort: a smaller buffer only costs throughput.
+    let _ = socket.set_recv_buffer_size(SOCKET_BUFFER);
+    let _ = socket.set_send_buffer_size(SOCKET_BUFFER);
+    socket.bind(&addr.into())?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
 impl Clone for Endpoint {
     fn clone(&self) -> Self {
         self.shared.lock().endpoint_refs += 1;
-        Self { shared: self.shared.clone() }
+        Self {
+            shared: self.shared.clone(),
+        }
     }
 }
 

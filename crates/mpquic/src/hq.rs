@@ -62,7 +62,9 @@ impl HqError {
 /// Send `GET <path>` on a new bidirectional stream; the returned stream carries the response.
 pub async fn request(conn: &Connection, path: &str) -> Result<RecvStream, HqError> {
     if !path.starts_with('/') || path.contains(['\r', '\n']) {
-        return Err(HqError::BadRequest(format!("request path must start with '/': {path:?}")));
+        return Err(HqError::BadRequest(format!(
+            "request path must start with '/': {path:?}"
+        )));
     }
     let (mut send, recv) = conn.open_bi().await?;
     send.write_all(format!("GET {path}\r\n").as_bytes()).await?;
@@ -77,7 +79,10 @@ pub fn parse_request(request: &[u8]) -> Result<String, HqError> {
     let mut parts = line.split_whitespace();
     match (parts.next(), parts.next()) {
         (Some("GET"), Some(target)) if target.starts_with('/') => Ok(target.to_owned()),
-        _ => Err(HqError::BadRequest(format!("expected 'GET /path', got {:?}", line.chars().take(80).collect::<String>()))),
+        _ => Err(HqError::BadRequest(format!(
+            "expected 'GET /path', got {:?}",
+            line.chars().take(80).collect::<String>()
+        ))),
     }
 }
 
@@ -85,7 +90,8 @@ pub fn parse_request(request: &[u8]) -> Result<String, HqError> {
 /// components and symbolic links leading outside `root`.
 pub fn resolve(root: &Path, target: &str) -> Result<PathBuf, HqError> {
     let path = target.split(['?', '#']).next().unwrap_or_default();
-    let decoded = percent_decode(path).ok_or_else(|| HqError::BadRequest(format!("bad percent-encoding in {target:?}")))?;
+    let decoded = percent_decode(path)
+        .ok_or_else(|| HqError::BadRequest(format!("bad percent-encoding in {target:?}")))?;
     let mut relative = PathBuf::new();
     for part in decoded.split('/').filter(|p| !p.is_empty() && *p != ".") {
         let mut components = Path::new(part).components();
@@ -97,7 +103,10 @@ pub fn resolve(root: &Path, target: &str) -> Result<PathBuf, HqError> {
     if relative.as_os_str().is_empty() {
         return Err(HqError::NotFound(target.to_owned()));
     }
-    let full = root.join(&relative).canonicalize().map_err(|_| HqError::NotFound(target.to_owned()))?;
+    let full = root
+        .join(&relative)
+        .canonicalize()
+        .map_err(|_| HqError::NotFound(target.to_owned()))?;
     if !full.starts_with(root) {
         return Err(HqError::Forbidden(target.to_owned()));
     }
@@ -144,7 +153,11 @@ pub async fn serve_connection(conn: Connection, root: Arc<PathBuf>) -> Connectio
 
 /// Answer one request: read it, send the file and finish, or reset the stream with the error's
 /// [`HqError::reset_code`]. Returns the bytes sent.
-pub async fn serve_stream(mut send: SendStream, mut recv: RecvStream, root: &Path) -> Result<u64, HqError> {
+pub async fn serve_stream(
+    mut send: SendStream,
+    mut recv: RecvStream,
+    root: &Path,
+) -> Result<u64, HqError> {
     let result = respond(&mut send, &mut recv, root).await;
     if let Err(e) = &result {
         let _ = send.reset(e.reset_code());
@@ -152,12 +165,18 @@ pub async fn serve_stream(mut send: SendStream, mut recv: RecvStream, root: &Pat
     result
 }
 
-async fn respond(send: &mut SendStream, recv: &mut RecvStream, root: &Path) -> Result<u64, HqError> {
+async fn respond(
+    send: &mut SendStream,
+    recv: &mut RecvStream,
+    root: &Path,
+) -> Result<u64, HqError> {
     let request = recv.read_to_end(MAX_REQUEST).await?;
     let target = parse_request(&request)?;
     let path = resolve(root, &target)?;
     tracing::debug!("GET {target} -> {}", path.display());
-    let file = tokio::fs::File::open(&path).await.map_err(|_| HqError::NotFound(target.clone()))?;
+    let file = tokio::fs::File::open(&path)
+        .await
+        .map_err(|_| HqError::NotFound(target.clone()))?;
     let mut reader = BufReader::with_capacity(256 * 1024, file);
     let sent = tokio::io::copy_buf(&mut reader, send).await?;
     send.flush().await?;
@@ -186,17 +205,35 @@ mod tests {
         std::fs::write(root.join("sub/file.bin"), b"x").unwrap();
         std::fs::write(dir.join("secret"), b"s").unwrap();
         let root = root.canonicalize().unwrap();
-        assert_eq!(resolve(&root, "/sub/file.bin").unwrap(), root.join("sub/file.bin"));
-        assert_eq!(resolve(&root, "/sub/./file.bin?x=1").unwrap(), root.join("sub/file.bin"));
-        assert!(matches!(resolve(&root, "/../secret"), Err(HqError::Forbidden(_))));
-        assert!(matches!(resolve(&root, "/sub/%2e%2e/%2e%2e/secret"), Err(HqError::Forbidden(_))));
-        assert!(matches!(resolve(&root, "/missing"), Err(HqError::NotFound(_))));
+        assert_eq!(
+            resolve(&root, "/sub/file.bin").unwrap(),
+            root.join("sub/file.bin")
+        );
+        assert_eq!(
+            resolve(&root, "/sub/./file.bin?x=1").unwrap(),
+            root.join("sub/file.bin")
+        );
+        assert!(matches!(
+            resolve(&root, "/../secret"),
+            Err(HqError::Forbidden(_))
+        ));
+        assert!(matches!(
+            resolve(&root, "/sub/%2e%2e/%2e%2e/secret"),
+            Err(HqError::Forbidden(_))
+        ));
+        assert!(matches!(
+            resolve(&root, "/missing"),
+            Err(HqError::NotFound(_))
+        ));
         assert!(matches!(resolve(&root, "/sub"), Err(HqError::NotFound(_))));
         assert!(matches!(resolve(&root, "/"), Err(HqError::NotFound(_))));
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(dir.join("secret"), root.join("link")).unwrap();
-            assert!(matches!(resolve(&root, "/link"), Err(HqError::Forbidden(_))));
+            assert!(matches!(
+                resolve(&root, "/link"),
+                Err(HqError::Forbidden(_))
+            ));
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

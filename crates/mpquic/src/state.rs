@@ -34,7 +34,11 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new(state: State) -> Self {
-        Self { state: Mutex::new(state), notify: Notify::new(), epoch: Instant::now() }
+        Self {
+            state: Mutex::new(state),
+            notify: Notify::new(),
+            epoch: Instant::now(),
+        }
     }
 
     /// Lock the state. A panic while the lock was held (a bug in the core) does not make every
@@ -93,7 +97,10 @@ pub(crate) struct State {
 
 impl std::fmt::Debug for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("State").field("locals", &self.locals).field("conns", &self.conns.len()).finish_non_exhaustive()
+        f.debug_struct("State")
+            .field("locals", &self.locals)
+            .field("conns", &self.conns.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -139,15 +146,22 @@ impl State {
     }
 
     fn process_connection(&mut self, h: ConnectionHandle) {
-        let Some(cs) = self.conns.get_mut(&h) else { return };
-        let Some(conn) = self.proto.connection_mut(h) else { return };
+        let Some(cs) = self.conns.get_mut(&h) else {
+            return;
+        };
+        let Some(conn) = self.proto.connection_mut(h) else {
+            return;
+        };
         let mut connected = false;
         while let Some(event) = conn.poll_event() {
             connected |= event == Event::Connected;
             cs.on_event(event);
         }
         if conn.is_closed() && cs.error.is_none() {
-            let error = conn.error().cloned().map_or(ConnectionError::Lost(mpquic_proto::ConnectionError::TimedOut), ConnectionError::Lost);
+            let error = conn.error().cloned().map_or(
+                ConnectionError::Lost(mpquic_proto::ConnectionError::TimedOut),
+                ConnectionError::Lost,
+            );
             cs.fail(error);
         }
         let drained = conn.is_drained();
@@ -164,7 +178,9 @@ impl State {
         if drained {
             self.proto.remove(h);
             cs.drained = true;
-            cs.fail(ConnectionError::Lost(mpquic_proto::ConnectionError::TimedOut));
+            cs.fail(ConnectionError::Lost(
+                mpquic_proto::ConnectionError::TimedOut,
+            ));
             if cs.refs == 0 && !self.incoming.contains(&h) {
                 self.conns.remove(&h);
             }
@@ -241,7 +257,10 @@ pub(crate) struct ConnState {
 
 impl ConnState {
     pub(crate) fn new(refs: usize) -> Self {
-        Self { refs, ..Self::default() }
+        Self {
+            refs,
+            ..Self::default()
+        }
     }
 
     fn on_event(&mut self, event: Event) {
@@ -290,10 +309,18 @@ impl ConnState {
         wake_all(&mut self.conn_wakers);
         wake_all(&mut self.path_wakers);
         wake_all(&mut self.rx_wakers);
-        for list in self.accept_wakers.iter_mut().chain(self.open_wakers.iter_mut()) {
+        for list in self
+            .accept_wakers
+            .iter_mut()
+            .chain(self.open_wakers.iter_mut())
+        {
             wake_all(list);
         }
-        for map in [&mut self.read_wakers, &mut self.write_wakers, &mut self.finish_wakers] {
+        for map in [
+            &mut self.read_wakers,
+            &mut self.write_wakers,
+            &mut self.finish_wakers,
+        ] {
             for (_, w) in map.drain() {
                 w.wake();
             }

@@ -72,7 +72,11 @@ impl From<ReadError> for io::Error {
 
 /// The connection's error if it is closing or gone.
 fn closed_error(conn: &mpquic_proto::Connection, cs: &ConnState) -> Option<ConnectionError> {
-    cs.error.clone().or_else(|| conn.is_closed().then(|| conn.error().cloned().map(ConnectionError::Lost)).flatten())
+    cs.error.clone().or_else(|| {
+        conn.is_closed()
+            .then(|| conn.error().cloned().map(ConnectionError::Lost))
+            .flatten()
+    })
 }
 
 /// The sending half of a stream. Dropping it without [`SendStream::finish`] or
@@ -88,7 +92,11 @@ pub struct SendStream {
 impl SendStream {
     pub(crate) fn new(conn: ConnRef, id: StreamId) -> Self {
         conn.with_state(|cs| cs.send_streams.insert(id));
-        Self { conn, id, done: false }
+        Self {
+            conn,
+            id,
+            done: false,
+        }
     }
 
     /// The stream's ID.
@@ -110,7 +118,11 @@ impl SendStream {
         Ok(())
     }
 
-    fn poll_write_inner(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<Result<usize, WriteError>> {
+    fn poll_write_inner(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<Result<usize, WriteError>> {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
@@ -123,7 +135,8 @@ impl SendStream {
             }
             Err(CoreWriteError::Stopped(code)) => Err(WriteError::Stopped(code)),
             Err(CoreWriteError::ClosedStream | CoreWriteError::UnknownStream) => {
-                Err(closed_error(conn, cs).map_or(WriteError::ClosedStream, WriteError::ConnectionLost))
+                Err(closed_error(conn, cs)
+                    .map_or(WriteError::ClosedStream, WriteError::ConnectionLost))
             }
         });
         match r {
@@ -148,13 +161,18 @@ impl SendStream {
         self.end(|conn, id| conn.reset(id, error_code))
     }
 
-    fn end(&mut self, f: impl FnOnce(&mut mpquic_proto::Connection, StreamId) -> Result<(), CoreWriteError>) -> Result<(), WriteError> {
+    fn end(
+        &mut self,
+        f: impl FnOnce(&mut mpquic_proto::Connection, StreamId) -> Result<(), CoreWriteError>,
+    ) -> Result<(), WriteError> {
         let id = self.id;
-        let r = self.conn.with(|conn, cs| match f(conn, id) {
-            Ok(()) => Ok(()),
-            Err(CoreWriteError::Stopped(code)) => Err(WriteError::Stopped(code)),
-            Err(_) => Err(closed_error(conn, cs).map_or(WriteError::ClosedStream, WriteError::ConnectionLost)),
-        })?;
+        let r =
+            self.conn.with(|conn, cs| match f(conn, id) {
+                Ok(()) => Ok(()),
+                Err(CoreWriteError::Stopped(code)) => Err(WriteError::Stopped(code)),
+                Err(_) => Err(closed_error(conn, cs)
+                    .map_or(WriteError::ClosedStream, WriteError::ConnectionLost)),
+            })?;
         self.done = true;
         self.conn.shared.wake_driver();
         r
@@ -176,7 +194,9 @@ impl SendStream {
                 },
             });
             match r {
-                None => Poll::Ready(Err(WriteError::ConnectionLost(ConnectionError::EndpointStopped))),
+                None => Poll::Ready(Err(WriteError::ConnectionLost(
+                    ConnectionError::EndpointStopped,
+                ))),
                 Some(None) => Poll::Pending,
                 Some(Some(r)) => Poll::Ready(r),
             }
@@ -186,7 +206,11 @@ impl SendStream {
 }
 
 impl AsyncWrite for SendStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.get_mut().poll_write_inner(cx, buf).map_err(Into::into)
     }
 
@@ -235,7 +259,11 @@ pub struct RecvStream {
 
 impl RecvStream {
     pub(crate) fn new(conn: ConnRef, id: StreamId) -> Self {
-        Self { conn, id, eof: false }
+        Self {
+            conn,
+            id,
+            eof: false,
+        }
     }
 
     /// The stream's ID.
@@ -264,13 +292,20 @@ impl RecvStream {
     /// Ask the peer to stop sending (STOP_SENDING with `error_code`); unread data is discarded.
     pub fn stop(&mut self, error_code: u64) -> Result<(), ReadError> {
         let id = self.id;
-        self.conn.with(|conn, _| conn.stop_sending(id, error_code)).map_err(ReadError::ConnectionLost)?.map_err(|_| ReadError::ClosedStream)?;
+        self.conn
+            .with(|conn, _| conn.stop_sending(id, error_code))
+            .map_err(ReadError::ConnectionLost)?
+            .map_err(|_| ReadError::ClosedStream)?;
         self.eof = true;
         self.conn.shared.wake_driver();
         Ok(())
     }
 
-    fn poll_read_inner(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<Result<Option<usize>, ReadError>> {
+    fn poll_read_inner(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<Result<Option<usize>, ReadError>> {
         if self.eof {
             return Poll::Ready(Ok(None));
         }
@@ -289,7 +324,8 @@ impl RecvStream {
             },
             Err(CoreReadError::Reset(code)) => Err(ReadError::Reset(code)),
             Err(CoreReadError::ClosedStream | CoreReadError::UnknownStream) => {
-                Err(closed_error(conn, cs).map_or(ReadError::ClosedStream, ReadError::ConnectionLost))
+                Err(closed_error(conn, cs)
+                    .map_or(ReadError::ClosedStream, ReadError::ConnectionLost))
             }
         });
         match r {
@@ -310,7 +346,11 @@ impl RecvStream {
 }
 
 impl AsyncRead for RecvStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let dst = buf.initialize_unfilled();
         match this.poll_read_inner(cx, dst) {
@@ -328,7 +368,12 @@ impl AsyncRead for RecvStream {
 impl Drop for RecvStream {
     fn drop(&mut self) {
         let id = self.id;
-        if !self.eof && self.conn.with(|conn, _| conn.stop_sending(id, 0).is_ok()).unwrap_or(false) {
+        if !self.eof
+            && self
+                .conn
+                .with(|conn, _| conn.stop_sending(id, 0).is_ok())
+                .unwrap_or(false)
+        {
             self.conn.shared.wake_driver();
         }
         self.conn.with_state(|cs| {

@@ -44,17 +44,27 @@ pub fn provider() -> Arc<CryptoProvider> {
 }
 
 /// A self-signed certificate and its private key for `names` (DNS names or IP addresses).
-pub fn self_signed(names: &[&str]) -> Result<(CertificateDer<'static>, PrivateKeyDer<'static>), TlsError> {
+pub fn self_signed(
+    names: &[&str],
+) -> Result<(CertificateDer<'static>, PrivateKeyDer<'static>), TlsError> {
     let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
     let certified = rcgen::generate_simple_self_signed(names)?;
-    let key = PrivateKeyDer::try_from(certified.key_pair.serialize_der()).map_err(|e| TlsError::Pem { path: "generated key".into(), message: e.to_string() })?;
+    let key =
+        PrivateKeyDer::try_from(certified.key_pair.serialize_der()).map_err(|e| TlsError::Pem {
+            path: "generated key".into(),
+            message: e.to_string(),
+        })?;
     Ok((certified.cert.der().clone(), key))
 }
 
 /// A TLS 1.3 client configuration offering `alpn` and trusting `trust`.
-pub fn client_config(alpn: &[&[u8]], trust: ServerTrust) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+pub fn client_config(
+    alpn: &[&[u8]],
+    trust: ServerTrust,
+) -> Result<Arc<rustls::ClientConfig>, TlsError> {
     let provider = provider();
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(&[&rustls::version::TLS13])?;
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])?;
     let mut config = match trust {
         ServerTrust::Roots(roots) => {
             let mut store = RootCertStore::empty();
@@ -63,9 +73,10 @@ pub fn client_config(alpn: &[&[u8]], trust: ServerTrust) -> Result<Arc<rustls::C
             }
             builder.with_root_certificates(store).with_no_client_auth()
         }
-        ServerTrust::Insecure => {
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(InsecureVerifier::new(provider))).with_no_client_auth()
-        }
+        ServerTrust::Insecure => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(InsecureVerifier::new(provider)))
+            .with_no_client_auth(),
     };
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Ok(Arc::new(config))
@@ -73,7 +84,11 @@ pub fn client_config(alpn: &[&[u8]], trust: ServerTrust) -> Result<Arc<rustls::C
 
 /// A TLS 1.3 server configuration accepting `alpn` and presenting `chain` (leaf first) with
 /// `key`. Session tickets are off: this stack does no resumption or 0-RTT.
-pub fn server_config(alpn: &[&[u8]], chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+pub fn server_config(
+    alpn: &[&[u8]],
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_no_client_auth()
@@ -85,8 +100,14 @@ pub fn server_config(alpn: &[&[u8]], chain: Vec<CertificateDer<'static>>, key: P
 
 /// Every certificate in a PEM file.
 pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let pem_error = |e: rustls_pki_types::pem::Error| TlsError::Pem { path: path.display().to_string(), message: e.to_string() };
-    let certs = CertificateDer::pem_file_iter(path).map_err(pem_error)?.collect::<Result<Vec<_>, _>>().map_err(pem_error)?;
+    let pem_error = |e: rustls_pki_types::pem::Error| TlsError::Pem {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(pem_error)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(pem_error)?;
     if certs.is_empty() {
         return Err(TlsError::NoCertificate(path.display().to_string()));
     }
@@ -95,7 +116,10 @@ pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError>
 
 /// The first private key (PKCS#8, PKCS#1 or SEC1) in a PEM file.
 pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
-    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::Pem { path: path.display().to_string(), message: e.to_string() })
+    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::Pem {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
 }
 
 /// PEM text of a certificate (for writing the generated certificate of a server to a file).
@@ -114,7 +138,11 @@ fn base64_encode(data: &[u8]) -> String {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -153,16 +181,38 @@ impl ServerCertVerifier for InsecureVerifier {
         Ok(ServerCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
-    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

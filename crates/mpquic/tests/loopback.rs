@@ -13,14 +13,30 @@ async fn downloads_ten_megabytes_byte_exact() {
     let (_dir, root) = root_with("file.bin", &data);
     let server = start_server(root, transport(MultipathMode::Auto));
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within("handshake", client.connect(server.local_addr(), "localhost", client_config(transport(MultipathMode::Auto))).expect("connect"))
-        .await
-        .expect("handshake");
+    let conn = within(
+        "handshake",
+        client
+            .connect(
+                server.local_addr(),
+                "localhost",
+                client_config(transport(MultipathMode::Auto)),
+            )
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake");
     let started = std::time::Instant::now();
     let mut body = hq::request(&conn, "/file.bin").await.expect("request");
-    let got = within("download", body.read_to_end(20 * MB)).await.expect("read");
+    let got = within("download", body.read_to_end(20 * MB))
+        .await
+        .expect("read");
     let elapsed = started.elapsed();
-    assert!(got == data, "got {} bytes, expected {} (content differs)", got.len(), data.len());
+    assert!(
+        got == data,
+        "got {} bytes, expected {} (content differs)",
+        got.len(),
+        data.len()
+    );
     let stats = conn.stats();
     eprintln!("10 MB in {elapsed:?}; stats {stats:?}");
     conn.close(0, b"done");
@@ -32,40 +48,80 @@ async fn missing_file_resets_the_stream() {
     let (_dir, root) = root_with("file.bin", b"hello");
     let server = start_server(root, transport(MultipathMode::Single));
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within("handshake", client.connect(server.local_addr(), "localhost", client_config(transport(MultipathMode::Single))).expect("connect"))
-        .await
-        .expect("handshake");
+    let conn = within(
+        "handshake",
+        client
+            .connect(
+                server.local_addr(),
+                "localhost",
+                client_config(transport(MultipathMode::Single)),
+            )
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake");
     let mut body = hq::request(&conn, "/nope").await.expect("request");
-    let err = within("read", body.read_to_end(MB)).await.expect_err("missing file");
-    assert_eq!(err, mpquic::ReadToEndError::Read(mpquic::ReadError::Reset(hq::code::NOT_FOUND)));
+    let err = within("read", body.read_to_end(MB))
+        .await
+        .expect_err("missing file");
+    assert_eq!(
+        err,
+        mpquic::ReadToEndError::Read(mpquic::ReadError::Reset(hq::code::NOT_FOUND))
+    );
     let mut body = hq::request(&conn, "/../etc/passwd").await.expect("request");
-    let err = within("read", body.read_to_end(MB)).await.expect_err("traversal");
-    assert_eq!(err, mpquic::ReadToEndError::Read(mpquic::ReadError::Reset(hq::code::FORBIDDEN)));
+    let err = within("read", body.read_to_end(MB))
+        .await
+        .expect_err("traversal");
+    assert_eq!(
+        err,
+        mpquic::ReadToEndError::Read(mpquic::ReadError::Reset(hq::code::FORBIDDEN))
+    );
     let mut body = hq::request(&conn, "/file.bin").await.expect("request");
-    assert_eq!(within("read", body.read_to_end(MB)).await.expect("file"), b"hello");
+    assert_eq!(
+        within("read", body.read_to_end(MB)).await.expect("file"),
+        b"hello"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_ten_megabytes_byte_exact() {
     let data = payload(10 * MB, 2);
     let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("cert");
-    let server_tls = mpquic::tls::server_config(&[b"upload"], vec![cert.clone()], key).expect("tls");
-    let server = Endpoint::server(mpquic::config::server(server_tls, transport(MultipathMode::Auto)), &[addr("127.0.0.1:0")]).expect("bind");
+    let server_tls =
+        mpquic::tls::server_config(&[b"upload"], vec![cert.clone()], key).expect("tls");
+    let server = Endpoint::server(
+        mpquic::config::server(server_tls, transport(MultipathMode::Auto)),
+        &[addr("127.0.0.1:0")],
+    )
+    .expect("bind");
     let server_addr = server.local_addr();
     let receiver = tokio::spawn(async move {
         let conn = server.accept().await.expect("incoming");
         let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
         let got = recv.read_to_end(20 * MB).await.expect("upload");
-        send.write_all(format!("{}", got.len()).as_bytes()).await.expect("reply");
+        send.write_all(format!("{}", got.len()).as_bytes())
+            .await
+            .expect("reply");
         send.finish().expect("finish");
         send.finished().await.expect("acknowledged");
         got
     });
-    let client_tls = mpquic::tls::client_config(&[b"upload"], mpquic::tls::ServerTrust::Roots(vec![cert])).expect("tls");
+    let client_tls =
+        mpquic::tls::client_config(&[b"upload"], mpquic::tls::ServerTrust::Roots(vec![cert]))
+            .expect("tls");
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within("handshake", client.connect(server_addr, "localhost", mpquic::config::client(client_tls, transport(MultipathMode::Auto))).expect("connect"))
-        .await
-        .expect("handshake");
+    let conn = within(
+        "handshake",
+        client
+            .connect(
+                server_addr,
+                "localhost",
+                mpquic::config::client(client_tls, transport(MultipathMode::Auto)),
+            )
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake");
     let (mut send, mut recv) = conn.open_bi().await.expect("open");
     within("upload", async {
         send.write_all(&data).await.expect("write");
@@ -75,5 +131,10 @@ async fn uploads_ten_megabytes_byte_exact() {
     let reply = within("reply", recv.read_to_end(100)).await.expect("reply");
     assert_eq!(reply, data.len().to_string().as_bytes());
     let got = within("server", receiver).await.expect("server task");
-    assert!(got == data, "server got {} bytes, expected {}", got.len(), data.len());
+    assert!(
+        got == data,
+        "server got {} bytes, expected {}",
+        got.len(),
+        data.len()
+    );
 }

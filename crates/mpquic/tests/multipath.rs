@@ -12,34 +12,61 @@ async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     let data = payload(10 * MB, 7);
     let (_dir, root) = root_with("file.bin", &data);
     let server = start_server(root, transport(mode));
-    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
+    let client =
+        Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
     let second = client.local_addrs()[1];
-    let conn = within("handshake", client.connect(server.local_addr(), "localhost", client_config(transport(mode))).expect("connect"))
-        .await
-        .expect("handshake");
+    let conn = within(
+        "handshake",
+        client
+            .connect(
+                server.local_addr(),
+                "localhost",
+                client_config(transport(mode)),
+            )
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake");
     assert_eq!(conn.design(), Some(design));
     let path = conn.open_path(second).await.expect("open second path");
     within("validation", async {
         loop {
             match conn.path_event().await.expect("path event") {
                 PathEvent::Validated { id } if id == path => break,
-                PathEvent::Failed { id } | PathEvent::Abandoned { id, .. } if id == path => panic!("path {id} failed"),
+                PathEvent::Failed { id } | PathEvent::Abandoned { id, .. } if id == path => {
+                    panic!("path {id} failed")
+                }
                 _ => {}
             }
         }
     })
     .await;
     let mut body = hq::request(&conn, "/file.bin").await.expect("request");
-    let got = within("download", body.read_to_end(20 * MB)).await.expect("read");
-    assert!(got == data, "got {} bytes, expected {} (content differs)", got.len(), data.len());
+    let got = within("download", body.read_to_end(20 * MB))
+        .await
+        .expect("read");
+    assert!(
+        got == data,
+        "got {} bytes, expected {} (content differs)",
+        got.len(),
+        data.len()
+    );
     let paths = conn.path_stats();
     for p in &paths {
-        eprintln!("{mode:?} path {} {} -> {}: received {} B, sent {} B, srtt {:.3} ms", p.id, p.local, p.remote, p.counters.bytes_received, p.counters.bytes_sent, p.srtt_ms);
+        eprintln!(
+            "{mode:?} path {} {} -> {}: received {} B, sent {} B, srtt {:.3} ms",
+            p.id, p.local, p.remote, p.counters.bytes_received, p.counters.bytes_sent, p.srtt_ms
+        );
     }
     assert_eq!(paths.len(), 2, "{paths:?}");
     assert_eq!(paths[1].local, second);
     for p in &paths {
-        assert!(p.counters.bytes_received > 100_000, "{mode:?}: path {} carried only {} bytes", p.id, p.counters.bytes_received);
+        assert!(
+            p.counters.bytes_received > 100_000,
+            "{mode:?}: path {} carried only {} bytes",
+            p.id,
+            p.counters.bytes_received
+        );
     }
     conn.close(0, b"done");
     within("close", client.wait_idle()).await;
@@ -59,12 +86,28 @@ async fn spns_download_uses_both_paths() {
 async fn open_path_needs_a_bound_address_and_multipath() {
     let (_dir, root) = root_with("file.bin", b"x");
     let server = start_server(root, transport(MultipathMode::Single));
-    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
-    let conn = within("handshake", client.connect(server.local_addr(), "localhost", client_config(transport(MultipathMode::Auto))).expect("connect"))
-        .await
-        .expect("handshake");
+    let client =
+        Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
+    let conn = within(
+        "handshake",
+        client
+            .connect(
+                server.local_addr(),
+                "localhost",
+                client_config(transport(MultipathMode::Auto)),
+            )
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake");
     assert_eq!(conn.design(), Some(Design::Single));
     let unbound = addr("127.0.0.3:9");
-    assert_eq!(conn.open_path(unbound).await, Err(mpquic::OpenPathError::NotBound(unbound)));
-    assert!(matches!(conn.open_path(client.local_addrs()[1]).await, Err(mpquic::OpenPathError::Path(_))));
+    assert_eq!(
+        conn.open_path(unbound).await,
+        Err(mpquic::OpenPathError::NotBound(unbound))
+    );
+    assert!(matches!(
+        conn.open_path(client.local_addrs()[1]).await,
+        Err(mpquic::OpenPathError::Path(_))
+    ));
 }

@@ -197,3 +197,30 @@ fn client_initial_is_padded_and_server_respects_amplification_limit() {
         "server sent {sent} bytes to an unvalidated address"
     );
 }
+
+/// Not a timed test: prints how fast the core moves data between two in-memory endpoints.
+/// `cargo test --release -p mpquic-proto --test transfer -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn core_throughput_report() {
+    let mut pair = Pair::new(
+        4,
+        transport(MultipathMode::Single),
+        transport(MultipathMode::Single),
+        NetConfig::default(),
+    );
+    let data = payload(50_000_000, 3);
+    let start = std::time::Instant::now();
+    let (ch, _, received) = transfer(&mut pair, &data);
+    let wall = start.elapsed();
+    assert!(received == data);
+    let stats = pair.client.connection(ch).unwrap().stats();
+    println!(
+        "50 MB in {:.3} s wall ({:.1} MB/s), {:.3} s virtual; client sent {} packets, {} ACK frames",
+        wall.as_secs_f64(),
+        50.0 / wall.as_secs_f64(),
+        pair.now.as_nanos() as f64 / 1e9,
+        stats.packets_sent,
+        stats.ack_frames_sent
+    );
+}

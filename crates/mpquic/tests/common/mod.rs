@@ -32,11 +32,17 @@ pub fn addr(s: &str) -> SocketAddr {
 }
 
 pub fn transport(mode: MultipathMode) -> TransportConfig {
-    TransportConfig { multipath: mode, ..TransportConfig::default() }
+    TransportConfig {
+        multipath: mode,
+        ..TransportConfig::default()
+    }
 }
 
 pub fn init_tracing() {
-    let _ = tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_test_writer().try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
 }
 
 /// A directory with one file `name` holding `data`.
@@ -51,7 +57,8 @@ pub fn root_with(name: &str, data: &[u8]) -> (tempfile::TempDir, Arc<PathBuf>) {
 pub fn start_server(root: Arc<PathBuf>, transport: TransportConfig) -> Endpoint {
     let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
     let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
-    let endpoint = Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")]).expect("bind server");
+    let endpoint = Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")])
+        .expect("bind server");
     let ep = endpoint.clone();
     tokio::spawn(async move {
         while let Some(conn) = ep.accept().await {
@@ -72,13 +79,20 @@ pub fn client_config(transport: TransportConfig) -> mpquic::ClientConfig {
 pub fn quinn_configs() -> (quinn::ServerConfig, quinn::ClientConfig) {
     let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
     let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key).expect("server tls");
-    let client_tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert])).expect("client tls");
+    let client_tls =
+        tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert])).expect("client tls");
     let mut server_tls = Arc::unwrap_or_clone(server_tls);
     // Like quinn's own defaults: session tickets after the handshake (post-handshake CRYPTO).
     server_tls.send_tls13_tickets = 2;
-    let server_crypto = quinn::crypto::rustls::QuicServerConfig::try_from(server_tls).expect("quinn server crypto");
-    let client_crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(client_tls)).expect("quinn client crypto");
-    (quinn::ServerConfig::with_crypto(Arc::new(server_crypto)), quinn::ClientConfig::new(Arc::new(client_crypto)))
+    let server_crypto =
+        quinn::crypto::rustls::QuicServerConfig::try_from(server_tls).expect("quinn server crypto");
+    let client_crypto =
+        quinn::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(client_tls))
+            .expect("quinn client crypto");
+    (
+        quinn::ServerConfig::with_crypto(Arc::new(server_crypto)),
+        quinn::ClientConfig::new(Arc::new(client_crypto)),
+    )
 }
 
 /// Run `f` with the test timeout.

@@ -208,6 +208,7 @@ impl Connection {
             reset_key: params.reset_key,
             next_urgent_path: 0,
             raw_frames: Vec::new(),
+            scratch: Vec::with_capacity(1500),
             reinjection: config.reinjection.build(),
             qoe: Default::default(),
             config,

@@ -143,6 +143,8 @@ pub struct Connection {
     pub(crate) reset_key: [u8; 32],
     /// Round-robin cursor over paths for urgent, path-specific frames.
     pub(crate) next_urgent_path: PathId,
+    /// Reused buffer for assembling one packet.
+    pub(crate) scratch: Vec<u8>,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.
     pub(crate) raw_frames: Vec<Vec<u8>>,
     /// Re-injection policy (XLINK) of this sender.

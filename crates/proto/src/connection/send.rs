@@ -351,6 +351,27 @@ impl Connection {
         max_len: usize,
         plan: PacketPlan,
     ) -> Option<Built> {
+        // One packet buffer per connection, reused: no allocation per packet.
+        let mut packet = std::mem::take(&mut self.scratch);
+        packet.clear();
+        let built = self.build_packet_in(now, path, epoch, &mut packet, max_len, plan);
+        if built.is_some() {
+            buf.extend_from_slice(&packet);
+        }
+        self.scratch = packet;
+        built
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build_packet_in(
+        &mut self,
+        now: Timestamp,
+        path: PathId,
+        epoch: Epoch,
+        packet: &mut Vec<u8>,
+        max_len: usize,
+        plan: PacketPlan,
+    ) -> Option<Built> {
         let space = match epoch {
             Epoch::Initial => SpaceId::Initial,
             Epoch::Handshake => SpaceId::Handshake,
@@ -359,25 +380,24 @@ impl Connection {
         let header = self.header_for(epoch, path)?;
         let largest_acked = self.send_space(space).largest_acked();
         let pn = self.send_space(space).peek_pn();
-        let mut packet = Vec::with_capacity(max_len);
-        let enc = header.encode(pn, largest_acked, &mut packet);
+        let enc = header.encode(pn, largest_acked, packet);
         let limit = max_len.checked_sub(TAG_LEN)?;
         if packet.len() + 4 > limit {
             return None;
         }
         let mut sent = SentFrames::default();
         let mut ack_eliciting = false;
-        self.write_ack(now, path, space, &mut packet, limit, &mut sent);
+        self.write_ack(now, path, space, packet, limit, &mut sent);
         if epoch == Epoch::Data {
-            ack_eliciting |= self.write_qoe(&mut packet, limit);
+            ack_eliciting |= self.write_qoe(packet, limit);
             for raw in std::mem::take(&mut self.raw_frames) {
                 packet.extend_from_slice(&raw);
                 ack_eliciting = true;
             }
-            ack_eliciting |= self.write_path_frames(now, path, &mut packet, limit);
-            ack_eliciting |= self.write_connection_control(&mut packet, limit, &mut sent);
+            ack_eliciting |= self.write_path_frames(now, path, packet, limit);
+            ack_eliciting |= self.write_connection_control(packet, limit, &mut sent);
         }
-        ack_eliciting |= self.write_crypto(epoch, &mut packet, limit, &mut sent);
+        ack_eliciting |= self.write_crypto(epoch, packet, limit, &mut sent);
         if epoch == Epoch::Data && self.state_allows_data() && plan.data {
             let rtt = self
                 .paths
@@ -387,24 +407,24 @@ impl Connection {
             let before = packet.len();
             let room = limit.saturating_sub(packet.len());
             self.streams
-                .write_control_frames(now, rtt, &mut packet, room, &mut sent.streams);
+                .write_control_frames(now, rtt, packet, room, &mut sent.streams);
             let room = limit.saturating_sub(packet.len());
             self.streams
-                .write_stream_frames(&mut packet, room, &mut sent.streams);
+                .write_stream_frames(packet, room, &mut sent.streams);
             ack_eliciting |= packet.len() > before;
         }
         if plan.probe && !ack_eliciting {
-            Frame::Ping.encode(&mut packet);
+            Frame::Ping.encode(packet);
             ack_eliciting = true;
             sent.ping = true;
         }
         if packet.len() == enc.header_len && sent.ack.is_none() {
             return None;
         }
-        let padded = self.pad_packet(&mut packet, &enc, plan.pad_to, limit);
+        let padded = self.pad_packet(packet, &enc, plan.pad_to, limit);
         let length = packet.len() - enc.pn_offset + TAG_LEN;
-        enc.set_length(&mut packet, length);
-        self.seal(epoch, path, pn, &mut packet, &enc)?;
+        enc.set_length(packet, length);
+        self.seal(epoch, path, pn, packet, &enc)?;
         self.send_space(space).next_pn();
         let in_flight = ack_eliciting || padded;
         self.record_sent(
@@ -418,7 +438,6 @@ impl Connection {
             in_flight,
             sent,
         );
-        buf.extend_from_slice(&packet);
         let _ = padded;
         Some(Built)
     }

@@ -1,0 +1,105 @@
+//! Issue 4: MPNS over the CoNEXT 2017 example paths (aggregation, beating
+//! the best single path), handover when a path goes down, three paths.
+
+mod common;
+
+use common::{describe_paths, download, path, run_completed, CONEXT_A, CONEXT_B};
+use mpquic_proto::MultipathMode;
+
+const SEED: u64 = 5;
+const MB20: u64 = 20_000_000;
+
+#[test]
+fn conext_paths_aggregate_and_beat_the_best_single_path() {
+    let both = run_completed(&download(&[CONEXT_A, CONEXT_B], MB20, MultipathMode::Mpns, SEED));
+    let a = run_completed(&download(&[CONEXT_A], MB20, MultipathMode::Single, SEED));
+    let b = run_completed(&download(&[CONEXT_B], MB20, MultipathMode::Single, SEED));
+    let steady = both.steady_goodput_mbps.expect("steady goodput");
+    let capacity = 35.0;
+    println!(
+        "seed {SEED}: MPNS 20 MB: {:.3} s, goodput {:.2} Mbit/s, second half {steady:.2} Mbit/s ({:.1}% of {capacity}); single A {:.2}, single B {:.2} Mbit/s\n  {}",
+        both.completion_time_s.unwrap_or(f64::NAN),
+        both.goodput_mbps,
+        100.0 * steady / capacity,
+        a.goodput_mbps,
+        b.goodput_mbps,
+        describe_paths(&both),
+    );
+    assert_eq!(both.design, Some(mpquic_proto::Design::Mpns), "seed {SEED}");
+    assert!(
+        steady >= 0.9 * capacity,
+        "seed {SEED}: steady goodput {steady:.2} < 90% of {capacity} Mbit/s"
+    );
+    let best_single = a.goodput_mbps.max(b.goodput_mbps);
+    assert!(
+        both.goodput_mbps > best_single,
+        "seed {SEED}: multipath {:.2} <= best single path {best_single:.2}",
+        both.goodput_mbps
+    );
+    let total: u64 = both.paths.iter().map(|p| p.bytes_sent).sum();
+    for p in &both.paths {
+        let share = p.bytes_sent as f64 / total as f64;
+        assert!(share >= 0.1, "seed {SEED}: path {} carried {:.1}%", p.id, share * 100.0);
+    }
+}
+
+#[test]
+fn handover_when_path_0_goes_down_at_2s() {
+    for mode in [MultipathMode::Mpns, MultipathMode::Spns] {
+        let dead = format!("{CONEXT_A},down_at=2s");
+        let s = download(&[&dead, CONEXT_B], MB20, mode, SEED);
+        // run_completed checks the client read exactly 20 MB, all matching the pattern.
+        let r = run_completed(&s);
+        let p0 = path(&r, 0);
+        let p1 = path(&r, 1);
+        println!(
+            "seed {SEED} {mode:?}: completed at {:.3} s; path 0 {:.2} MB, path 1 {:.2} MB, {} handovers, {} B retransmitted; log {:?}",
+            r.completion_time_s.unwrap_or(f64::NAN),
+            p0.bytes_sent as f64 / 1e6,
+            p1.bytes_sent as f64 / 1e6,
+            r.sender.handovers,
+            r.retransmitted_bytes,
+            r.log.iter().map(|e| format!("{:.3} {} {}", e.event.time_s, e.side, e.event.what)).collect::<Vec<_>>(),
+        );
+        assert_eq!(r.bytes_received, MB20, "seed {SEED} {mode:?}");
+        let link = r.links.iter().find(|l| l.name == "path0.down").expect("link");
+        assert!(link.drops.link_down.packets > 0, "seed {SEED} {mode:?}: path 0 never lost packets");
+        assert!(
+            r.completion_time_s.unwrap_or(0.0) > 2.0,
+            "seed {SEED} {mode:?}: finished before the failure"
+        );
+        assert!(
+            p1.bytes_sent as f64 > 0.5 * MB20 as f64,
+            "seed {SEED} {mode:?}: path 1 carried only {} B",
+            p1.bytes_sent
+        );
+        assert!(
+            r.sender.handovers >= 1 || p0.abandoned,
+            "seed {SEED} {mode:?}: no handover recorded"
+        );
+    }
+}
+
+#[test]
+fn three_paths() {
+    let c = "rate=10mbit,rtt=30ms,queue=1bdp";
+    let r = run_completed(&download(&[CONEXT_A, CONEXT_B, c], MB20, MultipathMode::Mpns, SEED));
+    let steady = r.steady_goodput_mbps.expect("steady goodput");
+    println!(
+        "seed {SEED}: 3 paths, 20 MB: {:.3} s, goodput {:.2} Mbit/s, second half {steady:.2} Mbit/s (capacity 45)\n  {}",
+        r.completion_time_s.unwrap_or(f64::NAN),
+        r.goodput_mbps,
+        describe_paths(&r),
+    );
+    assert_eq!(r.paths.len(), 3, "seed {SEED}");
+    let total: u64 = r.paths.iter().map(|p| p.bytes_sent).sum();
+    for p in &r.paths {
+        assert!(
+            p.bytes_sent as f64 >= 0.1 * total as f64,
+            "seed {SEED}: path {} carried {} of {total} B",
+            p.id,
+            p.bytes_sent
+        );
+    }
+    assert!(steady > 20.0, "seed {SEED}: no better than the fastest path: {steady:.2}");
+}

@@ -1,0 +1,276 @@
+//! Scenario files and command-line arguments: accepted forms, mapping onto
+//! the transport configuration, and precise rejection of mistakes.
+
+use std::path::Path;
+
+use mpquic_lab::cli::build_scenario;
+use mpquic_lab::{ByteSize, LabError, Scenario, SimArgs, Workload};
+use mpquic_proto::ack::RangeOrder;
+use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::scheduler::SchedulerKind;
+use mpquic_proto::MultipathMode;
+
+fn parse(text: &str) -> Result<Scenario, LabError> {
+    Scenario::from_toml_str(text, "test.toml")
+}
+
+fn error_of(text: &str) -> String {
+    match parse(text) {
+        Ok(s) => panic!("accepted: {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const MINIMAL: &str = r#"
+paths = ["rate=20mbit,rtt=40ms"]
+[workload]
+download = "1MB"
+"#;
+
+#[test]
+fn minimal_scenario_has_defaults() {
+    let s = parse(MINIMAL).expect("valid");
+    assert_eq!(s.seed, 0);
+    assert_eq!(s.time_limit.secs_f64(), 60.0);
+    assert_eq!(s.workload, Workload::Download(ByteSize(1_000_000)));
+    let c = s.transport.to_config().expect("config");
+    assert_eq!(c.multipath, MultipathMode::Auto);
+    assert_eq!(c.congestion, CcAlgorithm::Cubic);
+    assert!(c.rtt_sample_on_receiving_path);
+}
+
+#[test]
+fn shipped_scenarios_parse() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("scenarios dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            Scenario::from_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "expected the example scenarios in {}", dir.display());
+}
+
+#[test]
+fn transport_settings_map_onto_config() {
+    let s = parse(
+        r#"
+        seed = 9
+        time_limit = "2.5s"
+        paths = ["rate=20mbit,rtt=20ms", { rate = "15mbit", rtt = "40ms", down = { loss = "1%" } }]
+        [workload]
+        requests = { sizes = ["10KB", "512KiB", 7] }
+        [transport]
+        cc = "NewReno"
+        multipath = "spns"
+        scheduler = "round_robin"
+        ack_range_limit = 4
+        rtt_sample_on_receiving_path = false
+        initial_rtt_ms = 100
+        pacing = false
+        idle_timeout = "5s"
+        [transport.ack]
+        ack_eliciting_threshold = 3
+        range_order = "lowest_first"
+        "#,
+    )
+    .expect("valid");
+    assert_eq!(s.seed, 9);
+    assert_eq!(s.time_limit.nanos(), 2_500_000_000);
+    assert_eq!(s.paths.len(), 2);
+    assert_eq!(s.workload.response_sizes(), vec![10_000, 524_288, 7]);
+    let c = s.transport.to_config().expect("config");
+    assert_eq!(c.congestion, CcAlgorithm::NewReno);
+    assert_eq!(c.multipath, MultipathMode::Spns);
+    assert_eq!(c.scheduler, SchedulerKind::RoundRobin);
+    assert_eq!(c.ack.default_range_limit, 4);
+    assert_eq!(c.ack.ack_eliciting_threshold, 3);
+    assert_eq!(c.ack.range_order, RangeOrder::LowestFirst);
+    assert_eq!(c.ack.max_range_limit, 64, "unset AckConfig fields keep defaults");
+    assert!(!c.rtt_sample_on_receiving_path && !c.pacing);
+    assert_eq!(c.initial_rtt.as_millis(), 100);
+    assert_eq!(c.idle_timeout.as_secs(), 5);
+}
+
+#[test]
+fn round_trips_through_toml() {
+    let s = parse(
+        r#"
+        paths = ["rate=20mbit,rtt=20ms,queue=1.5bdp,down_at=2s", { trace = "gen:lte:7:10s", delay = "5ms" }]
+        [workload]
+        download = "50MB"
+        [transport]
+        multipath = "mpns"
+        ack_range_limit = 8
+        "#,
+    )
+    .expect("valid");
+    let text = s.to_toml().expect("serialize");
+    let back = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back.paths, s.paths);
+    assert_eq!(back.workload, s.workload);
+    assert_eq!(back.transport.ack_range_limit, Some(8));
+    assert_eq!(back.transport.multipath, MultipathMode::Mpns);
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    let e = error_of(&format!("seeds = 3\n{MINIMAL}"));
+    assert!(e.contains("test.toml") && e.contains("unknown field `seeds`"), "{e}");
+    let e = error_of(&format!("{MINIMAL}\n[transport]\ncongestion = \"cubic\"\n"));
+    assert!(e.contains("unknown field `congestion`"), "{e}");
+    let e = error_of(&format!("{MINIMAL}\n[transport.ack]\nthreshold = 2\n"));
+    assert!(e.contains("unknown field `threshold`"), "{e}");
+    let e = error_of("paths = [{ rate = \"1mbit\", colour = \"red\" }]\n[workload]\ndownload = \"1MB\"\n");
+    assert!(e.contains("unknown field `colour`"), "{e}");
+    let e = error_of("paths = [\"rate=1mbit,colour=red\"]\n[workload]\ndownload = \"1MB\"\n");
+    assert!(e.contains("unknown key `colour`"), "{e}");
+    let e = error_of("paths = [\"rate=1mbit\"]\n[workload]\nupload = \"1MB\"\n");
+    assert!(e.contains("unknown field `upload`, expected `download` or `requests`"), "{e}");
+    let e = error_of(&format!("{MINIMAL}requests = {{ sizes = [\"1KB\"] }}\n"));
+    assert!(e.contains("exactly one of `download` or `requests`"), "{e}");
+}
+
+#[test]
+fn bad_units_are_named() {
+    let e = error_of("paths = [\"rate=1mbit\"]\n[workload]\ndownload = \"50XB\"\n");
+    assert!(e.contains("invalid size `50XB`") && e.contains("download"), "{e}");
+    let e = error_of(&format!("time_limit = \"10 sec\"\n{MINIMAL}"));
+    assert!(e.contains("invalid duration `10 sec`") && e.contains("time_limit"), "{e}");
+    let e = error_of(&format!("time_limit = 10\n{MINIMAL}"));
+    assert!(e.contains("unit is required"), "{e}");
+    let e = error_of("paths = [\"rate=20mb,rtt=40ms\"]\n[workload]\ndownload = \"1MB\"\n");
+    assert!(e.contains("rate: invalid value `20mb`"), "{e}");
+    let e = error_of("paths = [{ rate = \"20mbit\", queue = \"3 cups\" }]\n[workload]\ndownload = \"1MB\"\n");
+    assert!(e.contains("queue: invalid value `3 cups`"), "{e}");
+    let e = error_of(&format!("{MINIMAL}\n[transport]\ncc = \"vegas\"\n"));
+    assert!(e.contains("unknown congestion controller 'vegas'"), "{e}");
+    let e = error_of(&format!("{MINIMAL}\n[transport]\nmultipath = \"both\"\n"));
+    assert!(e.contains("unknown multipath mode 'both'"), "{e}");
+}
+
+#[test]
+fn out_of_range_values_are_named() {
+    let e = error_of(&format!("{MINIMAL}\n[transport]\nack_range_limit = 100\n"));
+    assert!(e.starts_with("transport.ack_range_limit: 100 is out of range"), "{e}");
+    let e = error_of(&format!("{MINIMAL}\n[transport]\nack_range_limit = 0\n"));
+    assert!(e.starts_with("transport.ack_range_limit"), "{e}");
+    let e = error_of("paths = []\n[workload]\ndownload = \"1MB\"\n");
+    assert!(e.starts_with("paths: at least one path"), "{e}");
+    let e = error_of("paths = [\"rate=1mbit\"]\n[workload]\nrequests = { sizes = [] }\n");
+    assert!(e.starts_with("workload.requests.sizes"), "{e}");
+    let e = error_of("paths = [\"rtt=40ms\"]\n[workload]\ndownload = \"1MB\"\n");
+    assert!(e.starts_with("paths[0]: no capacity"), "{e}");
+}
+
+#[test]
+fn missing_trace_names_path_key_and_file() {
+    let e = error_of(
+        "paths = [\"rate=1mbit\", { rtt = \"40ms\", down = { trace = \"no/such/file.down\" }, up = { rate = \"1mbit\" } }]\n[workload]\ndownload = \"1MB\"\n",
+    );
+    assert!(
+        e.starts_with("paths[1]: down.trace: cannot use trace `no/such/file.down`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn trace_paths_resolve_against_the_scenario_file() {
+    let dir = std::env::temp_dir().join(format!("mpquic-lab-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("link.trace"), "1\n2\n3\n4\n").expect("trace");
+    let file = dir.join("s.toml");
+    std::fs::write(
+        &file,
+        "paths = [{ trace = \"link.trace\", rtt = \"20ms\" }]\n[workload]\ndownload = \"1KB\"\n",
+    )
+    .expect("scenario");
+    let loaded = Scenario::from_file(&file);
+    std::fs::remove_dir_all(&dir).ok();
+    loaded.expect("relative trace found next to the scenario");
+}
+
+#[test]
+fn command_line_overrides_the_file() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/conext2017.toml");
+    let args = SimArgs {
+        scenario: Some(file),
+        paths: vec!["rate=10mbit,rtt=10ms".into()],
+        download: Some(ByteSize(1_000_000)),
+        cc: Some(CcAlgorithm::NewReno),
+        multipath: Some(MultipathMode::Spns),
+        ack_range_limit: Some(4),
+        seed: Some(42),
+        time_limit: Some("5s".parse().expect("duration")),
+        ..SimArgs::default()
+    };
+    let s = build_scenario(&args).expect("valid");
+    assert_eq!(s.paths.len(), 1);
+    assert_eq!(s.seed, 42);
+    assert_eq!(s.workload, Workload::Download(ByteSize(1_000_000)));
+    assert_eq!(s.transport.cc, CcAlgorithm::NewReno);
+    assert_eq!(s.transport.multipath, MultipathMode::Spns);
+    assert_eq!(s.transport.ack_range_limit, Some(4));
+    assert_eq!(s.time_limit.secs_f64(), 5.0);
+}
+
+#[test]
+fn command_line_errors() {
+    let e = build_scenario(&SimArgs::default()).unwrap_err().to_string();
+    assert!(e.contains("--path"), "{e}");
+    let args = SimArgs {
+        paths: vec!["rate=1mbit".into(), "rate=fast".into()],
+        ..SimArgs::default()
+    };
+    let e = build_scenario(&args).unwrap_err().to_string();
+    assert!(e.starts_with("--path #2 `rate=fast`: rate: invalid value `fast`"), "{e}");
+    let args = SimArgs {
+        scenario: Some("/no/such/scenario.toml".into()),
+        ..SimArgs::default()
+    };
+    let e = build_scenario(&args).unwrap_err().to_string();
+    assert!(e.starts_with("/no/such/scenario.toml:"), "{e}");
+}
+
+#[test]
+fn clap_parses_the_documented_command_line() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: SimArgs,
+    }
+    let cli = Cli::try_parse_from([
+        "sim",
+        "--path",
+        "rate=20mbit,delay=10ms,queue=1.5bdp",
+        "--path",
+        "rate=15mbit,rtt=40ms",
+        "--download",
+        "50MB",
+        "--cc",
+        "cubic",
+        "--multipath",
+        "mpns",
+        "--scheduler",
+        "min-rtt",
+        "--ack-range-limit",
+        "4",
+        "--seed",
+        "7",
+        "--time-limit",
+        "60s",
+        "--json",
+        "out.json",
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s = build_scenario(&cli.args).expect("valid");
+    assert_eq!(s.paths.len(), 2);
+    assert_eq!(s.workload.total_bytes(), 50_000_000);
+    assert_eq!(s.transport.scheduler, SchedulerKind::MinRtt);
+    let bad = Cli::try_parse_from(["sim", "--path", "rate=1mbit", "--download", "5 parsecs"]);
+    let e = bad.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("invalid size `5 parsecs`"), "{e}");
+}
