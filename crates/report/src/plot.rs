@@ -98,11 +98,19 @@ pub struct Plot {
     pub series: Vec<Series>,
 }
 
-/// A series after cleaning: finite points in transformed (log10) space.
+/// A series after cleaning: finite points in transformed (log10) space,
+/// split into runs where a value had to be dropped (lines break there).
 #[derive(Debug, Clone)]
 pub(crate) struct CleanSeries {
     pub label: String,
-    pub points: Vec<(f64, f64)>,
+    pub runs: Vec<Vec<(f64, f64)>>,
+}
+
+impl CleanSeries {
+    /// All points, ignoring the breaks.
+    pub fn points(&self) -> impl Iterator<Item = &(f64, f64)> + '_ {
+        self.runs.iter().flatten()
+    }
 }
 
 /// Everything the renderer needs: clean series, scales and notes.
@@ -200,10 +208,10 @@ impl Plot {
             .iter()
             .map(|s| CleanSeries {
                 label: s.label.clone(),
-                points: self.clean_points(&s.points, &mut dropped),
+                runs: self.clean_points(&s.points, &mut dropped),
             })
             .collect();
-        let all = || series.iter().flat_map(|s| s.points.iter());
+        let all = || series.iter().flat_map(CleanSeries::points);
         let has_data = all().next().is_some();
         let (xr, x_note) = choose_range(self.x.log, self.x.range, extent(all().map(|p| p.0)), "x");
         let (yr, y_note) = choose_range(self.y.log, self.y.range, extent(all().map(|p| p.1)), "y");
@@ -211,9 +219,9 @@ impl Plot {
         let y = Scale::new(self.y.log, yr.0, yr.1, y_ticks);
         for s in &mut series {
             let inside = |p: &(f64, f64)| x.contains(p.0) && y.contains(p.1);
-            dropped.outside += s.points.iter().filter(|p| !inside(p)).count();
+            dropped.outside += s.points().filter(|p| !inside(p)).count();
             if self.kind == PlotKind::Scatter {
-                s.points.retain(inside);
+                s.runs.iter_mut().for_each(|r| r.retain(inside));
             }
         }
         let mut notes = dropped.notes(self.kind);
@@ -228,23 +236,31 @@ impl Plot {
         }
     }
 
-    /// Keeps the points that can be drawn, transformed to axis space.
-    fn clean_points(&self, points: &[(f64, f64)], dropped: &mut Dropped) -> Vec<(f64, f64)> {
-        let mut out = Vec::with_capacity(points.len());
+    /// Keeps the points that can be drawn, transformed to axis space, as
+    /// runs separated where a point was dropped.
+    fn clean_points(&self, points: &[(f64, f64)], dropped: &mut Dropped) -> Vec<Vec<(f64, f64)>> {
+        let mut runs = vec![Vec::new()];
         for &(x, y) in points {
-            let (Some(_), Some(_)) = (Scale::forward(false, x), Scale::forward(false, y)) else {
-                dropped.non_finite += 1;
-                continue;
-            };
+            let finite = Scale::forward(false, x).and(Scale::forward(false, y));
             let tx = Scale::forward(self.x.log, x);
             let ty = Scale::forward(self.y.log, y);
-            match (tx, ty) {
-                (Some(tx), Some(ty)) => out.push((tx, ty)),
-                (None, _) => dropped.log_x += 1,
-                (_, None) => dropped.log_y += 1,
+            match (finite, tx, ty) {
+                (Some(_), Some(tx), Some(ty)) => {
+                    if let Some(run) = runs.last_mut() {
+                        run.push((tx, ty));
+                    }
+                    continue;
+                }
+                (None, _, _) => dropped.non_finite += 1,
+                (_, None, _) => dropped.log_x += 1,
+                (_, _, None) => dropped.log_y += 1,
+            }
+            if runs.last().is_some_and(|r| !r.is_empty()) {
+                runs.push(Vec::new());
             }
         }
-        out
+        runs.retain(|r| !r.is_empty());
+        runs
     }
 
     /// Renders an SVG of the given size (in pixels) to `path`.

@@ -132,13 +132,15 @@ fn pad(log: bool, lo: f64, hi: f64) -> (f64, f64) {
 fn nice_step(raw: f64) -> f64 {
     let base = 10f64.powf(raw.log10().floor());
     let m = raw / base;
-    let nice = if m <= 1.0 {
+    // Thresholds near the geometric means of neighbours, so the tick count
+    // lands close to the target.
+    let nice = if m < 1.4 {
         1.0
-    } else if m <= 2.0 {
+    } else if m < 2.2 {
         2.0
-    } else if m <= 2.5 {
+    } else if m < 3.5 {
         2.5
-    } else if m <= 5.0 {
+    } else if m < 7.0 {
         5.0
     } else {
         10.0
@@ -159,10 +161,12 @@ fn decimals_for(step: f64) -> usize {
 /// Formats tick value `v` of a linear axis whose ticks are `step` apart and
 /// whose largest tick magnitude is `magnitude`.
 fn format_linear(v: f64, step: f64, magnitude: f64) -> String {
-    if v.abs() < step * 1e-9 {
-        return "0".to_string();
-    }
+    // Snap rounding noise to an exact zero (and avoid "-0.0").
+    let v = if v.abs() < step * 1e-9 { 0.0 } else { v };
     if magnitude >= 1e6 || step < 1e-4 {
+        if v == 0.0 {
+            return "0".to_string();
+        }
         let exp = magnitude.log10().floor();
         let d = decimals_for(step / 10f64.powf(exp));
         format!("{v:.d$e}")
@@ -225,7 +229,8 @@ fn log_ticks(lo: f64, hi: f64) -> Ticks {
     let decades = d1 - d0 + 1;
     let at = |m: u32, d: i32| f64::from(m).log10() + f64::from(d);
     let in_range = |t: f64| t >= lo && t <= hi;
-    if decades >= 2 {
+    // Wide ranges: decades only; narrower ones also get 2× and 5× ticks.
+    if decades >= 2 && hi - lo > 2.5 {
         let every = ((f64::from(decades) / 8.0).ceil() as i32).max(1);
         let major = (d0..=d1)
             .filter(|d| d.rem_euclid(every) == 0)
@@ -330,6 +335,8 @@ mod tests {
     fn log_decades() {
         let s = Scale::new(true, -0.2, 3.3, 6);
         assert_eq!(labels(&s), ["1", "10", "100", "1000"]);
+        let s = Scale::new(true, -0.1, 2.1, 6);
+        assert_eq!(labels(&s), ["1", "2", "5", "10", "20", "50", "100"]);
         let s = Scale::new(true, -0.1, 1.1, 6);
         assert_eq!(labels(&s), ["1", "2", "5", "10"]);
         let s = Scale::new(true, 0.0, 2.0f64.log10(), 6);

@@ -2,9 +2,14 @@
 
 use bytes::Bytes;
 use mpquic_wire::frame::{ConnectionClose, Frame};
+use mpquic_wire::stream_id::Side;
 
-use super::{Connection, ConnectionError, Event, State};
+use super::send::{MIN_INITIAL_SIZE, TAG_LEN};
+use super::{Connection, ConnectionError, Event, State, Transmit};
+use crate::crypto::Epoch;
 use crate::error::TransportError;
+use crate::path::PathId;
+use crate::space::SpaceId;
 use crate::time::Timestamp;
 
 impl Connection {
@@ -78,4 +83,107 @@ impl Connection {
             self.key_update_acked_pn = Some((space, pn));
         }
     }
+    /// CONNECTION_CLOSE in the closing state (RFC 9000 §10.2.1), once per trigger. Before the
+    /// handshake is confirmed the peer may lack some keys, so the frame goes in every level we
+    /// have keys for, coalesced (RFC 9000 §10.2.3).
+    pub(crate) fn send_close(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let State::Closing { frame, resend, .. } = &mut self.state else {
+            return None;
+        };
+        if !*resend {
+            return None;
+        }
+        *resend = false;
+        let frame = frame.clone();
+        let path = self.any_active_path().unwrap_or(0);
+        let max = self.max_datagram_size(path);
+        let mut epochs = Vec::new();
+        if self.initial_keys.is_some() {
+            epochs.push(Epoch::Initial);
+        }
+        if self.handshake_keys.is_some() {
+            epochs.push(Epoch::Handshake);
+        }
+        if self.one_rtt.is_some()
+            && (self.handshake_confirmed || epochs.is_empty() || self.side == Side::Server)
+        {
+            epochs.push(Epoch::Data);
+        }
+        for (i, &epoch) in epochs.iter().enumerate() {
+            let last = i + 1 == epochs.len();
+            let pad = (last && epochs[0] == Epoch::Initial && self.side == Side::Client)
+                .then_some(MIN_INITIAL_SIZE);
+            let room = max.saturating_sub(buf.len());
+            self.build_close_packet(
+                epoch,
+                if epoch == Epoch::Data { path } else { 0 },
+                &frame,
+                buf,
+                room,
+                pad.map(|p| p.saturating_sub(buf.len())),
+            );
+        }
+        let _ = now;
+        self.finish_datagram(
+            if epochs.last() == Some(&Epoch::Data) {
+                path
+            } else {
+                0
+            },
+            buf,
+        )
+    }
+
+    fn build_close_packet(
+        &mut self,
+        epoch: Epoch,
+        path: PathId,
+        frame: &Bytes,
+        buf: &mut Vec<u8>,
+        room: usize,
+        pad_to: Option<usize>,
+    ) -> Option<()> {
+        let space = match epoch {
+            Epoch::Initial => SpaceId::Initial,
+            Epoch::Handshake => SpaceId::Handshake,
+            Epoch::Data => self.layout.space_for(path),
+        };
+        let header = self.header_for(epoch, path)?;
+        let largest_acked = self.send_space(space).largest_acked();
+        let pn = self.send_space(space).next_pn();
+        let mut packet = Vec::with_capacity(256);
+        let enc = header.encode(pn, largest_acked, &mut packet);
+        packet.extend_from_slice(&close_frame_for_epoch(frame, epoch));
+        let limit = room.checked_sub(TAG_LEN)?;
+        if packet.len() > limit {
+            return None;
+        }
+        self.pad_packet(&mut packet, &enc, pad_to, limit);
+        let length = packet.len() - enc.pn_offset + TAG_LEN;
+        enc.set_length(&mut packet, length);
+        self.seal(epoch, path, pn, &mut packet, &enc)?;
+        buf.extend_from_slice(&packet);
+        Some(())
+    }
+}
+
+/// RFC 9000 §10.2.3: an application close cannot be sent in Initial or Handshake packets; it
+/// becomes a transport close with APPLICATION_ERROR there.
+fn close_frame_for_epoch(encoded_1rtt: &Bytes, epoch: Epoch) -> Vec<u8> {
+    if epoch == Epoch::Data {
+        return encoded_1rtt.to_vec();
+    }
+    let mut out = Vec::new();
+    if let Some(Ok(Frame::ConnectionClose(close))) = Frame::iter(encoded_1rtt.clone()).next() {
+        if close.frame_type.is_none() {
+            Frame::ConnectionClose(ConnectionClose {
+                error_code: mpquic_wire::error::TransportErrorCode::APPLICATION_ERROR.0,
+                frame_type: Some(0),
+                reason: Bytes::new(),
+            })
+            .encode(&mut out);
+            return out;
+        }
+    }
+    encoded_1rtt.to_vec()
 }

@@ -3,6 +3,7 @@
 //! [`Connection::poll_transmit`], time through [`Connection::handle_timeout`].
 
 mod ack_recv;
+mod ack_send;
 mod api;
 mod close;
 mod frames;

@@ -181,30 +181,9 @@ impl Connection {
             token.copy_from_slice(&buf[buf.len() - 16..]);
             token
         });
-        let opened = match epoch {
-            Epoch::Initial | Epoch::Handshake => {
-                let keys = if epoch == Epoch::Initial {
-                    self.initial_keys.as_ref()
-                } else {
-                    self.handshake_keys.as_ref()
-                };
-                let Some(keys) = keys else { return Ok(None) };
-                open_payload(keys.remote.packet.as_ref(), None, pn, &mut buf, header_len)
-                    .map(|r| (r, KeyUpdateOutcome::Current))
-            }
-            Epoch::Data => {
-                let nonce_path = self.layout.nonce_path_id(path);
-                let Some(keys) = self.one_rtt.as_mut() else {
-                    return Ok(None);
-                };
-                keys.open(
-                    nonce_path,
-                    pn,
-                    &mut buf,
-                    header_len,
-                    first & crate::crypto::one_rtt::KEY_PHASE_BIT != 0,
-                )
-            }
+        let key_phase = first & crate::crypto::one_rtt::KEY_PHASE_BIT != 0;
+        let Some(opened) = self.open(epoch, path, pn, &mut buf, header_len, key_phase) else {
+            return Ok(None);
         };
         let (range, outcome) = match opened {
             Ok(ok) => ok,
@@ -247,6 +226,41 @@ impl Connection {
             payload,
             len,
         }))
+    }
+
+    /// Decrypt the payload with the level's keys (1-RTT: key phase and key update, RFC 9001 §6).
+    /// None when the level has no keys.
+    fn open(
+        &mut self,
+        epoch: Epoch,
+        path: PathId,
+        pn: u64,
+        buf: &mut [u8],
+        header_len: usize,
+        key_phase: bool,
+    ) -> Option<Result<(std::ops::Range<usize>, KeyUpdateOutcome), crate::crypto::CryptoError>>
+    {
+        match epoch {
+            Epoch::Initial | Epoch::Handshake => {
+                let keys = if epoch == Epoch::Initial {
+                    self.initial_keys.as_ref()
+                } else {
+                    self.handshake_keys.as_ref()
+                }?;
+                Some(
+                    open_payload(keys.remote.packet.as_ref(), None, pn, buf, header_len)
+                        .map(|r| (r, KeyUpdateOutcome::Current)),
+                )
+            }
+            Epoch::Data => {
+                let nonce_path = self.layout.nonce_path_id(path);
+                Some(
+                    self.one_rtt
+                        .as_mut()?
+                        .open(nonce_path, pn, buf, header_len, key_phase),
+                )
+            }
+        }
     }
 
     fn on_decrypted(

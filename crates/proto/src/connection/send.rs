@@ -2,12 +2,12 @@
 //! and recording them for loss recovery (RFC 9000 §12–14, RFC 9002 §7.7, RFC 10069 §4–5).
 
 use bytes::Bytes;
-use mpquic_wire::frame::{AckFrame, ConnectionClose, Frame};
+use mpquic_wire::frame::Frame;
 use mpquic_wire::header::{Header, PartialEncode, QUIC_V1};
 use mpquic_wire::stream_id::Side;
 
 use super::{Connection, State, Transmit};
-use crate::ack::{plan_ack, AckPathChoice};
+
 use crate::crypto::{seal_packet, Epoch};
 use crate::path::PathId;
 use crate::recovery::SentPacket;
@@ -442,7 +442,7 @@ impl Connection {
         Some(Built)
     }
 
-    fn header_for(&self, epoch: Epoch, path: PathId) -> Option<Header> {
+    pub(crate) fn header_for(&self, epoch: Epoch, path: PathId) -> Option<Header> {
         let dcid = self.remote_cids.get(&path)?.current()?;
         let scid = *self
             .local_cids
@@ -468,114 +468,6 @@ impl Connection {
                 dcid,
             },
         })
-    }
-
-    /// RFC 9000 §13.2 / Alibaba report §2.2: the ACKs this packet on `path` carries: the one
-    /// owed for the path's own space, plus ACKs owed by other paths when the policy moves them
-    /// here (abandoned owner, lowest-RTT ACK path, or ACK on all paths).
-    fn write_ack(
-        &mut self,
-        now: Timestamp,
-        path: PathId,
-        space: SpaceId,
-        packet: &mut Vec<u8>,
-        limit: usize,
-        sent: &mut SentFrames,
-    ) {
-        let config = self.config.clone();
-        let mut acked_spaces: Vec<SpaceId> = Vec::new();
-        for (owner, owner_space, mark) in self.ack_owners(path, space) {
-            if acked_spaces.contains(&owner_space) {
-                continue;
-            }
-            let Some(record) = self.records.get(&owner_space) else {
-                continue;
-            };
-            let Some(state) = self
-                .paths
-                .get(&owner)
-                .and_then(|p| p.acks.get(&owner_space))
-            else {
-                continue;
-            };
-            // Marking owners take their own largest (report §2.2); others the space's largest.
-            let override_largest = if mark { None } else { record.largest() };
-            let Some(plan) = plan_ack(record, state, override_largest, now, &config.ack) else {
-                continue;
-            };
-            let frame = Frame::Ack(AckFrame {
-                path_id: self.layout.ack_path_id(owner_space),
-                largest: plan.largest,
-                ack_delay: plan.ack_delay,
-                ranges: plan.ranges,
-                ecn: None,
-            });
-            let len = frame.encoded_len();
-            if packet.len() + len > limit {
-                continue;
-            }
-            frame.encode(packet);
-            acked_spaces.push(owner_space);
-            sent.ack = Some((owner_space, plan.largest));
-            let ranges = if let Frame::Ack(a) = &frame {
-                a.ranges.len()
-            } else {
-                0
-            };
-            self.stats.on_ack_sent(len, ranges);
-            if let Some(p) = self.paths.get_mut(&path) {
-                p.counters.ack_frames_sent += 1;
-                p.counters.ack_frame_bytes += len as u64;
-            }
-            if mark {
-                if let Some(p) = self.paths.get_mut(&owner) {
-                    p.ack_state(owner_space).on_ack_sent();
-                }
-                self.record(owner_space).on_ack_sent();
-            }
-        }
-    }
-
-    /// (owner path, space, whether sending settles the owner's ACK state) for a packet on `path`.
-    fn ack_owners(&self, path: PathId, space: SpaceId) -> Vec<(PathId, SpaceId, bool)> {
-        let owes = |id: PathId, s: SpaceId| {
-            self.paths
-                .get(&id)
-                .and_then(|p| p.acks.get(&s))
-                .is_some_and(|a| a.has_unacked())
-        };
-        let mut owners = Vec::new();
-        if owes(path, space) {
-            owners.push((path, space, true));
-        }
-        if matches!(space, SpaceId::Initial | SpaceId::Handshake) {
-            return owners;
-        }
-        let ack_config = &self.config.ack;
-        let lowest_rtt_here =
-            ack_config.ack_path == AckPathChoice::LowestRtt && self.is_lowest_rtt(path);
-        for (&id, p) in &self.paths {
-            let s = self.layout.space_for(id);
-            if id == path || !owes(id, s) {
-                continue;
-            }
-            if !p.is_active() || lowest_rtt_here {
-                owners.push((id, s, true));
-            } else if ack_config.ack_on_all_paths {
-                owners.push((id, s, false));
-            }
-        }
-        owners
-    }
-
-    fn is_lowest_rtt(&self, path: PathId) -> bool {
-        let Some(me) = self.paths.get(&path) else {
-            return false;
-        };
-        self.paths
-            .values()
-            .filter(|p| p.is_usable())
-            .all(|p| p.rtt.smoothed() >= me.rtt.smoothed())
     }
 
     /// CRYPTO frames of `epoch` (RFC 9000 §19.6).
@@ -610,7 +502,7 @@ impl Connection {
 
     /// Pad for the minimum datagram size and for the header-protection sample (RFC 9001 §5.4.2:
     /// packet number + payload at least 4 bytes). Returns whether PADDING was added for size.
-    fn pad_packet(
+    pub(crate) fn pad_packet(
         &self,
         packet: &mut Vec<u8>,
         enc: &PartialEncode,
@@ -630,7 +522,7 @@ impl Connection {
         false
     }
 
-    fn seal(
+    pub(crate) fn seal(
         &mut self,
         epoch: Epoch,
         path: PathId,
@@ -726,89 +618,6 @@ impl Connection {
         self.send_space(space).on_sent(pn, path_id, seq);
     }
 
-    /// CONNECTION_CLOSE in the closing state (RFC 9000 §10.2.1), once per trigger. Before the
-    /// handshake is confirmed the peer may lack some keys, so the frame goes in every level we
-    /// have keys for, coalesced (RFC 9000 §10.2.3).
-    fn send_close(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let State::Closing { frame, resend, .. } = &mut self.state else {
-            return None;
-        };
-        if !*resend {
-            return None;
-        }
-        *resend = false;
-        let frame = frame.clone();
-        let path = self.any_active_path().unwrap_or(0);
-        let max = self.max_datagram_size(path);
-        let mut epochs = Vec::new();
-        if self.initial_keys.is_some() {
-            epochs.push(Epoch::Initial);
-        }
-        if self.handshake_keys.is_some() {
-            epochs.push(Epoch::Handshake);
-        }
-        if self.one_rtt.is_some()
-            && (self.handshake_confirmed || epochs.is_empty() || self.side == Side::Server)
-        {
-            epochs.push(Epoch::Data);
-        }
-        for (i, &epoch) in epochs.iter().enumerate() {
-            let last = i + 1 == epochs.len();
-            let pad = (last && epochs[0] == Epoch::Initial && self.side == Side::Client)
-                .then_some(MIN_INITIAL_SIZE);
-            let room = max.saturating_sub(buf.len());
-            self.build_close_packet(
-                epoch,
-                if epoch == Epoch::Data { path } else { 0 },
-                &frame,
-                buf,
-                room,
-                pad.map(|p| p.saturating_sub(buf.len())),
-            );
-        }
-        let _ = now;
-        self.finish_datagram(
-            if epochs.last() == Some(&Epoch::Data) {
-                path
-            } else {
-                0
-            },
-            buf,
-        )
-    }
-
-    fn build_close_packet(
-        &mut self,
-        epoch: Epoch,
-        path: PathId,
-        frame: &Bytes,
-        buf: &mut Vec<u8>,
-        room: usize,
-        pad_to: Option<usize>,
-    ) -> Option<()> {
-        let space = match epoch {
-            Epoch::Initial => SpaceId::Initial,
-            Epoch::Handshake => SpaceId::Handshake,
-            Epoch::Data => self.layout.space_for(path),
-        };
-        let header = self.header_for(epoch, path)?;
-        let largest_acked = self.send_space(space).largest_acked();
-        let pn = self.send_space(space).next_pn();
-        let mut packet = Vec::with_capacity(256);
-        let enc = header.encode(pn, largest_acked, &mut packet);
-        packet.extend_from_slice(&close_frame_for_epoch(frame, epoch));
-        let limit = room.checked_sub(TAG_LEN)?;
-        if packet.len() > limit {
-            return None;
-        }
-        self.pad_packet(&mut packet, &enc, pad_to, limit);
-        let length = packet.len() - enc.pn_offset + TAG_LEN;
-        enc.set_length(&mut packet, length);
-        self.seal(epoch, path, pn, &mut packet, &enc)?;
-        buf.extend_from_slice(&packet);
-        Some(())
-    }
-
     /// Redundant scheduling: the stream data just sent on `path` is queued again so the next
     /// packets carry it on the other paths; the first acknowledgement wins.
     fn duplicate_last_packet(&mut self, path: PathId) {
@@ -829,25 +638,4 @@ impl Connection {
             self.streams.on_frames_lost(&copy);
         }
     }
-}
-
-/// RFC 9000 §10.2.3: an application close cannot be sent in Initial or Handshake packets; it
-/// becomes a transport close with APPLICATION_ERROR there.
-fn close_frame_for_epoch(encoded_1rtt: &Bytes, epoch: Epoch) -> Vec<u8> {
-    if epoch == Epoch::Data {
-        return encoded_1rtt.to_vec();
-    }
-    let mut out = Vec::new();
-    if let Some(Ok(Frame::ConnectionClose(close))) = Frame::iter(encoded_1rtt.clone()).next() {
-        if close.frame_type.is_none() {
-            Frame::ConnectionClose(ConnectionClose {
-                error_code: mpquic_wire::error::TransportErrorCode::APPLICATION_ERROR.0,
-                frame_type: Some(0),
-                reason: Bytes::new(),
-            })
-            .encode(&mut out);
-            return out;
-        }
-    }
-    encoded_1rtt.to_vec()
 }
