@@ -12,31 +12,57 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::Poll;
 
+use std::io::IoSliceMut;
+
 use bytes::BytesMut;
 use mpquic_proto::Transmit;
+use quinn_udp::{RecvMeta, UdpSocketState};
+use tokio::io::Interest;
 use tokio::net::UdpSocket;
 use tokio::time::Instant;
 
 use crate::connection::ConnectionError;
 use crate::state::Shared;
 
-/// Datagrams read from one socket per round before the core gets to send.
-const RECV_BATCH: usize = 64;
+/// Receive calls per socket per round before the core gets to send.
+const RECV_CALLS: usize = 16;
+/// Buffers (messages) per receive call (recvmmsg).
+const RECV_SLOTS: usize = 8;
 /// Datagrams taken from the core per round before sockets are read again.
 const SEND_BATCH: usize = 64;
-/// Largest UDP payload.
-const MAX_DATAGRAM: usize = 65_535;
+/// Most datagrams in one segmentation-offload (GSO) send.
+const MAX_SEGMENTS: usize = 32;
+/// Most bytes in one GSO send (the UDP length field is 16 bits).
+const MAX_SEGMENTED_BYTES: usize = 64_000;
 /// Consecutive receive errors (other than "would block") after which the endpoint fails.
 const MAX_RECV_ERRORS: u32 = 128;
 /// Floor of the sleep when the core reports a timer that is already due after handling it.
 const STUCK_TIMER_DELAY: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// A bound socket and its local address.
+/// A bound socket, its local address and its batched-I/O state (GSO/GRO support).
 #[derive(Debug)]
 pub(crate) struct BoundSocket {
     pub local: SocketAddr,
     pub socket: UdpSocket,
+    pub state: UdpSocketState,
 }
+
+impl BoundSocket {
+    /// Wrap a non-blocking std socket (within a tokio runtime).
+    pub(crate) fn new(socket: std::net::UdpSocket) -> io::Result<Self> {
+        let state = UdpSocketState::new((&socket).into())?;
+        let local = socket.local_addr()?;
+        Ok(Self { local, socket: UdpSocket::from_std(socket)?, state })
+    }
+
+    /// Size of one receive buffer: room for a full GRO batch of the largest datagrams.
+    fn slot_size(&self) -> usize {
+        (2048 * self.state.gro_segments()).max(MAX_DATAGRAM)
+    }
+}
+
+/// Largest UDP payload.
+const MAX_DATAGRAM: usize = 65_535;
 
 /// Start the driver task of `shared` and a supervisor that fails the endpoint's connections if
 /// the driver stops (an I/O error, or a panic in the core) so that no application task hangs.
@@ -69,23 +95,28 @@ struct Round {
 struct Driver {
     shared: Arc<Shared>,
     sockets: Vec<BoundSocket>,
-    rx_buf: Vec<u8>,
+    /// Receive buffers: [`RECV_SLOTS`] slots per socket.
+    rx_bufs: Vec<Vec<u8>>,
     received: Vec<(SocketAddr, SocketAddr, BytesMut)>,
-    outgoing: Vec<(Transmit, Vec<u8>)>,
-    spare: Vec<Vec<u8>>,
+    /// Datagrams to send, their bytes back to back in `tx_data`.
+    outgoing: Vec<Transmit>,
+    tx_data: Vec<u8>,
+    scratch: Vec<u8>,
     recv_errors: u32,
     stuck_rounds: u32,
 }
 
 impl Driver {
     fn new(shared: Arc<Shared>, sockets: Vec<BoundSocket>) -> Self {
+        let rx_bufs = sockets.iter().map(|s| vec![0; s.slot_size() * RECV_SLOTS]).collect();
         Self {
             shared,
             sockets,
-            rx_buf: vec![0; MAX_DATAGRAM],
-            received: Vec::with_capacity(RECV_BATCH),
+            rx_bufs,
+            received: Vec::new(),
             outgoing: Vec::with_capacity(SEND_BATCH),
-            spare: Vec::new(),
+            tx_data: Vec::with_capacity(SEND_BATCH * 1500),
+            scratch: Vec::with_capacity(1500),
             recv_errors: 0,
             stuck_rounds: 0,
         }
@@ -110,15 +141,22 @@ impl Driver {
     /// Read what is waiting on every socket. Returns whether a socket may have more.
     fn receive(&mut self) -> io::Result<bool> {
         let mut more = false;
-        for s in &self.sockets {
-            let mut n = 0;
-            while n < RECV_BATCH {
-                match s.socket.try_recv_from(&mut self.rx_buf) {
-                    Ok((len, from)) => {
+        for (s, buf) in self.sockets.iter().zip(self.rx_bufs.iter_mut()) {
+            let slot = s.slot_size();
+            let mut calls = 0;
+            while calls < RECV_CALLS {
+                calls += 1;
+                let mut meta = [RecvMeta::default(); RECV_SLOTS];
+                let mut iovs: Vec<IoSliceMut<'_>> = buf.chunks_mut(slot).map(IoSliceMut::new).collect();
+                match s.socket.try_io(Interest::READABLE, || s.state.recv((&s.socket).into(), &mut iovs, &mut meta)) {
+                    Ok(n) => {
                         self.recv_errors = 0;
-                        self.received
-                            .push((s.local, from, BytesMut::from(&self.rx_buf[..len])));
-                        n += 1;
+                        for (m, data) in meta.iter().zip(iovs.iter()).take(n) {
+                            // With GRO one buffer holds several datagrams, `stride` bytes apart.
+                            for datagram in data[..m.len].chunks(m.stride.max(1)) {
+                                self.received.push((s.local, m.addr, BytesMut::from(datagram)));
+                            }
+                        }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) => {
@@ -129,11 +167,10 @@ impl Driver {
                         if self.recv_errors >= MAX_RECV_ERRORS {
                             return Err(e);
                         }
-                        n += 1;
                     }
                 }
             }
-            more |= n == RECV_BATCH;
+            more |= calls == RECV_CALLS;
         }
         Ok(more)
     }
@@ -154,17 +191,9 @@ impl Driver {
             st.proto.handle_timeout(now);
         }
         while self.outgoing.len() < SEND_BATCH {
-            let mut buf = self.spare.pop().unwrap_or_default();
-            match st.proto.poll_transmit(now, &mut buf) {
-                Some(t) => {
-                    buf.truncate(t.size);
-                    self.outgoing.push((t, buf));
-                }
-                None => {
-                    self.spare.push(buf);
-                    break;
-                }
-            }
+            let Some(t) = st.proto.poll_transmit(now, &mut self.scratch) else { break };
+            self.tx_data.extend_from_slice(&self.scratch[..t.size]);
+            self.outgoing.push(t);
         }
         st.process(now);
         let more = self.outgoing.len() == SEND_BATCH;
@@ -191,35 +220,74 @@ impl Driver {
         }
     }
 
-    /// Send the collected datagrams. A datagram that cannot be sent (no socket for its local
+    /// Send the collected datagrams, runs of equal-sized datagrams to the same address in one
+    /// segmentation-offload call. A datagram that cannot be sent (no socket for its local
     /// address, or a send error) is dropped: the core treats it as lost.
     async fn send(&mut self) {
-        for (t, buf) in self.outgoing.drain(..) {
-            let socket = self
-                .sockets
-                .iter()
-                .find(|s| s.local == t.local)
-                .or_else(|| {
-                    self.sockets
-                        .iter()
-                        .find(|s| s.local.is_ipv4() == t.remote.is_ipv4())
-                });
-            match socket {
-                Some(s) => {
-                    let result = match s.socket.try_send_to(&buf, t.remote) {
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            s.socket.send_to(&buf, t.remote).await
+        let mut start = 0;
+        let mut offset = 0;
+        while start < self.outgoing.len() {
+            let first = self.outgoing[start];
+            let Some(s) = self.socket_for(&first) else {
+                tracing::debug!("no socket bound to {} (to {})", first.local, first.remote);
+                offset += first.size;
+                start += 1;
+                continue;
+            };
+            let end = self.segment_run(start, s.state.max_gso_segments());
+            let len: usize = self.outgoing[start..end].iter().map(|t| t.size).sum();
+            let transmit = quinn_udp::Transmit {
+                destination: first.remote,
+                ecn: None,
+                contents: &self.tx_data[offset..offset + len],
+                segment_size: (end - start > 1).then_some(first.size),
+                src_ip: None,
+            };
+            loop {
+                match s.socket.try_io(Interest::WRITABLE, || s.state.send((&s.socket).into(), &transmit)) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        if let Err(e) = s.socket.writable().await {
+                            tracing::debug!("send from {}: {e}", s.local);
+                            break;
                         }
-                        other => other,
-                    };
-                    if let Err(e) = result {
-                        tracing::debug!("send from {} to {}: {e}", s.local, t.remote);
                     }
+                    Err(e) => {
+                        tracing::debug!("send from {} to {}: {e}", s.local, first.remote);
+                        break;
+                    }
+                    Ok(()) => break,
                 }
-                None => tracing::debug!("no socket bound to {} (to {})", t.local, t.remote),
             }
-            self.spare.push(buf);
+            offset += len;
+            start = end;
         }
+        self.outgoing.clear();
+        self.tx_data.clear();
+    }
+
+    /// The socket a datagram leaves from: the one bound to its local address, or else the
+    /// first of the remote's address family.
+    fn socket_for(&self, t: &Transmit) -> Option<&BoundSocket> {
+        self.sockets.iter().find(|s| s.local == t.local).or_else(|| self.sockets.iter().find(|s| s.local.is_ipv4() == t.remote.is_ipv4()))
+    }
+
+    /// End of the run of datagrams from `start` that can go in one GSO send: same addresses,
+    /// the same size except a smaller last one, within the segment and byte limits.
+    fn segment_run(&self, start: usize, max_segments: usize) -> usize {
+        let first = self.outgoing[start];
+        let limit = max_segments.clamp(1, MAX_SEGMENTS).min(MAX_SEGMENTED_BYTES / first.size.max(1)).max(1);
+        let mut end = start + 1;
+        while end < self.outgoing.len() && end - start < limit {
+            let t = self.outgoing[end];
+            if t.local != first.local || t.remote != first.remote || t.size > first.size {
+                break;
+            }
+            end += 1;
+            if t.size < first.size {
+                break;
+            }
+        }
+        end
     }
 
     /// Sleep until a socket is readable, the deadline passes or the application wakes us.

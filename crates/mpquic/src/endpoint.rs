@@ -10,7 +10,6 @@ use bytes::Bytes;
 use mpquic_proto::EndpointConfig;
 use rand::rngs::OsRng;
 use rand::RngCore;
-use tokio::net::UdpSocket;
 
 use crate::connection::{ConnRef, Connecting, Connection, ConnectionError};
 use crate::driver::{self, BoundSocket};

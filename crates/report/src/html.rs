@@ -254,6 +254,10 @@ impl HtmlReport {
     /// (see [`Figure::render`]). A figure whose files are missing is shown
     /// as a visible warning rather than a broken image.
     pub fn write(&self, dir: &Path) -> Result<PathBuf, ReportError> {
+        std::fs::create_dir_all(dir).map_err(|e| ReportError::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
         let path = dir.join("index.html");
         write_file(&path, self.to_html(dir).as_bytes())?;
         Ok(path)

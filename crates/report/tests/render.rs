@@ -56,7 +56,7 @@ fn scatter_plot_with_log_axes() {
         kind: PlotKind::Scatter,
         series: vec![Series::new("runs", vec![(1.0, 1e-4), (10.0, 1e-3), (100.0, 1e-2), (1000.0, 0.5)])],
     };
-    render_both(&plot, &dir, "scatter", &["RTT vs loss", "RTT (ms)", "loss rate (-)", ">100<", ">1000<"]);
+    render_both(&plot, &dir, "scatter", &["RTT vs loss", "RTT (ms)", "loss rate (-)", "\n100\n", "\n1000\n", "\n0.0001\n"]);
 }
 
 #[test]

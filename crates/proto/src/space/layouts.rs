@@ -3,39 +3,24 @@
 use super::{Design, SpaceId, SpaceLayout};
 use crate::path::PathId;
 
-/// RFC 9000: one path, one application-data space, RFC 9001 nonce, ACK frames.
-#[derive(Debug, Default)]
-pub struct SinglePath;
-
-impl SpaceLayout for SinglePath {
-    fn space_for(&self, _path: PathId) -> SpaceId {
-        SpaceId::Data(0)
-    }
-    fn nonce_path_id(&self, _path: PathId) -> Option<u32> {
-        None
-    }
-    fn ack_path_id(&self, _space: SpaceId) -> Option<u64> {
-        None
-    }
-    fn space_of_ack(&self, path_id: Option<u64>) -> Option<SpaceId> {
-        // PATH_ACK is not allowed without multipath: the receive path rejects the frame.
-        path_id.is_none().then_some(SpaceId::Data(0))
-    }
-    fn is_multipath(&self) -> bool {
-        false
-    }
-    fn design(&self) -> Design {
-        Design::Single
-    }
+/// One application-data space for every path, RFC 9001 nonce, ACK frames. Two designs use it:
+/// - single path (RFC 9000);
+/// - SPNS: every path numbers its packets in the shared space (Alibaba report §2; draft-01
+///   `enable_multipath` = 1). Packet numbers are unique connection-wide, so the RFC 9001 nonce
+///   is safe and plain ACK frames acknowledge the shared space.
+#[derive(Debug)]
+pub struct OneSpace {
+    design: Design,
 }
 
-/// SPNS: every path numbers its packets in one shared space (Alibaba report §2; draft-01
-/// `enable_multipath` = 1). Packet numbers are unique connection-wide, so the RFC 9001 nonce is
-/// safe and plain ACK frames acknowledge the shared space.
-#[derive(Debug, Default)]
-pub struct SharedSpace;
+impl OneSpace {
+    /// RFC 9000 single path.
+    pub const SINGLE: OneSpace = OneSpace { design: Design::Single };
+    /// SPNS multipath.
+    pub const SHARED: OneSpace = OneSpace { design: Design::Spns };
+}
 
-impl SpaceLayout for SharedSpace {
+impl SpaceLayout for OneSpace {
     fn space_for(&self, _path: PathId) -> SpaceId {
         SpaceId::Data(0)
     }
@@ -46,13 +31,14 @@ impl SpaceLayout for SharedSpace {
         None
     }
     fn space_of_ack(&self, path_id: Option<u64>) -> Option<SpaceId> {
+        // PATH_ACK does not belong to these designs: the receive path rejects the frame.
         path_id.is_none().then_some(SpaceId::Data(0))
     }
     fn is_multipath(&self) -> bool {
-        true
+        self.design == Design::Spns
     }
     fn design(&self) -> Design {
-        Design::Spns
+        self.design
     }
 }
 
@@ -91,8 +77,8 @@ impl SpaceLayout for PerPathSpaces {
 /// The layout object for a negotiated design.
 pub fn layout_for(design: Design) -> Box<dyn SpaceLayout> {
     match design {
-        Design::Single => Box::new(SinglePath),
-        Design::Spns => Box::new(SharedSpace),
+        Design::Single => Box::new(OneSpace::SINGLE),
+        Design::Spns => Box::new(OneSpace::SHARED),
         Design::Mpns => Box::new(PerPathSpaces),
     }
 }

@@ -2,14 +2,14 @@
 //!
 //! Connection code asks [`SpaceLayout::space_for`] which space a path uses and never branches on
 //! the multipath design: single path, SPNS (one shared application-data space, Alibaba report) and
-//! MPNS (one space per path, RFC 10069 §4) are three implementations of the trait.
+//! MPNS (one space per path, RFC 10069 §4) is the other implementation of the trait.
 
 mod layouts;
 mod record;
 
 use std::collections::BTreeMap;
 
-pub use layouts::{layout_for, PerPathSpaces, SharedSpace, SinglePath};
+pub use layouts::{layout_for, OneSpace, PerPathSpaces};
 pub use record::ReceiveRecord;
 
 use crate::path::PathId;
