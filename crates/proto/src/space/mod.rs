@@ -1,8 +1,9 @@
 //! Packet number spaces and the layout seam that maps paths to them.
 //!
 //! Connection code asks [`SpaceLayout::space_for`] which space a path uses and never branches on
-//! the multipath design: single path, SPNS (one shared application-data space, Alibaba report) and
-//! MPNS (one space per path, RFC 10069 §4) is the other implementation of the trait.
+//! the multipath design. Single path and SPNS (one shared application-data space, Alibaba
+//! report) share one implementation of the trait; MPNS (one space per path, RFC 10069 §4) is
+//! the other.
 
 mod layouts;
 mod record;
