@@ -70,7 +70,7 @@ pub(crate) fn say(line: impl std::fmt::Display) {
     let _ = out.flush();
 }
 
-/// Like [`say`], on stderr.
+/// A `warning: ` line on stderr (errors are ignored, as in [`say`]).
 pub(crate) fn warn(line: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "warning: {line}");
 }

@@ -17,21 +17,22 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         ));
     }
     let unit = unit.trim().to_ascii_lowercase();
-    let multiplier: u64 =
-        match unit.as_str() {
-            "" | "b" => 1,
-            "k" | "kb" => 1_000,
-            "m" | "mb" => 1_000_000,
-            "g" | "gb" => 1_000_000_000,
-            "t" | "tb" => 1_000_000_000_000,
-            "ki" | "kib" => 1 << 10,
-            "mi" | "mib" => 1 << 20,
-            "gi" | "gib" => 1 << 30,
-            "ti" | "tib" => 1 << 40,
-            _ => return Err(format!(
+    let multiplier: u64 = match unit.as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "t" | "tb" => 1_000_000_000_000,
+        "ki" | "kib" => 1 << 10,
+        "mi" | "mib" => 1 << 20,
+        "gi" | "gib" => 1 << 30,
+        "ti" | "tib" => 1 << 40,
+        _ => {
+            return Err(format!(
                 "invalid size '{s}': unknown unit '{unit}' (use B, kB, MB, GB, KiB, MiB or GiB)"
-            )),
-        };
+            ))
+        }
+    };
     let value: f64 = number.parse().map_err(|_| {
         format!("invalid size '{s}': expected a number followed by a unit, like 10MB or 512KiB")
     })?;

@@ -124,15 +124,36 @@ impl Drop for ConnRef {
 }
 
 /// A connection in its handshake; resolves to a [`Connection`] once it is established.
+///
+/// The handshake is abandoned (with [`mpquic_proto::ConnectionError::TimedOut`]) when it has
+/// not completed within the transport configuration's idle timeout. The core alone would keep
+/// probing a silent server for much longer (its idle deadline grows with the PTO backoff).
 #[derive(Debug)]
 #[must_use = "a connection attempt does nothing unless awaited"]
 pub struct Connecting {
     conn: Option<ConnRef>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl Connecting {
-    pub(crate) fn new(conn: ConnRef) -> Self {
-        Self { conn: Some(conn) }
+    pub(crate) fn new(conn: ConnRef, timeout: std::time::Duration) -> Self {
+        let deadline = (!timeout.is_zero()).then(|| Box::pin(tokio::time::sleep(timeout)));
+        Self {
+            conn: Some(conn),
+            deadline,
+        }
+    }
+
+    /// Give up the handshake: close the connection and fail every task waiting for it.
+    fn abandon(conn: &ConnRef) -> ConnectionError {
+        let error = ConnectionError::Lost(mpquic_proto::ConnectionError::TimedOut);
+        let now = conn.shared.now();
+        let _ = conn.with(|c, cs| {
+            c.close(now, 0, Bytes::from_static(b"handshake timed out"));
+            cs.fail(error.clone());
+        });
+        conn.shared.wake_driver();
+        error
     }
 }
 
@@ -155,7 +176,16 @@ impl Future for Connecting {
         });
         match state {
             None => Poll::Ready(Err(ConnectionError::EndpointStopped)),
-            Some(None) => Poll::Pending,
+            Some(None) => {
+                let expired = self
+                    .deadline
+                    .as_mut()
+                    .is_some_and(|d| d.as_mut().poll(cx).is_ready());
+                match self.conn.as_ref() {
+                    Some(conn) if expired => Poll::Ready(Err(Self::abandon(conn))),
+                    _ => Poll::Pending,
+                }
+            }
             Some(Some(Err(e))) => Poll::Ready(Err(e)),
             Some(Some(Ok(()))) => match self.conn.take() {
                 Some(c) => Poll::Ready(Ok(Connection::new(c))),

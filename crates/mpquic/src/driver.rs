@@ -52,7 +52,11 @@ impl BoundSocket {
     pub(crate) fn new(socket: std::net::UdpSocket) -> io::Result<Self> {
         let state = UdpSocketState::new((&socket).into())?;
         let local = socket.local_addr()?;
-        Ok(Self { local, socket: UdpSocket::from_std(socket)?, state })
+        Ok(Self {
+            local,
+            socket: UdpSocket::from_std(socket)?,
+            state,
+        })
     }
 
     /// Size of one receive buffer: room for a full GRO batch of the largest datagrams.
@@ -108,7 +112,10 @@ struct Driver {
 
 impl Driver {
     fn new(shared: Arc<Shared>, sockets: Vec<BoundSocket>) -> Self {
-        let rx_bufs = sockets.iter().map(|s| vec![0; s.slot_size() * RECV_SLOTS]).collect();
+        let rx_bufs = sockets
+            .iter()
+            .map(|s| vec![0; s.slot_size() * RECV_SLOTS])
+            .collect();
         Self {
             shared,
             sockets,
@@ -147,14 +154,18 @@ impl Driver {
             while calls < RECV_CALLS {
                 calls += 1;
                 let mut meta = [RecvMeta::default(); RECV_SLOTS];
-                let mut iovs: Vec<IoSliceMut<'_>> = buf.chunks_mut(slot).map(IoSliceMut::new).collect();
-                match s.socket.try_io(Interest::READABLE, || s.state.recv((&s.socket).into(), &mut iovs, &mut meta)) {
+                let mut iovs: Vec<IoSliceMut<'_>> =
+                    buf.chunks_mut(slot).map(IoSliceMut::new).collect();
+                match s.socket.try_io(Interest::READABLE, || {
+                    s.state.recv((&s.socket).into(), &mut iovs, &mut meta)
+                }) {
                     Ok(n) => {
                         self.recv_errors = 0;
                         for (m, data) in meta.iter().zip(iovs.iter()).take(n) {
                             // With GRO one buffer holds several datagrams, `stride` bytes apart.
                             for datagram in data[..m.len].chunks(m.stride.max(1)) {
-                                self.received.push((s.local, m.addr, BytesMut::from(datagram)));
+                                self.received
+                                    .push((s.local, m.addr, BytesMut::from(datagram)));
                             }
                         }
                     }
@@ -191,7 +202,9 @@ impl Driver {
             st.proto.handle_timeout(now);
         }
         while self.outgoing.len() < SEND_BATCH {
-            let Some(t) = st.proto.poll_transmit(now, &mut self.scratch) else { break };
+            let Some(t) = st.proto.poll_transmit(now, &mut self.scratch) else {
+                break;
+            };
             self.tx_data.extend_from_slice(&self.scratch[..t.size]);
             self.outgoing.push(t);
         }
@@ -244,7 +257,9 @@ impl Driver {
                 src_ip: None,
             };
             loop {
-                match s.socket.try_io(Interest::WRITABLE, || s.state.send((&s.socket).into(), &transmit)) {
+                match s.socket.try_io(Interest::WRITABLE, || {
+                    s.state.send((&s.socket).into(), &transmit)
+                }) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         if let Err(e) = s.socket.writable().await {
                             tracing::debug!("send from {}: {e}", s.local);
@@ -268,14 +283,24 @@ impl Driver {
     /// The socket a datagram leaves from: the one bound to its local address, or else the
     /// first of the remote's address family.
     fn socket_for(&self, t: &Transmit) -> Option<&BoundSocket> {
-        self.sockets.iter().find(|s| s.local == t.local).or_else(|| self.sockets.iter().find(|s| s.local.is_ipv4() == t.remote.is_ipv4()))
+        self.sockets
+            .iter()
+            .find(|s| s.local == t.local)
+            .or_else(|| {
+                self.sockets
+                    .iter()
+                    .find(|s| s.local.is_ipv4() == t.remote.is_ipv4())
+            })
     }
 
     /// End of the run of datagrams from `start` that can go in one GSO send: same addresses,
     /// the same size except a smaller last one, within the segment and byte limits.
     fn segment_run(&self, start: usize, max_segments: usize) -> usize {
         let first = self.outgoing[start];
-        let limit = max_segments.clamp(1, MAX_SEGMENTS).min(MAX_SEGMENTED_BYTES / first.size.max(1)).max(1);
+        let limit = max_segments
+            .clamp(1, MAX_SEGMENTS)
+            .min(MAX_SEGMENTED_BYTES / first.size.max(1))
+            .max(1);
         let mut end = start + 1;
         while end < self.outgoing.len() && end - start < limit {
             let t = self.outgoing[end];

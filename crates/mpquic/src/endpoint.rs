@@ -74,11 +74,7 @@ impl Endpoint {
         for addr in bind {
             let std_socket = bind_socket(*addr)
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot bind UDP {addr}: {e}")))?;
-            let local = std_socket.local_addr()?;
-            sockets.push(BoundSocket {
-                local,
-                socket: UdpSocket::from_std(std_socket)?,
-            });
+            sockets.push(BoundSocket::new(std_socket)?);
         }
         let locals: Vec<SocketAddr> = sockets.iter().map(|s| s.local).collect();
         let mut rng = OsRng;
@@ -142,7 +138,10 @@ impl Endpoint {
             handle
         };
         self.shared.wake_driver();
-        Ok(Connecting::new(ConnRef::adopt(self.shared.clone(), handle)))
+        Ok(Connecting::new(
+            ConnRef::adopt(self.shared.clone(), handle),
+            config.transport.idle_timeout,
+        ))
     }
 
     /// The next incoming connection whose handshake completed, or `None` once the endpoint is
@@ -175,6 +174,7 @@ impl Endpoint {
         {
             let mut st = self.shared.lock();
             st.closed = true;
+            st.proto.set_server_config(None);
             let handles: Vec<_> = st.conns.keys().copied().collect();
             for h in handles {
                 if let Some(c) = st.proto.connection_mut(h) {

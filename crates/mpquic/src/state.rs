@@ -211,6 +211,7 @@ impl State {
             }
         }
         self.incoming.clear();
+        self.conns.retain(|_, cs| !(cs.drained && cs.refs == 0));
         wake_all(&mut self.accept_wakers);
     }
 

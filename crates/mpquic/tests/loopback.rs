@@ -138,3 +138,130 @@ async fn uploads_ten_megabytes_byte_exact() {
         data.len()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_is_reported_to_both_sides() {
+    let (_dir, root) = root_with("file.bin", b"x");
+    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("cert");
+    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
+    let server = Endpoint::server(
+        mpquic::config::server(tls, transport(MultipathMode::Auto)),
+        &[addr("127.0.0.1:0")],
+    )
+    .expect("bind");
+    drop(root);
+    let server_addr = server.local_addr();
+    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
+    let conn = within(
+        "handshake",
+        client
+            .connect(
+                server_addr,
+                "localhost",
+                client_config(transport(MultipathMode::Auto)),
+            )
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake");
+    let accepted = within("accept", server.accept()).await.expect("incoming");
+    // A stream waiting for data is woken by the close.
+    let (_send, mut recv) = conn.open_bi().await.expect("open");
+    let reader = tokio::spawn(async move { recv.read_to_end(100).await });
+    accepted.close(7, b"bye");
+    let why = within("closed", conn.closed()).await;
+    assert_eq!(
+        why,
+        mpquic::ConnectionError::Lost(mpquic::proto::ConnectionError::PeerApplicationClose {
+            code: 7,
+            reason: "bye".into()
+        })
+    );
+    let read = within("reader", reader).await.expect("task");
+    assert!(
+        matches!(
+            read,
+            Err(mpquic::ReadToEndError::Read(
+                mpquic::ReadError::ConnectionLost(_)
+            ))
+        ),
+        "{read:?}"
+    );
+    assert!(matches!(
+        accepted.closed().await,
+        mpquic::ConnectionError::Lost(mpquic::proto::ConnectionError::LocallyClosed { code: 7 })
+    ));
+    // Closing the endpoint ends accept().
+    server.close(0, b"");
+    assert!(within("accept after close", server.accept())
+        .await
+        .is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_last_handle_closes_the_connection() {
+    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("cert");
+    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
+    let server = Endpoint::server(
+        mpquic::config::server(tls, transport(MultipathMode::Auto)),
+        &[addr("127.0.0.1:0")],
+    )
+    .expect("bind");
+    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
+    let conn = within(
+        "handshake",
+        client
+            .connect(
+                server.local_addr(),
+                "localhost",
+                client_config(transport(MultipathMode::Auto)),
+            )
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake");
+    let accepted = within("accept", server.accept()).await.expect("incoming");
+    let clone = conn.clone();
+    drop(conn);
+    assert!(
+        clone.close_reason().is_none(),
+        "a clone keeps the connection open"
+    );
+    drop(clone);
+    let why = within("closed", accepted.closed()).await;
+    assert_eq!(
+        why,
+        mpquic::ConnectionError::Lost(mpquic::proto::ConnectionError::PeerApplicationClose {
+            code: 0,
+            reason: String::new()
+        })
+    );
+    within("client idle", client.wait_idle()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handshake_with_a_silent_peer_times_out() {
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
+    let mut t = transport(MultipathMode::Auto);
+    t.idle_timeout = std::time::Duration::from_millis(500);
+    let started = std::time::Instant::now();
+    let result = within(
+        "handshake",
+        client
+            .connect(
+                silent.local_addr().expect("addr"),
+                "localhost",
+                client_config(t),
+            )
+            .expect("connect"),
+    )
+    .await;
+    assert_eq!(
+        result.err(),
+        Some(mpquic::ConnectionError::Lost(
+            mpquic::proto::ConnectionError::TimedOut
+        ))
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}

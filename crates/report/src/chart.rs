@@ -12,8 +12,10 @@ use plotters_backend::{BackendCoord, DrawingErrorKind};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-/// Size of SVG output when none is given, in pixels.
-pub const DEFAULT_SVG_SIZE: (u32, u32) = (800, 500);
+/// Size of SVG output when none is given, in pixels. Fonts and strokes are
+/// designed for this size and scale with the output, so a PNG of another
+/// aspect-compatible size looks the same, only sharper.
+pub const DEFAULT_SVG_SIZE: (u32, u32) = (640, 400);
 /// Smallest accepted image side, in pixels.
 pub const MIN_SIDE: u32 = 64;
 /// Largest accepted image side, in pixels.
@@ -42,46 +44,58 @@ pub(crate) struct Theme {
     scale: f64,
 }
 
+/// plotters draws text at `size / 1.24` pixels; we speak in real pixels.
+const PLOTTERS_FONT_FACTOR: f64 = 1.24;
+
 impl Theme {
     pub fn new(width: u32, height: u32) -> Theme {
-        let scale = (f64::from(width) / 800.0)
-            .min(f64::from(height) / 500.0)
-            .clamp(0.35, 5.0);
+        let (w0, h0) = DEFAULT_SVG_SIZE;
+        let scale = (f64::from(width) / f64::from(w0))
+            .min(f64::from(height) / f64::from(h0))
+            .clamp(0.35, 8.0);
         Theme {
             width,
             height,
             scale,
         }
     }
+    /// A size in real pixels, scaled from the reference size.
     fn px(&self, base: f64) -> f64 {
-        (base * self.scale).max(7.0)
+        (base * self.scale).max(6.0)
     }
     pub fn title_px(&self) -> f64 {
-        self.px(22.0)
+        self.px(18.0)
     }
     pub fn label_px(&self) -> f64 {
-        self.px(17.0)
+        self.px(15.0)
     }
     pub fn tick_px(&self) -> f64 {
-        self.px(14.0)
+        self.px(13.5)
     }
     pub fn legend_px(&self) -> f64 {
-        self.px(14.0)
+        self.px(13.5)
     }
     pub fn marker(&self) -> i32 {
-        (4.0 * self.scale).round().max(2.0) as i32
+        (3.5 * self.scale).round().max(2.0) as i32
     }
     pub fn stroke(&self) -> u32 {
-        (2.0 * self.scale).round().max(1.0) as u32
+        (1.8 * self.scale).round().max(1.0) as u32
     }
     pub fn margin(&self) -> i32 {
-        (12.0 * self.scale).round() as i32
+        (10.0 * self.scale).round() as i32
     }
-    /// A text style of the given size in the embedded font family.
+    /// A text style whose glyphs are `px` real pixels high (em size).
     pub fn font(&self, px: f64) -> TextStyle<'static> {
-        (FAMILY, px).into_font().color(&BLACK)
+        self.font_styled(px, FontStyle::Normal)
     }
-    /// Target number of ticks along an axis of `pixels` length.
+    /// Like [`Theme::font`] with a font style (bold, italic).
+    pub fn font_styled(&self, px: f64, style: FontStyle) -> TextStyle<'static> {
+        (FAMILY, px * PLOTTERS_FONT_FACTOR, style)
+            .into_font()
+            .color(&BLACK)
+    }
+    /// Target number of ticks along an axis of `pixels` length, one tick
+    /// per `spacing` reference pixels.
     pub fn ticks(&self, pixels: f64, spacing: f64) -> usize {
         ((pixels / (spacing * self.scale)).round() as usize).clamp(3, 10)
     }
@@ -243,8 +257,8 @@ pub(crate) fn notes_area<DB: DrawingBackend>(
     let height = line_h * notes.len().min(4) as i32 + theme.margin() / 2;
     let (_, h) = root.dim_in_pixel();
     let (top, bottom) = root.split_vertically((h as i32 - height).max(h as i32 / 2));
-    let style = (FAMILY, px, FontStyle::Italic)
-        .into_font()
+    let style = theme
+        .font_styled(px, FontStyle::Italic)
         .color(&RGBColor(0x80, 0x30, 0x00));
     for (i, note) in notes.iter().take(4).enumerate() {
         let text = format!("Note: {note}");

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// PNG size used by [`Figure::render`].
-pub const FIGURE_PNG_SIZE: (u32, u32) = (1200, 750);
+pub const FIGURE_PNG_SIZE: (u32, u32) = (1280, 800);
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn escape(s: &str) -> String {

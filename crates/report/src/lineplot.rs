@@ -153,7 +153,9 @@ fn draw_series<'a, DB: DrawingBackend + 'a>(
                 .flat_map(|(k, run)| {
                     let path = match kind {
                         // Only the last run extends to the right edge.
-                        PlotKind::Step => step_path(run, if k == last { prep.x.hi } else { f64::MIN }),
+                        PlotKind::Step => {
+                            step_path(run, if k == last { prep.x.hi } else { f64::MIN })
+                        }
                         _ => run.clone(),
                     };
                     clip_polyline(&path, xr, yr)
@@ -317,7 +319,10 @@ mod tests {
         assert_eq!(pieces.len(), 2);
         assert_eq!(pieces[0], vec![(0.0, 0.5), (0.5, 0.5), (1.0, 0.5)]);
         let (a, b) = (pieces[1][0], pieces[1][1]);
-        assert!((a.0 - 1.0).abs() < 1e-12 && (a.1 - 0.3).abs() < 1e-12, "{a:?}");
+        assert!(
+            (a.0 - 1.0).abs() < 1e-12 && (a.1 - 0.3).abs() < 1e-12,
+            "{a:?}"
+        );
         assert_eq!(b, (0.5, 0.2));
         assert!(clip_polyline(&[(5.0, 5.0), (6.0, 6.0)], (0.0, 1.0), (0.0, 1.0)).is_empty());
     }

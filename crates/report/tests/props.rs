@@ -18,7 +18,11 @@ fn any_f64() -> impl Strategy<Value = f64> {
 }
 
 fn any_kind() -> impl Strategy<Value = PlotKind> {
-    prop_oneof![Just(PlotKind::Line), Just(PlotKind::Scatter), Just(PlotKind::Step)]
+    prop_oneof![
+        Just(PlotKind::Line),
+        Just(PlotKind::Scatter),
+        Just(PlotKind::Step)
+    ]
 }
 
 fn any_axis() -> impl Strategy<Value = Axis> {
@@ -30,7 +34,7 @@ fn any_axis() -> impl Strategy<Value = Axis> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn plots_never_panic(
@@ -49,6 +53,9 @@ proptest! {
         let _ = plot.data_notes();
         let svg = plot.to_svg_string(200, 120).unwrap();
         prop_assert!(svg.contains("prop"));
+        let dir = common::temp_dir("propplot");
+        plot.render_png(&dir.join("p.png"), 160, 100).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -23,7 +23,11 @@ fn check_png(path: &Path, w: u32, h: u32) {
     let (pw, ph, _, _) = decode_png(path);
     assert_eq!((pw, ph), (w, h));
     let ink = non_background_pixels(path);
-    assert!(ink > (w * h / 100) as usize, "{} looks blank: {ink} px", path.display());
+    assert!(
+        ink > (w * h / 100) as usize,
+        "{} looks blank: {ink} px",
+        path.display()
+    );
 }
 
 fn render_both(plot: &Plot, dir: &Path, stem: &str, texts: &[&str]) {
@@ -38,11 +42,38 @@ fn render_both(plot: &Plot, dir: &Path, stem: &str, texts: &[&str]) {
 #[test]
 fn line_plot() {
     let dir = temp_dir("line");
-    let plot = Plot::new("Goodput over time", "time (s)", "goodput (Mbit/s)", PlotKind::Line)
-        .with_series("path A", (0..50).map(|i| (f64::from(i) * 0.1, f64::from(i % 7))).collect())
-        .with_series("path B", (0..50).map(|i| (f64::from(i) * 0.1, 3.0)).collect());
-    render_both(&plot, &dir, "line", &["Goodput over time", "time (s)", "goodput (Mbit/s)", "path A", "path B"]);
-    assert!(pixels_of(&dir.join("line.png"), BLUE) > 100, "first series not drawn in blue");
+    let plot = Plot::new(
+        "Goodput over time",
+        "time (s)",
+        "goodput (Mbit/s)",
+        PlotKind::Line,
+    )
+    .with_series(
+        "path A",
+        (0..50)
+            .map(|i| (f64::from(i) * 0.1, f64::from(i % 7)))
+            .collect(),
+    )
+    .with_series(
+        "path B",
+        (0..50).map(|i| (f64::from(i) * 0.1, 3.0)).collect(),
+    );
+    render_both(
+        &plot,
+        &dir,
+        "line",
+        &[
+            "Goodput over time",
+            "time (s)",
+            "goodput (Mbit/s)",
+            "path A",
+            "path B",
+        ],
+    );
+    assert!(
+        pixels_of(&dir.join("line.png"), BLUE) > 100,
+        "first series not drawn in blue"
+    );
     assert!(plot.data_notes().is_empty());
 }
 
@@ -54,9 +85,24 @@ fn scatter_plot_with_log_axes() {
         x: Axis::log("RTT (ms)"),
         y: Axis::log("loss rate (-)"),
         kind: PlotKind::Scatter,
-        series: vec![Series::new("runs", vec![(1.0, 1e-4), (10.0, 1e-3), (100.0, 1e-2), (1000.0, 0.5)])],
+        series: vec![Series::new(
+            "runs",
+            vec![(1.0, 1e-4), (10.0, 1e-3), (100.0, 1e-2), (1000.0, 0.5)],
+        )],
     };
-    render_both(&plot, &dir, "scatter", &["RTT vs loss", "RTT (ms)", "loss rate (-)", "\n100\n", "\n1000\n", "\n0.0001\n"]);
+    render_both(
+        &plot,
+        &dir,
+        "scatter",
+        &[
+            "RTT vs loss",
+            "RTT (ms)",
+            "loss rate (-)",
+            "\n100\n",
+            "\n1000\n",
+            "\n0.0001\n",
+        ],
+    );
 }
 
 #[test]
@@ -66,27 +112,50 @@ fn cdf_plot() {
         "Completion time CDF",
         "completion time (s)",
         vec![
-            ("MPQUIC".to_string(), (1..=100).map(|i| f64::from(i) / 50.0).collect()),
-            ("QUIC".to_string(), (1..=100).map(|i| f64::from(i) / 30.0).collect()),
+            (
+                "MPQUIC".to_string(),
+                (1..=100).map(|i| f64::from(i) / 50.0).collect(),
+            ),
+            (
+                "QUIC".to_string(),
+                (1..=100).map(|i| f64::from(i) / 30.0).collect(),
+            ),
         ],
     );
     assert_eq!(plot.kind, PlotKind::Step);
     assert_eq!(plot.y.label, "fraction");
     assert_eq!(plot.series[0].points.first(), Some(&(0.02, 0.0)));
     assert_eq!(plot.series[0].points.last(), Some(&(2.0, 1.0)));
-    render_both(&plot, &dir, "cdf", &["Completion time CDF", "completion time (s)", "fraction", "MPQUIC"]);
+    render_both(
+        &plot,
+        &dir,
+        "cdf",
+        &[
+            "Completion time CDF",
+            "completion time (s)",
+            "fraction",
+            "MPQUIC",
+        ],
+    );
 }
 
 #[test]
 fn bar_chart() {
     let dir = temp_dir("bars");
-    let chart = BarChart::new("Median time", "time (s)", vec!["low BDP".into(), "high BDP".into(), "lossy".into()])
-        .with_group("MPQUIC", vec![1.0, 2.0, 3.0])
-        .with_group("QUIC", vec![1.5, -0.5, 4.0]);
+    let chart = BarChart::new(
+        "Median time",
+        "time (s)",
+        vec!["low BDP".into(), "high BDP".into(), "lossy".into()],
+    )
+    .with_group("MPQUIC", vec![1.0, 2.0, 3.0])
+    .with_group("QUIC", vec![1.5, -0.5, 4.0]);
     let (svg, png) = (dir.join("b/bars.svg"), dir.join("b/bars.png"));
     chart.render_svg(&svg).unwrap();
     chart.render_png(&png, 800, 500).unwrap();
-    check_svg(&svg, &["Median time", "time (s)", "low BDP", "MPQUIC", "QUIC"]);
+    check_svg(
+        &svg,
+        &["Median time", "time (s)", "low BDP", "MPQUIC", "QUIC"],
+    );
     check_png(&png, 800, 500);
     assert!(pixels_of(&png, BLUE) > 1000);
 }
@@ -101,8 +170,15 @@ fn png_text_is_drawn() {
     titled.title = "A title with plenty of glyphs WWWW MMMM".into();
     base.render_png(&dir.join("a.png"), 400, 300).unwrap();
     titled.render_png(&dir.join("b.png"), 400, 300).unwrap();
-    let (a, b) = (non_background_pixels(&dir.join("a.png")), non_background_pixels(&dir.join("b.png")));
-    assert!(b > a + 300, "title added only {} pixels", b.saturating_sub(a));
+    let (a, b) = (
+        non_background_pixels(&dir.join("a.png")),
+        non_background_pixels(&dir.join("b.png")),
+    );
+    assert!(
+        b > a + 300,
+        "title added only {} pixels",
+        b.saturating_sub(a)
+    );
 }
 
 #[test]
@@ -113,10 +189,18 @@ fn degenerate_inputs_render() {
         Plot::new("empty series", "x", "y", PlotKind::Scatter).with_series("e", vec![]),
         Plot::new("single", "x", "y", PlotKind::Line).with_series("one", vec![(3.0, 4.0)]),
         Plot::new("equal", "x", "y", PlotKind::Step).with_series("c", vec![(2.0, 2.0); 5]),
-        Plot::new("nan", "x", "y", PlotKind::Line)
-            .with_series("n", vec![(f64::NAN, 1.0), (1.0, f64::INFINITY), (f64::NEG_INFINITY, 0.0)]),
-        Plot::new("huge", "x", "y", PlotKind::Line).with_series("h", vec![(-1e308, 1e308), (1e308, -1e308)]),
-        Plot::new("tiny", "x", "y", PlotKind::Line).with_series("t", vec![(1e-300, 1.0), (2e-300, 1.0 + 1e-15)]),
+        Plot::new("nan", "x", "y", PlotKind::Line).with_series(
+            "n",
+            vec![
+                (f64::NAN, 1.0),
+                (1.0, f64::INFINITY),
+                (f64::NEG_INFINITY, 0.0),
+            ],
+        ),
+        Plot::new("huge", "x", "y", PlotKind::Line)
+            .with_series("h", vec![(-1e308, 1e308), (1e308, -1e308)]),
+        Plot::new("tiny", "x", "y", PlotKind::Line)
+            .with_series("t", vec![(1e-300, 1.0), (2e-300, 1.0 + 1e-15)]),
         Plot {
             title: "log with zeros".into(),
             x: Axis::log("x"),
@@ -124,23 +208,35 @@ fn degenerate_inputs_render() {
             kind: PlotKind::Scatter,
             series: vec![Series::new("z", vec![(0.0, 0.0), (-1.0, 5.0), (1.0, 1.0)])],
         },
-        Plot::cdf("cdf", "x", vec![("none".into(), vec![]), ("nan".into(), vec![f64::NAN])]),
+        Plot::cdf(
+            "cdf",
+            "x",
+            vec![("none".into(), vec![]), ("nan".into(), vec![f64::NAN])],
+        ),
     ];
     for (i, plot) in cases.iter().enumerate() {
         plot.render_svg(&dir.join(format!("{i}.svg"))).unwrap();
-        plot.render_png(&dir.join(format!("{i}.png")), 320, 200).unwrap();
+        plot.render_png(&dir.join(format!("{i}.png")), 320, 200)
+            .unwrap();
     }
     let nan_notes = cases[4].data_notes();
-    assert!(nan_notes[0].contains("3 point(s) with NaN"), "{nan_notes:?}");
+    assert!(
+        nan_notes[0].contains("3 point(s) with NaN"),
+        "{nan_notes:?}"
+    );
     let svg = std::fs::read_to_string(dir.join("4.svg")).unwrap();
     assert!(svg.contains("NaN or infinite values omitted"));
     let log_notes = cases[7].data_notes().join("; ");
-    assert!(log_notes.contains("x &lt;= 0") || log_notes.contains("x <= 0"), "{log_notes}");
+    assert!(
+        log_notes.contains("x &lt;= 0") || log_notes.contains("x <= 0"),
+        "{log_notes}"
+    );
     assert!(log_notes.contains("invalid y range"), "{log_notes}");
 
     let bars = BarChart::new("bars", "v", vec![]).with_group("g", vec![f64::NAN, 1.0]);
     bars.render_png(&dir.join("bars.png"), 300, 200).unwrap();
-    let bars = BarChart::new("bars", "v", vec!["a".into(), "b".into()]).with_group("g", vec![f64::NAN]);
+    let bars =
+        BarChart::new("bars", "v", vec!["a".into(), "b".into()]).with_group("g", vec![f64::NAN]);
     bars.render_svg(&dir.join("bars.svg")).unwrap();
     assert_eq!(bars.data_notes().len(), 2);
 }
@@ -165,7 +261,8 @@ fn errors_carry_the_path() {
 #[test]
 fn parent_dirs_are_created() {
     let dir = temp_dir("parents");
-    let plot = Plot::new("t", "x", "y", PlotKind::Line).with_series("s", vec![(0.0, 1.0), (1.0, 2.0)]);
+    let plot =
+        Plot::new("t", "x", "y", PlotKind::Line).with_series("s", vec![(0.0, 1.0), (1.0, 2.0)]);
     let deep = dir.join("a/b/c/plot.png");
     plot.render_png(&deep, 200, 150).unwrap();
     assert!(deep.is_file());

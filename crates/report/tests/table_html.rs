@@ -6,23 +6,53 @@ use common::temp_dir;
 use mpquic_report::{Cell, Figure, HtmlReport, Plot, PlotKind, Section, Table};
 
 fn sample_table() -> Table {
-    Table::new("Results", vec!["stack".into(), "median (s)".into(), "note, with comma".into()])
-        .with_row(vec![Cell::text("MPQUIC"), Cell::num(1.23456, 3), Cell::text("say \"hi\"\nnext line")])
-        .with_row(vec![Cell::text("QUIC"), Cell::num(-2.0, 0), Cell::Missing])
-        .with_row(vec![Cell::text("short row")])
+    Table::new(
+        "Results",
+        vec![
+            "stack".into(),
+            "median (s)".into(),
+            "note, with comma".into(),
+        ],
+    )
+    .with_row(vec![
+        Cell::text("MPQUIC"),
+        Cell::num(1.23456, 3),
+        Cell::text("say \"hi\"\nnext line"),
+    ])
+    .with_row(vec![Cell::text("QUIC"), Cell::num(-2.0, 0), Cell::Missing])
+    .with_row(vec![Cell::text("short row")])
 }
 
 #[test]
 fn csv_round_trip() {
     let t = sample_table();
     let csv = t.to_csv();
-    assert!(csv.starts_with("stack,median (s),\"note, with comma\"\n"), "{csv}");
-    assert!(csv.contains("MPQUIC,1.235,\"say \"\"hi\"\"\nnext line\"\n"), "{csv}");
+    assert!(
+        csv.starts_with("stack,median (s),\"note, with comma\"\n"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("MPQUIC,1.235,\"say \"\"hi\"\"\nnext line\"\n"),
+        "{csv}"
+    );
     let back = Table::from_csv(&csv).unwrap();
     assert_eq!(back.columns, t.columns);
-    assert_eq!(back.rows[0], vec![Cell::text("MPQUIC"), Cell::num(1.235, 3), Cell::text("say \"hi\"\nnext line")]);
-    assert_eq!(back.rows[1], vec![Cell::text("QUIC"), Cell::num(-2.0, 0), Cell::Missing]);
-    assert_eq!(back.rows[2], vec![Cell::text("short row"), Cell::Missing, Cell::Missing]);
+    assert_eq!(
+        back.rows[0],
+        vec![
+            Cell::text("MPQUIC"),
+            Cell::num(1.235, 3),
+            Cell::text("say \"hi\"\nnext line")
+        ]
+    );
+    assert_eq!(
+        back.rows[1],
+        vec![Cell::text("QUIC"), Cell::num(-2.0, 0), Cell::Missing]
+    );
+    assert_eq!(
+        back.rows[2],
+        vec![Cell::text("short row"), Cell::Missing, Cell::Missing]
+    );
     assert_eq!(back.to_csv(), csv, "second round trip is stable");
 
     let dir = temp_dir("csv");
@@ -54,12 +84,17 @@ fn report_references_existing_figures() {
     let fig = Figure::render(&plot, &dir, "figs/rate", "Rate <script>alert(2)</script>").unwrap();
     assert_eq!(fig.svg_path_relative, "figs/rate.svg");
     let mut section = Section::new("Section <script>alert(3)</script>");
-    section.paragraphs.push("Para with <script>alert(4)</script>".into());
+    section
+        .paragraphs
+        .push("Para with <script>alert(4)</script>".into());
     section.tables.push(sample_table());
-    section.reference = Some(Table::new("Paper", vec!["a".into()]).with_row(vec![Cell::num(1.0, 1)]));
+    section.reference =
+        Some(Table::new("Paper", vec!["a".into()]).with_row(vec![Cell::num(1.0, 1)]));
     section.config = Some("seed = 7\nname = \"</pre><script>alert(5)</script>\"".into());
     section.figures.push(fig);
-    section.figures.push(Figure::new("missing.svg", "missing.png", "gone"));
+    section
+        .figures
+        .push(Figure::new("missing.svg", "missing.png", "gone"));
     let report = HtmlReport {
         title: "Report <script>alert(6)</script>".into(),
         sections: vec![section, Section::new("Second")],
@@ -81,7 +116,10 @@ fn report_references_existing_figures() {
                 continue;
             }
             refs += 1;
-            assert!(dir.join(target).is_file(), "{target} referenced but missing");
+            assert!(
+                dir.join(target).is_file(),
+                "{target} referenced but missing"
+            );
         }
     }
     assert!(refs >= 4, "expected svg+png references, got {refs}");
