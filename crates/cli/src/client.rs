@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use mpquic::{config, hq, tls, Connection, Endpoint, ReadError, RecvStream, TransportConfig};
+use mpquic::{
+    config, hq, tls, Connection, ConnectionError, Endpoint, ReadError, RecvStream, TransportConfig,
+};
 use tokio::io::AsyncWriteExt;
 
 use crate::opts::TransportArgs;
@@ -180,16 +182,21 @@ impl Download {
             &self.target.host,
             config::client(self.tls.clone(), self.transport.clone()),
         )?;
-        let conn = tokio::time::timeout(self.timeout, connecting)
+        // The handshake gives up after the idle timeout (= --timeout) by itself; the outer
+        // timeout is a safety net.
+        let conn = match tokio::time::timeout(self.timeout + Duration::from_millis(500), connecting)
             .await
-            .map_err(|_| {
-                anyhow!(
+        {
+            Ok(Ok(conn)) => conn,
+            Err(_) | Ok(Err(ConnectionError::Lost(mpquic::proto::ConnectionError::TimedOut))) => {
+                bail!(
                     "connecting to {}: no answer within {:?}",
                     self.remote,
                     self.timeout
                 )
-            })?
-            .with_context(|| format!("connecting to {}", self.remote))?;
+            }
+            Ok(Err(e)) => return Err(e).with_context(|| format!("connecting to {}", self.remote)),
+        };
         let handshake = started.elapsed();
         for extra in &endpoint.local_addrs()[1..] {
             if let Err(e) = conn.open_path(*extra).await {

@@ -11,7 +11,8 @@ pub struct TransportArgs {
     /// Multipath design to offer: single, spns, mpns or auto (both, MPNS preferred).
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_multipath)]
     pub multipath: MultipathMode,
-    /// Congestion controller of every path: newreno or cubic.
+    /// Congestion controller of every path (newreno, cubic, bbr, lia, olia, ...: an unknown
+    /// name lists what the core offers).
     #[arg(long, value_name = "ALGORITHM", default_value = "cubic", value_parser = parse_cc)]
     pub cc: CcAlgorithm,
 }

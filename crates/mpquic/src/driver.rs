@@ -5,14 +5,16 @@
 //! the application's tasks, and sends the datagrams on the socket bound to their local address.
 //! When there is nothing left to do it sleeps until a socket is readable, the core's next timer
 //! fires or an application call wakes it.
+//!
+//! Socket I/O goes through `quinn-udp`: runs of equal-sized datagrams to one address leave in a
+//! single GSO send, and receives use recvmmsg and GRO where the system has them (plain
+//! sendmsg/recvmsg otherwise). One copy per received datagram hands the core a `BytesMut`.
 
 use std::future::poll_fn;
-use std::io;
+use std::io::{self, IoSliceMut};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::Poll;
-
-use std::io::IoSliceMut;
 
 use bytes::BytesMut;
 use mpquic_proto::Transmit;
@@ -24,6 +26,8 @@ use tokio::time::Instant;
 use crate::connection::ConnectionError;
 use crate::state::Shared;
 
+/// Largest UDP payload.
+const MAX_DATAGRAM: usize = 65_535;
 /// Receive calls per socket per round before the core gets to send.
 const RECV_CALLS: usize = 16;
 /// Buffers (messages) per receive call (recvmmsg).
@@ -64,9 +68,6 @@ impl BoundSocket {
         (2048 * self.state.gro_segments()).max(MAX_DATAGRAM)
     }
 }
-
-/// Largest UDP payload.
-const MAX_DATAGRAM: usize = 65_535;
 
 /// Start the driver task of `shared` and a supervisor that fails the endpoint's connections if
 /// the driver stops (an I/O error, or a panic in the core) so that no application task hangs.
@@ -192,6 +193,7 @@ impl Driver {
         let mut st = shared.lock();
         let now = shared.now();
         for (local, remote, data) in self.received.drain(..) {
+            tracing::trace!(len = data.len(), %local, %remote, "recv");
             if let Some(h) = st.proto.handle_datagram(now, local, remote, data) {
                 if let Some(cs) = st.conns.get_mut(&h) {
                     cs.on_datagram();
@@ -205,6 +207,7 @@ impl Driver {
             let Some(t) = st.proto.poll_transmit(now, &mut self.scratch) else {
                 break;
             };
+            tracing::trace!(len = t.size, local = %t.local, remote = %t.remote, "send");
             self.tx_data.extend_from_slice(&self.scratch[..t.size]);
             self.outgoing.push(t);
         }

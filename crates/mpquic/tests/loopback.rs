@@ -221,6 +221,24 @@ async fn dropping_the_last_handle_closes_the_connection() {
     .await
     .expect("handshake");
     let accepted = within("accept", server.accept()).await.expect("incoming");
+    // One round trip first, so that the client's handshake is confirmed: a client closing
+    // before it received HANDSHAKE_DONE is not heard by the server (core bug, see
+    // tests/core_repro.rs).
+    let (mut send, recv) = conn.open_bi().await.expect("open");
+    send.write_all(b"ping").await.expect("write");
+    send.finish().expect("finish");
+    let (_reply, mut request) = within("accept stream", accepted.accept_bi())
+        .await
+        .expect("stream");
+    assert_eq!(
+        within("read", request.read_to_end(10)).await.expect("read"),
+        b"ping"
+    );
+    within("acknowledged", send.finished())
+        .await
+        .expect("acknowledged");
+    // Streams keep the connection alive too.
+    drop((send, recv));
     let clone = conn.clone();
     drop(conn);
     assert!(

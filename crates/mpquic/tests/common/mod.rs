@@ -10,7 +10,7 @@ use std::time::Duration;
 use mpquic::{config, hq, tls, Endpoint, MultipathMode, TransportConfig};
 
 /// Upper bound of every network wait in the tests.
-pub const TEST_TIMEOUT: Duration = Duration::from_secs(5);
+pub const TEST_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub const MB: usize = 1_000_000;
 

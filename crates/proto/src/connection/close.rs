@@ -104,9 +104,9 @@ impl Connection {
         if self.handshake_keys.is_some() {
             epochs.push(Epoch::Handshake);
         }
-        if self.one_rtt.is_some()
-            && (self.handshake_confirmed || epochs.is_empty() || self.side == Side::Server)
-        {
+        // RFC 9000 §10.2.3: also in 1-RTT, the peer may have dropped lower keys already (a
+        // server confirms at completion while our client still waits for HANDSHAKE_DONE).
+        if self.one_rtt.is_some() && (self.side == Side::Server || !self.tls.is_handshaking()) {
             epochs.push(Epoch::Data);
         }
         for (i, &epoch) in epochs.iter().enumerate() {

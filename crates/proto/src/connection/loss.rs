@@ -156,6 +156,17 @@ impl Connection {
             .collect()
     }
 
+    /// The largest PTO among active paths without exponential backoff (idle timeout floor).
+    pub(crate) fn largest_base_pto(&self) -> Duration {
+        let max_ack_delay = self.peer_max_ack_delay();
+        self.paths
+            .values()
+            .filter(|p| p.is_active())
+            .map(|p| p.rtt.pto_base() + max_ack_delay)
+            .max()
+            .unwrap_or(Duration::from_secs(1))
+    }
+
     /// The largest PTO among active paths (RFC 10069 §"Connection Closure" and key update).
     pub(crate) fn largest_pto(&self) -> Duration {
         let max_ack_delay = self.peer_max_ack_delay();

@@ -301,7 +301,9 @@ impl Connection {
             (true, false) => peer,
             (false, false) => local.min(peer),
         };
-        Some(self.idle_since + timeout.max(self.largest_pto() * 3))
+        // "At least three times the current PTO": without the backoff, or a silent peer would
+        // push the deadline out with every probe and the timeout would never fire.
+        Some(self.idle_since + timeout.max(self.largest_base_pto() * 3))
     }
 
     fn expire_lost_history(&mut self, now: Timestamp) {

@@ -15,9 +15,13 @@ pub struct OneSpace {
 
 impl OneSpace {
     /// RFC 9000 single path.
-    pub const SINGLE: OneSpace = OneSpace { design: Design::Single };
+    pub const SINGLE: OneSpace = OneSpace {
+        design: Design::Single,
+    };
     /// SPNS multipath.
-    pub const SHARED: OneSpace = OneSpace { design: Design::Spns };
+    pub const SHARED: OneSpace = OneSpace {
+        design: Design::Spns,
+    };
 }
 
 impl SpaceLayout for OneSpace {
