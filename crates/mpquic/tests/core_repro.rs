@@ -1,19 +1,17 @@
-//! Reproductions of bugs found in the sans-IO core (`mpquic-proto`) while building the runtime.
-//! Ignored so that they do not fail CI until the core is fixed; run them with
-//! `cargo test -p mpquic --test core_repro -- --ignored`.
+//! Regression tests for bugs found in the sans-IO core (`mpquic-proto`) while building the
+//! runtime (both fixed in the core since), driven directly through the core's API.
 
 use std::sync::Arc;
 
 use mpquic::proto::{ClientConfig, Endpoint, EndpointConfig, Timestamp, TransportConfig};
 
-/// `Connection::idle_deadline` (proto/src/connection/timers.rs) raises the idle timeout to
+/// Was: `Connection::idle_deadline` (proto/src/connection/timers.rs) raised the idle timeout to
 /// three times the *backed-off* PTO (`Path::pto` multiplies by 2^pto_count). When the peer is
-/// silent, every PTO doubles the PTO, and the next PTO always fires before the (moved) idle
-/// deadline: the handshake with a silent server is never abandoned (for ~85 minutes, when the
-/// backoff exponent is capped at 16), whatever `idle_timeout` says. RFC 9000 §10.1 asks for at
+/// silent, every PTO doubled the PTO, and the next PTO always fired before the (moved) idle
+/// deadline: the handshake with a silent server was not abandoned for ~85 minutes (backoff
+/// exponent capped at 16), whatever `idle_timeout` said. RFC 9000 §10.1 asks for at
 /// least 3 × the current PTO, which implementations take without backoff.
 #[test]
-#[ignore = "core bug: idle timeout never fires while the PTO backs off"]
 fn handshake_with_silent_peer_times_out() {
     let tls = mpquic::tls::client_config(&[b"x"], mpquic::tls::ServerTrust::Insecure).expect("tls");
     let transport = TransportConfig {
@@ -60,14 +58,13 @@ fn collect(endpoint: &mut Endpoint, now: Timestamp, to_server: bool, out: &mut F
 }
 
 /// A client that closes its connection after completing the handshake but before it received
-/// HANDSHAKE_DONE (not yet confirmed). `send_close` (proto/src/connection/close.rs) then sends
-/// CONNECTION_CLOSE only in a Handshake packet (it adds the 1-RTT epoch only once the handshake
-/// is confirmed or when it has no other keys). The server, whose handshake is complete and
-/// confirmed, has discarded its Handshake keys and drops the packet: it never learns of the
-/// close and keeps probing until its idle timeout. RFC 9000 §10.2.3 asks to send the close in
+/// HANDSHAKE_DONE (not yet confirmed). Was: `send_close` (proto/src/connection/close.rs) sent
+/// CONNECTION_CLOSE only in a Handshake packet (it added the 1-RTT epoch only once the
+/// handshake was confirmed or when it had no other keys). The server, whose handshake is
+/// complete and confirmed, has discarded its Handshake keys and dropped the packet: it never
+/// learnt of the close and kept probing until its idle timeout. RFC 9000 §10.2.3 asks to send the close in
 /// the highest protection level available (1-RTT) and possibly also in a lower one.
 #[test]
-#[ignore = "core bug: unconfirmed client closes only in Handshake packets"]
 fn close_before_handshake_done_reaches_the_server() {
     let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("cert");
     let server_tls = mpquic::tls::server_config(&[b"x"], vec![cert], key).expect("tls");

@@ -221,8 +221,7 @@ async fn dropping_the_last_handle_closes_the_connection() {
     .await
     .expect("handshake");
     let accepted = within("accept", server.accept()).await.expect("incoming");
-    // One round trip first, so that the client's handshake is confirmed: a client closing
-    // before it received HANDSHAKE_DONE is not heard by the server (core bug, see
+    // A stream round trip first (closing before HANDSHAKE_DONE is covered by
     // tests/core_repro.rs).
     let (mut send, recv) = conn.open_bi().await.expect("open");
     send.write_all(b"ping").await.expect("write");
