@@ -29,27 +29,36 @@ enum Command {
     Client(client::ClientArgs),
     /// Serve a generated file and download it in-process over loopback, then verify it.
     Demo(demo::DemoArgs),
+    /// Run one scenario in the deterministic network simulator (virtual time).
+    Sim(mpquic_lab::cli::SimArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let result = match cli.command {
+        Command::Server(args) => run_async(server::run(args)),
+        Command::Client(args) => run_async(client::run(args)),
+        Command::Demo(args) => run_async(demo::run(args)),
+        // Simulations are synchronous and run in virtual time: no async runtime.
+        Command::Sim(args) => mpquic_lab::cli::sim_command(args),
+    };
+    exit_with(result)
+}
+
+/// Run one async subcommand on a fresh multi-threaded tokio runtime.
+fn run_async(job: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return fail(&anyhow::Error::new(e).context("starting the async runtime")),
-    };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::Server(args) => server::run(args).await,
-            Command::Client(args) => client::run(args).await,
-            Command::Demo(args) => demo::run(args).await,
-        }
-    });
+        .map_err(|e| anyhow::Error::new(e).context("starting the async runtime"))?;
+    let result = runtime.block_on(job);
     // Do not wait for tasks still running (servers' connections): the work is done.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    result
+}
+
+fn exit_with(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),

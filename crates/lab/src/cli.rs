@@ -80,10 +80,12 @@ fn parse_paths(specs: &[String]) -> Result<Vec<PathItem>, LabError> {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            PathSpec::parse(s).map(PathItem).map_err(|error| LabError::Spec {
-                key: format!("--path #{} `{s}`", i + 1),
-                error,
-            })
+            PathSpec::parse(s)
+                .map(PathItem)
+                .map_err(|error| LabError::Spec {
+                    key: format!("--path #{} `{s}`", i + 1),
+                    error,
+                })
         })
         .collect()
 }

@@ -27,6 +27,9 @@ pub const ALPN: &[u8] = b"mpquic-sim";
 /// Server name the client asks for (the test certificate's name).
 const SERVER_NAME: &str = "localhost";
 
+/// How far a stalled timer is pushed (see [`QuicNode::timer_stalls`]).
+pub const STALL_BACKOFF: SimTime = mpquic_netsim::time::MILLISECOND;
+
 /// The application running on a node.
 #[derive(Debug)]
 pub enum App {
@@ -41,11 +44,19 @@ pub struct QuicNode {
     endpoint: Endpoint,
     app: App,
     tx_buf: Vec<u8>,
+    /// Time of the last `handle_timeout` call.
+    last_timeout: Option<SimTime>,
+    /// Consecutive polls whose deadline was not after `last_timeout`.
+    overdue_polls: u32,
+    /// Deadlines that were still due after being handled (see `timer_stalls`).
+    stalls: u64,
 }
 
 impl std::fmt::Debug for QuicNode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("QuicNode").field("app", &self.app).finish_non_exhaustive()
+        f.debug_struct("QuicNode")
+            .field("app", &self.app)
+            .finish_non_exhaustive()
     }
 }
 
@@ -69,13 +80,24 @@ impl QuicNode {
         };
         let mut endpoint = Endpoint::new(endpoint_config, None, rng_seed);
         let (Some(&local), Some(&remote)) = (interfaces.first(), servers.first()) else {
-            return Err(LabError::invalid("paths", "the client needs at least one interface"));
+            return Err(LabError::invalid(
+                "paths",
+                "the client needs at least one interface",
+            ));
         };
         let handle = endpoint
             .connect(Timestamp::ZERO, &config, local, remote, SERVER_NAME)
             .map_err(|e| LabError::invalid("client", e.to_string()))?;
-        let extra: Vec<_> = interfaces.iter().copied().zip(servers.iter().copied()).skip(1).collect();
-        Ok(Self::with_app(endpoint, App::Client(ClientApp::new(handle, response_sizes, &extra))))
+        let extra: Vec<_> = interfaces
+            .iter()
+            .copied()
+            .zip(servers.iter().copied())
+            .skip(1)
+            .collect();
+        Ok(Self::with_app(
+            endpoint,
+            App::Client(ClientApp::new(handle, response_sizes, &extra)),
+        ))
     }
 
     /// A server accepting connections and answering requests.
@@ -99,12 +121,25 @@ impl QuicNode {
             endpoint,
             app,
             tx_buf: Vec::with_capacity(1500),
+            last_timeout: None,
+            overdue_polls: 0,
+            stalls: 0,
         }
     }
 
     /// The endpoint.
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
+    }
+
+    /// How often the endpoint asked, twice in a row, to be woken at a time
+    /// at or before its last `handle_timeout`, although every datagram it
+    /// wanted to send had been taken: a timer that handling does not clear.
+    /// A correct endpoint never does this; the adapter then wakes it
+    /// [`STALL_BACKOFF`] after the last handled time instead of spinning at
+    /// one virtual instant forever (see the lab's `core_issues` tests).
+    pub fn timer_stalls(&self) -> u64 {
+        self.stalls
     }
 
     /// The application.
@@ -159,7 +194,19 @@ impl Node for QuicNode {
     }
 
     fn poll_timeout(&mut self) -> Option<SimTime> {
-        let endpoint = self.endpoint.poll_timeout().map(Timestamp::as_nanos);
+        let mut endpoint = self.endpoint.poll_timeout().map(Timestamp::as_nanos);
+        match (endpoint, self.last_timeout) {
+            (Some(due), Some(last)) if due <= last => {
+                // One more immediate call is fine (something may have become due
+                // at this very instant); a second in a row is a stall.
+                self.overdue_polls += 1;
+                if self.overdue_polls >= 2 {
+                    self.stalls += 1;
+                    endpoint = Some(last.saturating_add(STALL_BACKOFF));
+                }
+            }
+            _ => self.overdue_polls = 0,
+        }
         let app = match &self.app {
             App::Client(c) => c.timeout(),
             App::Server(_) => None,
@@ -171,6 +218,7 @@ impl Node for QuicNode {
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
+        self.last_timeout = Some(now);
         self.endpoint.handle_timeout(Timestamp::from_nanos(now));
         self.run_app(now);
     }

@@ -151,6 +151,9 @@ pub struct ConnectionFigures {
     pub retransmitted_bytes: u64,
     /// Why the connection ended, if it did.
     pub error: Option<String>,
+    /// Times the endpoint's timer stayed due after being handled (a core
+    /// bug the adapter works around; see [`crate::QuicNode::timer_stalls`]).
+    pub timer_stalls: u64,
 }
 
 impl ConnectionFigures {
@@ -176,6 +179,7 @@ impl ConnectionFigures {
             mean_ranges_per_ack: mean_ranges,
             retransmitted_bytes: conn.retransmitted_bytes(),
             error: conn.error().map(ToString::to_string),
+            timer_stalls: 0,
         }
     }
 }
@@ -280,7 +284,9 @@ pub fn ns_to_ms(ns: u64) -> f64 {
 
 /// Mean of a slice, `None` when empty.
 pub fn mean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = v.into_iter().fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    let (sum, n) = v
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     (n > 0).then(|| sum / n as f64)
 }
 

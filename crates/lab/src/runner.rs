@@ -82,7 +82,8 @@ impl<'a> Run<'a> {
         let client_ips: Vec<IpAddr> = interfaces.iter().map(SocketAddr::ip).collect();
         let server_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("server/endpoint")));
         let client_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("client/endpoint")));
-        let server_node = QuicNode::server(transport.clone(), server_cfg, sim.derive_seed("server/rng"));
+        let server_node =
+            QuicNode::server(transport.clone(), server_cfg, sim.derive_seed("server/rng"));
         let client_node = QuicNode::client(
             transport,
             client_cfg,
@@ -124,7 +125,11 @@ impl<'a> Run<'a> {
     }
 
     fn sample(&mut self, at: SimTime) {
-        if let Some(conn) = self.sim.node(self.server).and_then(QuicNode::main_connection) {
+        if let Some(conn) = self
+            .sim
+            .node(self.server)
+            .and_then(QuicNode::main_connection)
+        {
             for p in conn.path_stats() {
                 // No true RTT exists while a link of the path is down.
                 let links_up = self.path_links.get(&p.remote.ip()).is_some_and(|ids| {
@@ -143,7 +148,9 @@ impl<'a> Run<'a> {
         }
         if self.scenario.record.time_series {
             let client = self.sim.node(self.client);
-            let bytes = client.and_then(QuicNode::client_app).map_or(0, |c| c.bytes_received);
+            let bytes = client
+                .and_then(QuicNode::client_app)
+                .map_or(0, |c| c.bytes_received);
             let packets = client
                 .and_then(QuicNode::main_connection)
                 .map_or(0, |c| c.stats().packets_received);
@@ -152,7 +159,12 @@ impl<'a> Run<'a> {
     }
 
     /// `(true_rtt_ms, srtt_mae_ms, samples)` of every path, and the series.
-    fn rtt_truth(&self) -> (BTreeMap<PathId, (Option<f64>, Option<f64>, usize)>, Vec<RttSeries>) {
+    fn rtt_truth(
+        &self,
+    ) -> (
+        BTreeMap<PathId, (Option<f64>, Option<f64>, usize)>,
+        Vec<RttSeries>,
+    ) {
         let server_ip = SERVER_ADDR.ip();
         let mut points: BTreeMap<PathId, Vec<[f64; 3]>> = BTreeMap::new();
         for s in &self.rtt_samples {
@@ -183,8 +195,16 @@ impl<'a> Run<'a> {
     /// two routes (used for paths without srtt samples).
     fn mean_route_rtt_ms(&self, client_ip: IpAddr) -> Option<f64> {
         let server_ip = SERVER_ADDR.ip();
-        let fwd = self.sim.route_stats(server_ip, client_ip)?.one_way_delay.mean_ns()?;
-        let rev = self.sim.route_stats(client_ip, server_ip)?.one_way_delay.mean_ns()?;
+        let fwd = self
+            .sim
+            .route_stats(server_ip, client_ip)?
+            .one_way_delay
+            .mean_ns()?;
+        let rev = self
+            .sim
+            .route_stats(client_ip, server_ip)?
+            .one_way_delay
+            .mean_ns()?;
         Some((fwd + rev) / 1e6)
     }
 
@@ -210,15 +230,23 @@ impl<'a> Run<'a> {
                 path_result(p, recv, iface, t)
             })
             .collect();
-        let sender = server_conn.map(ConnectionFigures::of).unwrap_or_default();
-        let receiver = client_conn.map(ConnectionFigures::of).unwrap_or_default();
+        let mut sender = server_conn.map(ConnectionFigures::of).unwrap_or_default();
+        sender.timer_stalls = server.map_or(0, QuicNode::timer_stalls);
+        let mut receiver = client_conn.map(ConnectionFigures::of).unwrap_or_default();
+        receiver.timer_stalls = client.map_or(0, QuicNode::timer_stalls);
         let now = self.sim.now();
         let finished_at = app.and_then(|a| a.finished_at);
         let bytes_received = app.map_or(0, |a| a.bytes_received);
-        let (outcome, error) = outcome(reason, app.and_then(|a| a.failure.clone()), finished_at.is_some());
+        let (outcome, error) = outcome(
+            reason,
+            app.and_then(|a| a.failure.clone()),
+            finished_at.is_some(),
+        );
         let elapsed = secs(finished_at.unwrap_or(now));
         let steady = match (app.and_then(|a| a.half_at), finished_at) {
-            (Some(h), Some(f)) if f > h => Some(mbps(bytes_received - bytes_received / 2, secs(f - h))),
+            (Some(h), Some(f)) if f > h => {
+                Some(mbps(bytes_received - bytes_received / 2, secs(f - h)))
+            }
             _ => None,
         };
         let truth_links = self.sim.ground_truth().links;
@@ -232,10 +260,16 @@ impl<'a> Run<'a> {
             .collect();
         let mut log: Vec<SideEvent> = Vec::new();
         if let Some(a) = app {
-            log.extend(a.events.iter().map(|e| SideEvent { side: "client", event: e.clone() }));
+            log.extend(a.events.iter().map(|e| SideEvent {
+                side: "client",
+                event: e.clone(),
+            }));
         }
         if let Some(crate::node::App::Server(s)) = server.map(QuicNode::app) {
-            log.extend(s.events.iter().map(|e| SideEvent { side: "server", event: e.clone() }));
+            log.extend(s.events.iter().map(|e| SideEvent {
+                side: "server",
+                event: e.clone(),
+            }));
         }
         RunResult {
             completed: finished_at.is_some(),
@@ -247,7 +281,9 @@ impl<'a> Run<'a> {
             bytes_received,
             goodput_mbps: mbps(bytes_received, elapsed),
             steady_goodput_mbps: steady,
-            design: client_conn.filter(|c| c.is_established() || c.is_closed()).map(|c| c.design()),
+            design: client_conn
+                .filter(|c| c.is_established() || c.is_closed())
+                .map(|c| c.design()),
             paths,
             ack_frames_sent: receiver.ack_frames_sent,
             avg_ack_frame_bytes: receiver.avg_ack_frame_bytes,
@@ -283,7 +319,11 @@ impl<'a> Run<'a> {
 }
 
 /// `(outcome, error)` from how the simulation stopped.
-fn outcome(reason: StopReason, failure: Option<String>, finished: bool) -> (String, Option<String>) {
+fn outcome(
+    reason: StopReason,
+    failure: Option<String>,
+    finished: bool,
+) -> (String, Option<String>) {
     if finished {
         return ("completed".to_owned(), None);
     }
@@ -311,7 +351,13 @@ fn add_links(
     sim: &mut Simulator<QuicNode>,
     network: &Network,
     client_ips: &[IpAddr],
-) -> Result<(Vec<(String, LinkId, LinkConfig)>, BTreeMap<IpAddr, Vec<LinkId>>), LabError> {
+) -> Result<
+    (
+        Vec<(String, LinkId, LinkConfig)>,
+        BTreeMap<IpAddr, Vec<LinkId>>,
+    ),
+    LabError,
+> {
     let server_ip = SERVER_ADDR.ip();
     let mut links = Vec::new();
     let mut path_links = BTreeMap::new();

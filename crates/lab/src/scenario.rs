@@ -398,7 +398,10 @@ impl Scenario {
         if self.paths.len() > MAX_PATHS {
             return Err(LabError::invalid(
                 "paths",
-                format!("{} paths given; at most {MAX_PATHS} are supported", self.paths.len()),
+                format!(
+                    "{} paths given; at most {MAX_PATHS} are supported",
+                    self.paths.len()
+                ),
             ));
         }
         if self.time_limit.nanos() == 0 {
@@ -414,7 +417,10 @@ impl Scenario {
             if sizes.is_empty() || sizes.len() > MAX_REQUESTS {
                 return Err(LabError::invalid(
                     "workload.requests.sizes",
-                    format!("{} requests given; expected 1..={MAX_REQUESTS}", sizes.len()),
+                    format!(
+                        "{} requests given; expected 1..={MAX_REQUESTS}",
+                        sizes.len()
+                    ),
                 ));
             }
         }

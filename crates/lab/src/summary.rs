@@ -83,7 +83,18 @@ fn path_table(out: &mut String, r: &RunResult) {
     let _ = writeln!(
         out,
         "\n{:>4} {:>5} {:>10} {:>6} {:>9} {:>6} {:>8} {:>8} {:>8} {:>7} {:>9} {:>7}",
-        "path", "iface", "sent MB", "share", "pkts", "lost", "srtt ms", "min ms", "true ms", "mae ms", "cwnd", "acks"
+        "path",
+        "iface",
+        "sent MB",
+        "share",
+        "pkts",
+        "lost",
+        "srtt ms",
+        "min ms",
+        "true ms",
+        "mae ms",
+        "cwnd",
+        "acks"
     );
     let total_bytes: u64 = r.paths.iter().map(|p| p.bytes_sent).sum();
     let share = |b: u64| {
@@ -98,7 +109,8 @@ fn path_table(out: &mut String, r: &RunResult) {
             out,
             "{:>4} {:>5} {:>10.3} {:>5.1}% {:>9} {:>6} {:>8.2} {:>8.2} {:>8} {:>7} {:>9} {:>7}",
             p.id,
-            p.interface.map_or_else(|| "-".to_owned(), |i| i.to_string()),
+            p.interface
+                .map_or_else(|| "-".to_owned(), |i| i.to_string()),
             p.bytes_sent as f64 / 1e6,
             share(p.bytes_sent),
             p.packets_sent,
@@ -148,6 +160,14 @@ fn connection_lines(out: &mut String, r: &RunResult) {
         r.sender.pto_count,
         r.sender.handovers
     );
+    let stalls = r.sender.timer_stalls + r.receiver.timer_stalls;
+    if stalls > 0 {
+        let _ = writeln!(
+            out,
+            "WARNING: endpoint timers stayed due after handling {stalls} times (server {}, client {}): core bug worked around by the adapter",
+            r.sender.timer_stalls, r.receiver.timer_stalls
+        );
+    }
 }
 
 fn link_table(out: &mut String, r: &RunResult) {

@@ -34,8 +34,7 @@ fn split_number(s: &str) -> Option<(f64, String)> {
         return None;
     }
     let v: f64 = num.parse().ok()?;
-    v.is_finite()
-        .then(|| (v, unit.trim().to_ascii_lowercase()))
+    v.is_finite().then(|| (v, unit.trim().to_ascii_lowercase()))
 }
 
 fn whole(v: f64) -> Option<u64> {

@@ -84,7 +84,10 @@ fn describe(event: &Event) -> Option<String> {
         Event::Path(PathEvent::Validated { id }) => format!("path {id} validated"),
         Event::Path(PathEvent::Failed { id }) => format!("path {id} failed"),
         Event::Path(PathEvent::StatusChanged { id, backup }) => {
-            format!("path {id} status: {}", if *backup { "backup" } else { "available" })
+            format!(
+                "path {id} status: {}",
+                if *backup { "backup" } else { "available" }
+            )
         }
         Event::Path(PathEvent::Abandoned { id, error_code }) => {
             format!("path {id} abandoned (error {error_code:#x})")
@@ -145,7 +148,11 @@ impl ClientApp {
     /// A client for connection `handle` that asks for `sizes` and opens
     /// one extra path from each `(local, remote)` in `extra_paths`
     /// (interfaces 1, 2, ...).
-    pub fn new(handle: ConnectionHandle, sizes: &[u64], extra_paths: &[(SocketAddr, SocketAddr)]) -> Self {
+    pub fn new(
+        handle: ConnectionHandle,
+        sizes: &[u64],
+        extra_paths: &[(SocketAddr, SocketAddr)],
+    ) -> Self {
         let requests = sizes
             .iter()
             .map(|&size| RequestState {
@@ -191,7 +198,8 @@ impl ClientApp {
 
     /// When the app wants to run again without network activity.
     pub fn timeout(&self) -> Option<SimTime> {
-        self.path_retry_at.filter(|_| !self.pending_paths.is_empty() && !self.is_done())
+        self.path_retry_at
+            .filter(|_| !self.pending_paths.is_empty() && !self.is_done())
     }
 
     /// Runs the application after any event.
@@ -205,7 +213,9 @@ impl ClientApp {
         };
         self.drain_events(now, conn);
         if self.failure.is_none() && conn.is_closed() {
-            let why = conn.error().map_or_else(|| "closed".to_owned(), ToString::to_string);
+            let why = conn
+                .error()
+                .map_or_else(|| "closed".to_owned(), ToString::to_string);
             self.failure = Some(format!("connection closed: {why}"));
         }
         if self.failure.is_some() || !conn.is_established() {
@@ -250,7 +260,11 @@ impl ClientApp {
                     return;
                 }
                 Err(e) => {
-                    log(&mut self.events, now, format!("cannot open path from interface {iface}: {e}"));
+                    log(
+                        &mut self.events,
+                        now,
+                        format!("cannot open path from interface {iface}: {e}"),
+                    );
                     self.pending_paths.remove(0);
                 }
             }
@@ -298,7 +312,10 @@ impl ClientApp {
                         if r.received == r.size && r.error.is_none() {
                             r.completed_at = Some(now);
                         } else if r.error.is_none() {
-                            r.error = Some(format!("received {} bytes, expected {}", r.received, r.size));
+                            r.error = Some(format!(
+                                "received {} bytes, expected {}",
+                                r.received, r.size
+                            ));
                         }
                         break;
                     }
@@ -313,8 +330,16 @@ impl ClientApp {
         if self.half_at.is_none() && self.bytes_received * 2 >= self.total {
             self.half_at = Some(now);
         }
-        if let Some((i, r)) = self.requests.iter().enumerate().find(|(_, r)| r.error.is_some()) {
-            self.failure = Some(format!("request {i}: {}", r.error.as_deref().unwrap_or("failed")));
+        if let Some((i, r)) = self
+            .requests
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.error.is_some())
+        {
+            self.failure = Some(format!(
+                "request {i}: {}",
+                r.error.as_deref().unwrap_or("failed")
+            ));
         } else if self.requests.iter().all(|r| r.completed_at.is_some()) {
             self.finished_at = Some(now);
         }
@@ -371,7 +396,9 @@ impl ServerApp {
             self.scratch = vec![0; 4096];
         }
         for sc in &mut self.conns {
-            let Some(conn) = endpoint.connection_mut(sc.handle) else { continue };
+            let Some(conn) = endpoint.connection_mut(sc.handle) else {
+                continue;
+            };
             while let Some(e) = conn.poll_event() {
                 if let Some(what) = describe(&e) {
                     log(&mut self.events, now, what);
@@ -443,7 +470,11 @@ mod tests {
     fn pattern_checks() {
         let p = pattern();
         assert_eq!(p.len(), PATTERN_PERIOD);
-        let wrap: Vec<u8> = p[PATTERN_PERIOD - 3..].iter().chain(&p[..5]).copied().collect();
+        let wrap: Vec<u8> = p[PATTERN_PERIOD - 3..]
+            .iter()
+            .chain(&p[..5])
+            .copied()
+            .collect();
         assert!(matches_pattern(PATTERN_PERIOD as u64 - 3, &wrap));
         assert!(!matches_pattern(PATTERN_PERIOD as u64 - 2, &wrap));
         assert!(matches_pattern(7, &[]));

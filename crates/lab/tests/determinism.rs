@@ -48,7 +48,10 @@ fn same_seed_same_json() {
                 b.lines().nth(line).unwrap_or("")
             );
         }
-        assert!(a.contains("\"time_series\""), "seed {seed}: series recorded");
+        assert!(
+            a.contains("\"time_series\""),
+            "seed {seed}: series recorded"
+        );
     }
 }
 

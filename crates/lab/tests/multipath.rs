@@ -11,7 +11,12 @@ const MB20: u64 = 20_000_000;
 
 #[test]
 fn conext_paths_aggregate_and_beat_the_best_single_path() {
-    let both = run_completed(&download(&[CONEXT_A, CONEXT_B], MB20, MultipathMode::Mpns, SEED));
+    let both = run_completed(&download(
+        &[CONEXT_A, CONEXT_B],
+        MB20,
+        MultipathMode::Mpns,
+        SEED,
+    ));
     let a = run_completed(&download(&[CONEXT_A], MB20, MultipathMode::Single, SEED));
     let b = run_completed(&download(&[CONEXT_B], MB20, MultipathMode::Single, SEED));
     let steady = both.steady_goodput_mbps.expect("steady goodput");
@@ -39,7 +44,12 @@ fn conext_paths_aggregate_and_beat_the_best_single_path() {
     let total: u64 = both.paths.iter().map(|p| p.bytes_sent).sum();
     for p in &both.paths {
         let share = p.bytes_sent as f64 / total as f64;
-        assert!(share >= 0.1, "seed {SEED}: path {} carried {:.1}%", p.id, share * 100.0);
+        assert!(
+            share >= 0.1,
+            "seed {SEED}: path {} carried {:.1}%",
+            p.id,
+            share * 100.0
+        );
     }
 }
 
@@ -62,8 +72,15 @@ fn handover_when_path_0_goes_down_at_2s() {
             r.log.iter().map(|e| format!("{:.3} {} {}", e.event.time_s, e.side, e.event.what)).collect::<Vec<_>>(),
         );
         assert_eq!(r.bytes_received, MB20, "seed {SEED} {mode:?}");
-        let link = r.links.iter().find(|l| l.name == "path0.down").expect("link");
-        assert!(link.drops.link_down.packets > 0, "seed {SEED} {mode:?}: path 0 never lost packets");
+        let link = r
+            .links
+            .iter()
+            .find(|l| l.name == "path0.down")
+            .expect("link");
+        assert!(
+            link.drops.link_down.packets > 0,
+            "seed {SEED} {mode:?}: path 0 never lost packets"
+        );
         assert!(
             r.completion_time_s.unwrap_or(0.0) > 2.0,
             "seed {SEED} {mode:?}: finished before the failure"
@@ -83,7 +100,12 @@ fn handover_when_path_0_goes_down_at_2s() {
 #[test]
 fn three_paths() {
     let c = "rate=10mbit,rtt=30ms,queue=1bdp";
-    let r = run_completed(&download(&[CONEXT_A, CONEXT_B, c], MB20, MultipathMode::Mpns, SEED));
+    let r = run_completed(&download(
+        &[CONEXT_A, CONEXT_B, c],
+        MB20,
+        MultipathMode::Mpns,
+        SEED,
+    ));
     let steady = r.steady_goodput_mbps.expect("steady goodput");
     println!(
         "seed {SEED}: 3 paths, 20 MB: {:.3} s, goodput {:.2} Mbit/s, second half {steady:.2} Mbit/s (capacity 45)\n  {}",
@@ -101,5 +123,8 @@ fn three_paths() {
             p.bytes_sent
         );
     }
-    assert!(steady > 20.0, "seed {SEED}: no better than the fastest path: {steady:.2}");
+    assert!(
+        steady > 20.0,
+        "seed {SEED}: no better than the fastest path: {steady:.2}"
+    );
 }

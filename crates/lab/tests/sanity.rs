@@ -44,21 +44,30 @@ fn long_cubic_transfer_reaches_90_percent_of_capacity() {
         "seed {SEED}: goodput {:.2} Mbit/s < 90% of {RATE_MBPS}",
         r.goodput_mbps
     );
-    assert!(steady >= 0.9 * RATE_MBPS, "seed {SEED}: steady {steady:.2} Mbit/s");
+    assert!(
+        steady >= 0.9 * RATE_MBPS,
+        "seed {SEED}: steady {steady:.2} Mbit/s"
+    );
 }
 
 #[test]
 fn min_rtt_equals_configured_rtt() {
     let r = long_transfer();
     let p = path(r, 0);
-    println!("seed {SEED}: sender min RTT {:.3} ms (configured {RTT_MS} ms)", p.min_rtt_ms);
+    println!(
+        "seed {SEED}: sender min RTT {:.3} ms (configured {RTT_MS} ms)",
+        p.min_rtt_ms
+    );
     assert!(
         (p.min_rtt_ms - RTT_MS).abs() <= 1.0,
         "seed {SEED}: min RTT {:.3} ms vs configured {RTT_MS} ms",
         p.min_rtt_ms
     );
     let truth = p.true_rtt_ms.expect("true RTT");
-    assert!(truth >= RTT_MS, "seed {SEED}: true RTT {truth:.2} below propagation");
+    assert!(
+        truth >= RTT_MS,
+        "seed {SEED}: true RTT {truth:.2} below propagation"
+    );
 }
 
 #[test]
@@ -86,25 +95,46 @@ fn link_down_ends_in_idle_timeout_not_a_hang() {
         r.sim_time_s
     );
     assert!(r.completion_time_s.is_none());
-    let down = r.links.iter().find(|l| l.name == "path0.down").expect("link");
-    assert!(down.drops.link_down.packets > 0, "seed {SEED}: no link-down drops");
+    let down = r
+        .links
+        .iter()
+        .find(|l| l.name == "path0.down")
+        .expect("link");
+    assert!(
+        down.drops.link_down.packets > 0,
+        "seed {SEED}: no link-down drops"
+    );
 }
 
 #[test]
 fn time_limit_reported_when_too_short() {
-    let mut s = download(&["rate=5mbit,rtt=40ms"], 10_000_000, MultipathMode::Single, SEED);
+    let mut s = download(
+        &["rate=5mbit,rtt=40ms"],
+        10_000_000,
+        MultipathMode::Single,
+        SEED,
+    );
     s.time_limit = "1s".parse().expect("duration");
     let r = run_ok(&s);
     assert!(!r.completed);
     assert_eq!(r.outcome, "time_limit", "seed {SEED}: {:?}", r.error);
-    assert!((r.sim_time_s - 1.0).abs() < 1e-9, "seed {SEED}: {}", r.sim_time_s);
+    assert!(
+        (r.sim_time_s - 1.0).abs() < 1e-9,
+        "seed {SEED}: {}",
+        r.sim_time_s
+    );
     assert!(r.bytes_received > 0 && r.bytes_received < 10_000_000);
 }
 
 #[test]
 fn parallel_requests_complete() {
     let sizes = [10_000, 100_000, 1_000_000, 50_000, 2_000_000, 0];
-    let mut s = download(&["rate=20mbit,rtt=30ms,queue=1bdp"], 1, MultipathMode::Auto, SEED);
+    let mut s = download(
+        &["rate=20mbit,rtt=30ms,queue=1bdp"],
+        1,
+        MultipathMode::Auto,
+        SEED,
+    );
     s.workload = Workload::Requests {
         sizes: sizes.iter().map(|&b| ByteSize(b)).collect(),
     };

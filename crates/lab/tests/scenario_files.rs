@@ -50,7 +50,11 @@ fn shipped_scenarios_parse() {
             n += 1;
         }
     }
-    assert!(n >= 3, "expected the example scenarios in {}", dir.display());
+    assert!(
+        n >= 3,
+        "expected the example scenarios in {}",
+        dir.display()
+    );
 }
 
 #[test]
@@ -88,7 +92,10 @@ fn transport_settings_map_onto_config() {
     assert_eq!(c.ack.default_range_limit, 4);
     assert_eq!(c.ack.ack_eliciting_threshold, 3);
     assert_eq!(c.ack.range_order, RangeOrder::LowestFirst);
-    assert_eq!(c.ack.max_range_limit, 64, "unset AckConfig fields keep defaults");
+    assert_eq!(
+        c.ack.max_range_limit, 64,
+        "unset AckConfig fields keep defaults"
+    );
     assert!(!c.rtt_sample_on_receiving_path && !c.pacing);
     assert_eq!(c.initial_rtt.as_millis(), 100);
     assert_eq!(c.idle_timeout.as_secs(), 5);
@@ -118,17 +125,25 @@ fn round_trips_through_toml() {
 #[test]
 fn unknown_keys_are_named() {
     let e = error_of(&format!("seeds = 3\n{MINIMAL}"));
-    assert!(e.contains("test.toml") && e.contains("unknown field `seeds`"), "{e}");
+    assert!(
+        e.contains("test.toml") && e.contains("unknown field `seeds`"),
+        "{e}"
+    );
     let e = error_of(&format!("{MINIMAL}\n[transport]\ncongestion = \"cubic\"\n"));
     assert!(e.contains("unknown field `congestion`"), "{e}");
     let e = error_of(&format!("{MINIMAL}\n[transport.ack]\nthreshold = 2\n"));
     assert!(e.contains("unknown field `threshold`"), "{e}");
-    let e = error_of("paths = [{ rate = \"1mbit\", colour = \"red\" }]\n[workload]\ndownload = \"1MB\"\n");
+    let e = error_of(
+        "paths = [{ rate = \"1mbit\", colour = \"red\" }]\n[workload]\ndownload = \"1MB\"\n",
+    );
     assert!(e.contains("unknown field `colour`"), "{e}");
     let e = error_of("paths = [\"rate=1mbit,colour=red\"]\n[workload]\ndownload = \"1MB\"\n");
     assert!(e.contains("unknown key `colour`"), "{e}");
     let e = error_of("paths = [\"rate=1mbit\"]\n[workload]\nupload = \"1MB\"\n");
-    assert!(e.contains("unknown field `upload`, expected `download` or `requests`"), "{e}");
+    assert!(
+        e.contains("unknown field `upload`, expected `download` or `requests`"),
+        "{e}"
+    );
     let e = error_of(&format!("{MINIMAL}requests = {{ sizes = [\"1KB\"] }}\n"));
     assert!(e.contains("exactly one of `download` or `requests`"), "{e}");
 }
@@ -136,14 +151,22 @@ fn unknown_keys_are_named() {
 #[test]
 fn bad_units_are_named() {
     let e = error_of("paths = [\"rate=1mbit\"]\n[workload]\ndownload = \"50XB\"\n");
-    assert!(e.contains("invalid size `50XB`") && e.contains("download"), "{e}");
+    assert!(
+        e.contains("invalid size `50XB`") && e.contains("download"),
+        "{e}"
+    );
     let e = error_of(&format!("time_limit = \"10 sec\"\n{MINIMAL}"));
-    assert!(e.contains("invalid duration `10 sec`") && e.contains("time_limit"), "{e}");
+    assert!(
+        e.contains("invalid duration `10 sec`") && e.contains("time_limit"),
+        "{e}"
+    );
     let e = error_of(&format!("time_limit = 10\n{MINIMAL}"));
     assert!(e.contains("unit is required"), "{e}");
     let e = error_of("paths = [\"rate=20mb,rtt=40ms\"]\n[workload]\ndownload = \"1MB\"\n");
     assert!(e.contains("rate: invalid value `20mb`"), "{e}");
-    let e = error_of("paths = [{ rate = \"20mbit\", queue = \"3 cups\" }]\n[workload]\ndownload = \"1MB\"\n");
+    let e = error_of(
+        "paths = [{ rate = \"20mbit\", queue = \"3 cups\" }]\n[workload]\ndownload = \"1MB\"\n",
+    );
     assert!(e.contains("queue: invalid value `3 cups`"), "{e}");
     let e = error_of(&format!("{MINIMAL}\n[transport]\ncc = \"vegas\"\n"));
     assert!(e.contains("unknown congestion controller 'vegas'"), "{e}");
@@ -154,7 +177,10 @@ fn bad_units_are_named() {
 #[test]
 fn out_of_range_values_are_named() {
     let e = error_of(&format!("{MINIMAL}\n[transport]\nack_range_limit = 100\n"));
-    assert!(e.starts_with("transport.ack_range_limit: 100 is out of range"), "{e}");
+    assert!(
+        e.starts_with("transport.ack_range_limit: 100 is out of range"),
+        "{e}"
+    );
     let e = error_of(&format!("{MINIMAL}\n[transport]\nack_range_limit = 0\n"));
     assert!(e.starts_with("transport.ack_range_limit"), "{e}");
     let e = error_of("paths = []\n[workload]\ndownload = \"1MB\"\n");
@@ -225,7 +251,10 @@ fn command_line_errors() {
         ..SimArgs::default()
     };
     let e = build_scenario(&args).unwrap_err().to_string();
-    assert!(e.starts_with("--path #2 `rate=fast`: rate: invalid value `fast`"), "{e}");
+    assert!(
+        e.starts_with("--path #2 `rate=fast`: rate: invalid value `fast`"),
+        "{e}"
+    );
     let args = SimArgs {
         scenario: Some("/no/such/scenario.toml".into()),
         ..SimArgs::default()

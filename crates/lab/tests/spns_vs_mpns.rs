@@ -68,13 +68,25 @@ fn check(c: &Comparison, label: &str) {
         line("MPNS", &c.mpns),
         line("SPNS limit4", &c.spns_limit4)
     );
-    assert_eq!(c.spns.design, Some(mpquic_proto::Design::Spns), "seed {SEED}");
-    assert_eq!(c.mpns.design, Some(mpquic_proto::Design::Mpns), "seed {SEED}");
+    assert_eq!(
+        c.spns.design,
+        Some(mpquic_proto::Design::Spns),
+        "seed {SEED}"
+    );
+    assert_eq!(
+        c.mpns.design,
+        Some(mpquic_proto::Design::Mpns),
+        "seed {SEED}"
+    );
     for r in [&c.spns, &c.mpns] {
         assert_eq!(r.paths.len(), 2, "seed {SEED}: both paths used");
     }
     let ratio = c.spns.goodput_mbps / c.mpns.goodput_mbps;
-    println!("  SPNS/MPNS goodput {:.3}, ACK frame size {:+.0}%", ratio, 100.0 * (c.spns.avg_ack_frame_bytes / c.mpns.avg_ack_frame_bytes - 1.0));
+    println!(
+        "  SPNS/MPNS goodput {:.3}, ACK frame size {:+.0}%",
+        ratio,
+        100.0 * (c.spns.avg_ack_frame_bytes / c.mpns.avg_ack_frame_bytes - 1.0)
+    );
     assert!(
         (ratio - 1.0).abs() <= 0.03,
         "seed {SEED}, {label}: SPNS goodput {:.2} not within 3% of MPNS {:.2}",
@@ -94,7 +106,10 @@ fn check(c: &Comparison, label: &str) {
         c.spns.avg_ack_frame_bytes
     );
     let over4: u64 = c.spns_limit4.ack_range_histogram[3..].iter().sum();
-    assert_eq!(over4, 0, "seed {SEED}, {label}: ACKs with more than 4 ranges under limit 4");
+    assert_eq!(
+        over4, 0,
+        "seed {SEED}, {label}: ACKs with more than 4 ranges under limit 4"
+    );
 }
 
 #[test]

@@ -423,10 +423,26 @@ proptest! {
 #[test]
 fn handshake_with_a_silent_peer_times_out() {
     // Regression: the idle deadline used the backed-off PTO and moved away with every probe.
-    let t = TransportConfig { idle_timeout: Duration::from_millis(500), ..TransportConfig::default() };
-    let mut pair = Pair::new(17, t, TransportConfig::default(), NetConfig { loss: 1.0, ..NetConfig::default() });
+    let t = TransportConfig {
+        idle_timeout: Duration::from_millis(500),
+        ..TransportConfig::default()
+    };
+    let mut pair = Pair::new(
+        17,
+        t,
+        TransportConfig::default(),
+        NetConfig {
+            loss: 1.0,
+            ..NetConfig::default()
+        },
+    );
     let ch = pair.connect();
-    pair.run_until(Duration::from_secs(60), |p| p.client.connection(ch).unwrap().is_drained());
-    assert_eq!(pair.client.connection(ch).unwrap().error(), Some(&ConnectionError::TimedOut));
+    pair.run_until(Duration::from_secs(60), |p| {
+        p.client.connection(ch).unwrap().is_drained()
+    });
+    assert_eq!(
+        pair.client.connection(ch).unwrap().error(),
+        Some(&ConnectionError::TimedOut)
+    );
     assert!(pair.now.as_nanos() < 10_000_000_000, "took {:?}", pair.now);
 }

@@ -144,6 +144,8 @@ pub struct Connection {
     pub(crate) reset_key: [u8; 32],
     /// Round-robin cursor over paths for urgent, path-specific frames.
     pub(crate) next_urgent_path: PathId,
+    /// 1-RTT packets sent with only ACK frames since the last ack-eliciting one.
+    pub(crate) ack_only_packets: u32,
     /// Reused buffer for assembling one packet.
     pub(crate) scratch: Vec<u8>,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.

@@ -304,7 +304,8 @@ impl Connection {
 
     /// Bookkeeping after a packet was processed: receive record, ACK state, idle timer, counters.
     fn note_received(&mut self, now: Timestamp, packet: &Decrypted, ack_eliciting: bool) {
-        let out_of_order = self.record(packet.space).on_received(packet.pn, now);
+        let gap = self.record(packet.space).on_received(packet.pn, now);
+        let gaps_count = self.layout.gaps_signal_loss();
         let immediate = packet.epoch != Epoch::Data;
         let max_ack_delay = if immediate {
             Duration::ZERO
@@ -313,7 +314,11 @@ impl Connection {
         };
         let config = self.config.clone();
         if let Some(path) = self.paths.get_mut(&packet.path) {
-            path.ack_state(packet.space).on_packet(
+            let state = path.ack_state(packet.space);
+            // Reordered on its own path, or (where gaps mean loss) a gap in the space.
+            let below_path_largest = state.largest().is_some_and(|(l, _)| packet.pn < l);
+            let out_of_order = below_path_largest || (gaps_count && gap);
+            state.on_packet(
                 packet.pn,
                 now,
                 ack_eliciting,

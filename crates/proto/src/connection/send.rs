@@ -18,6 +18,8 @@ use crate::time::Timestamp;
 
 /// AEAD tag length of every QUIC v1 cipher suite (RFC 9001 §5.3).
 pub(crate) const TAG_LEN: usize = 16;
+/// One ACK-only packet in this many carries a PING so the peer acknowledges our ACKs.
+const ACK_ONLY_PING_INTERVAL: u32 = 20;
 /// RFC 9000 §14.1: minimum size of datagrams carrying ack-eliciting Initial packets, and of
 /// path-validation datagrams (§8.2.1).
 pub(crate) const MIN_INITIAL_SIZE: usize = 1200;
@@ -413,10 +415,23 @@ impl Connection {
                 .write_stream_frames(packet, room, &mut sent.streams);
             ack_eliciting |= packet.len() > before;
         }
-        if plan.probe && !ack_eliciting {
+        // RFC 9000 §13.2.4: a receiver that only sends ACKs never sees them acknowledged, so
+        // its ranges are never pruned; every ACK_ONLY_PING_INTERVAL-th ACK-only packet asks for
+        // an acknowledgement with a PING.
+        let ack_only = sent.ack.is_some() && !ack_eliciting;
+        let solicit =
+            ack_only && epoch == Epoch::Data && self.ack_only_packets + 1 >= ACK_ONLY_PING_INTERVAL;
+        if (plan.probe || solicit) && !ack_eliciting {
             Frame::Ping.encode(packet);
             ack_eliciting = true;
             sent.ping = true;
+        }
+        if epoch == Epoch::Data {
+            self.ack_only_packets = if ack_eliciting {
+                0
+            } else {
+                self.ack_only_packets + u32::from(ack_only)
+            };
         }
         if packet.len() == enc.header_len && sent.ack.is_none() {
             return None;

@@ -47,6 +47,12 @@ pub trait SpaceLayout: std::fmt::Debug + Send + Sync {
     fn space_of_ack(&self, path_id: Option<u64>) -> Option<SpaceId>;
     /// Whether paths other than path 0 may exist.
     fn is_multipath(&self) -> bool;
+    /// Whether a gap in a space's received packet numbers hints at loss (RFC 9000 §13.2.1
+    /// immediate ACK). Not when several paths interleave their packets in one space (SPNS):
+    /// there only arrivals below the path's own largest packet count as reordering.
+    fn gaps_signal_loss(&self) -> bool {
+        !self.is_multipath() || self.design() == Design::Mpns
+    }
     /// Which design this is.
     fn design(&self) -> Design;
 }

@@ -1,0 +1,487 @@
+//! Interoperability with noq 1.4 (a quinn fork implementing RFC 10069 multipath) over loopback
+//! UDP, two local addresses (127.0.0.1 and 127.0.0.2: on Linux all of 127/8 is loopback):
+//!
+//! - our client against a noq server: negotiation gives RFC 10069 MPNS, the client opens a second
+//!   path from 127.0.0.2 and downloads, then uploads, 10 MB byte-exact over both paths;
+//! - a noq client (one wildcard socket, sending from 127.0.0.2 with IP_PKTINFO) against our server:
+//!   noq opens the second path and downloads 10 MB that our server spreads over both paths;
+//! - fallbacks: our `Auto` client against quinn (no multipath) and our `Spns` endpoints against
+//!   noq (noq ignores `enable_multipath`, and SPNS does not send `initial_max_path_id`) use one
+//!   path and still transfer.
+
+mod common;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use common::{
+    addr, client_config, payload, quinn_configs, root_with, transport, within, MB, TEST_TIMEOUT,
+};
+use mpquic::{hq, Design, Endpoint, MultipathMode, PathEvent};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+/// Paths noq may have open at once (it advertises `initial_max_path_id` = this - 1).
+const NOQ_PATHS: u32 = 4;
+
+/// noq's transport settings: multipath on (`initial_max_path_id` sent) or off.
+fn noq_transport(multipath: bool) -> Arc<noq::TransportConfig> {
+    let mut t = noq::TransportConfig::default();
+    if multipath {
+        t.max_concurrent_multipath_paths(NOQ_PATHS);
+    }
+    Arc::new(t)
+}
+
+/// What the noq server saw: its side of each connection, and every uploaded body.
+struct NoqServer {
+    _endpoint: noq::Endpoint,
+    addr: SocketAddr,
+    conns: mpsc::UnboundedReceiver<noq::Connection>,
+    uploads: mpsc::UnboundedReceiver<Vec<u8>>,
+}
+
+/// A noq server on 127.0.0.1 answering `GET /<anything>` with `data` (hq-interop style: the
+/// request is the whole client half of a bidirectional stream) and any other request by storing
+/// the body in `uploads` and replying with its length.
+fn noq_server(data: Arc<Vec<u8>>, multipath: bool) -> NoqServer {
+    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("certificate");
+    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
+    let crypto = noq::crypto::rustls::QuicServerConfig::try_from(tls).expect("noq server crypto");
+    let mut config = noq::ServerConfig::with_crypto(Arc::new(crypto));
+    config.transport_config(noq_transport(multipath));
+    let endpoint = noq::Endpoint::server(config, addr("127.0.0.1:0")).expect("noq server");
+    let local = endpoint.local_addr().expect("local addr");
+    let (conn_tx, conns) = mpsc::unbounded_channel();
+    let (upload_tx, uploads) = mpsc::unbounded_channel();
+    let ep = endpoint.clone();
+    tokio::spawn(async move {
+        while let Some(incoming) = ep.accept().await {
+            let data = data.clone();
+            let upload_tx = upload_tx.clone();
+            let conn_tx = conn_tx.clone();
+            tokio::spawn(async move {
+                let conn = incoming.await.expect("noq handshake");
+                let _ = conn_tx.send(conn.clone());
+                while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+                    let data = data.clone();
+                    let upload_tx = upload_tx.clone();
+                    tokio::spawn(async move {
+                        let request = recv.read_to_end(20 * MB).await.expect("noq read");
+                        if request.starts_with(b"GET /") {
+                            send.write_all(&data).await.expect("noq write");
+                        } else {
+                            send.write_all(request.len().to_string().as_bytes())
+                                .await
+                                .expect("noq reply");
+                            let _ = upload_tx.send(request);
+                        }
+                        send.finish().expect("noq finish");
+                        let _ = send.stopped().await;
+                    });
+                }
+            });
+        }
+    });
+    NoqServer {
+        _endpoint: endpoint,
+        addr: local,
+        conns,
+        uploads,
+    }
+}
+
+/// Our client endpoint on 127.0.0.1 and 127.0.0.2, connected to `server` in `mode`.
+async fn our_client(server: SocketAddr, mode: MultipathMode) -> (Endpoint, mpquic::Connection) {
+    let client =
+        Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
+    let conn = within(
+        "handshake",
+        client
+            .connect(server, "localhost", client_config(transport(mode)))
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake with noq");
+    assert_eq!(conn.alpn_protocol().as_deref(), Some(hq::ALPN));
+    (client, conn)
+}
+
+/// Open a path from `local` and wait until it is validated.
+async fn open_validated_path(conn: &mpquic::Connection, local: SocketAddr) -> mpquic::PathId {
+    let path = conn.open_path(local).await.expect("open second path");
+    within("validation of the second path", async {
+        loop {
+            match conn.path_event().await.expect("path event") {
+                PathEvent::Validated { id } if id == path => break,
+                PathEvent::Failed { id } | PathEvent::Abandoned { id, .. } if id == path => {
+                    panic!("path {id} failed")
+                }
+                _ => {}
+            }
+        }
+    })
+    .await;
+    path
+}
+
+fn print_our_paths(what: &str, conn: &mpquic::Connection) -> Vec<mpquic::PathStats> {
+    let paths = conn.path_stats();
+    for p in &paths {
+        eprintln!(
+            "{what}: path {} {} -> {}: received {} B, sent {} B, stream bytes sent {}, \
+             lost {} pkts, srtt {:.3} ms",
+            p.id,
+            p.local,
+            p.remote,
+            p.counters.bytes_received,
+            p.counters.bytes_sent,
+            p.counters.stream_bytes_sent,
+            p.counters.packets_lost,
+            p.srtt_ms
+        );
+    }
+    paths
+}
+
+/// noq's statistics of its paths 0 and 1 as (UDP bytes sent, UDP bytes received).
+fn noq_path_bytes(what: &str, conn: &noq::Connection) -> Vec<(u64, u64)> {
+    (0u32..2)
+        .filter_map(|id| conn.path_stats(noq::PathId::from(id)).map(|s| (id, s)))
+        .map(|(id, s)| {
+            eprintln!(
+                "{what}: noq path {id}: sent {} B in {} datagrams, received {} B in {} \
+                 datagrams, {} STREAM frames sent, rtt {:?}",
+                s.udp_tx.bytes,
+                s.udp_tx.datagrams,
+                s.udp_rx.bytes,
+                s.udp_rx.datagrams,
+                s.frame_tx.stream,
+                s.rtt
+            );
+            (s.udp_tx.bytes, s.udp_rx.bytes)
+        })
+        .collect()
+}
+
+/// Our client (MPNS offered) against a noq server: RFC 10069 is negotiated, a second path from
+/// 127.0.0.2 is opened and validated, and a 10 MB download uses both paths.
+async fn download_from_noq_over_two_paths(mode: MultipathMode) {
+    common::init_tracing();
+    let data = Arc::new(payload(10 * MB, 11));
+    let mut server = noq_server(data.clone(), true);
+    let (client, conn) = our_client(server.addr, mode).await;
+    assert_eq!(conn.design(), Some(Design::Mpns), "{mode:?} against noq");
+    let noq_conn = within("noq connection", server.conns.recv())
+        .await
+        .expect("noq connection");
+    assert!(
+        noq_conn.is_multipath_enabled(),
+        "noq did not enable multipath"
+    );
+
+    let second = client.local_addrs()[1];
+    open_validated_path(&conn, second).await;
+    let mut body = hq::request(&conn, "/file.bin").await.expect("request");
+    let got = within("download", body.read_to_end(20 * MB))
+        .await
+        .expect("read");
+    assert!(
+        got == *data,
+        "got {} bytes, expected {} (content differs)",
+        got.len(),
+        data.len()
+    );
+
+    let paths = print_our_paths(&format!("{mode:?} download from noq"), &conn);
+    let noq_paths = noq_path_bytes(&format!("{mode:?} download from noq"), &noq_conn);
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert_eq!(paths[1].local, second);
+    let total: u64 = paths.iter().map(|p| p.counters.bytes_received).sum();
+    for p in &paths {
+        assert!(
+            p.counters.bytes_received > 100_000,
+            "{mode:?}: path {} carried only {} of {total} bytes received",
+            p.id,
+            p.counters.bytes_received
+        );
+    }
+    assert_eq!(noq_paths.len(), 2, "noq has no path 1");
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_client_downloads_from_noq_over_two_paths() {
+    download_from_noq_over_two_paths(MultipathMode::Auto).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpns_client_downloads_from_noq_over_two_paths() {
+    download_from_noq_over_two_paths(MultipathMode::Mpns).await;
+}
+
+/// Our client uploads 10 MB to a noq server over two paths; our scheduler must put at least 10%
+/// of the stream bytes on each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_uploads_to_noq_over_two_paths() {
+    common::init_tracing();
+    let data = payload(10 * MB, 12);
+    let mut server = noq_server(Arc::new(Vec::new()), true);
+    let (client, conn) = our_client(server.addr, MultipathMode::Auto).await;
+    assert_eq!(conn.design(), Some(Design::Mpns));
+    let noq_conn = within("noq connection", server.conns.recv())
+        .await
+        .expect("noq connection");
+    let second = client.local_addrs()[1];
+    open_validated_path(&conn, second).await;
+
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    within("upload", async {
+        send.write_all(&data).await.expect("write");
+        send.shutdown().await.expect("finish");
+    })
+    .await;
+    let reply = within("reply", recv.read_to_end(100)).await.expect("reply");
+    assert_eq!(
+        reply,
+        data.len().to_string().as_bytes(),
+        "noq counted a different length"
+    );
+    let got = within("noq upload", server.uploads.recv())
+        .await
+        .expect("noq stored the upload");
+    assert!(got == data, "noq got {} bytes, content differs", got.len());
+
+    let paths = print_our_paths("upload to noq", &conn);
+    noq_path_bytes("upload to noq", &noq_conn);
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    let total: u64 = paths.iter().map(|p| p.counters.stream_bytes_sent).sum();
+    assert!(total >= data.len() as u64, "only {total} stream bytes sent");
+    for p in &paths {
+        assert!(
+            p.counters.stream_bytes_sent * 10 >= total,
+            "path {} sent only {} of {total} stream bytes",
+            p.id,
+            p.counters.stream_bytes_sent
+        );
+    }
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
+/// Our hq-interop server on 127.0.0.1 serving `root`, handing out its side of each connection.
+fn our_server(
+    root: Arc<std::path::PathBuf>,
+    mode: MultipathMode,
+) -> (Endpoint, mpsc::UnboundedReceiver<mpquic::Connection>) {
+    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("certificate");
+    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
+    let endpoint = Endpoint::server(
+        mpquic::config::server(tls, transport(mode)),
+        &[addr("127.0.0.1:0")],
+    )
+    .expect("bind server");
+    let (tx, rx) = mpsc::unbounded_channel();
+    let ep = endpoint.clone();
+    tokio::spawn(async move {
+        while let Some(conn) = ep.accept().await {
+            let _ = tx.send(conn.clone());
+            tokio::spawn(hq::serve_connection(conn, root.clone()));
+        }
+    });
+    (endpoint, rx)
+}
+
+/// A noq client endpoint on the IPv4 wildcard address (so that it can send from any local
+/// address: noq-udp sets the source with IP_PKTINFO), connected to `server`.
+async fn noq_client(server: SocketAddr, multipath: bool) -> (noq::Endpoint, noq::Connection) {
+    let tls =
+        mpquic::tls::client_config(&[hq::ALPN], mpquic::tls::ServerTrust::Insecure).expect("tls");
+    let crypto = noq::crypto::rustls::QuicClientConfig::try_from(tls).expect("noq crypto");
+    let mut config = noq::ClientConfig::new(Arc::new(crypto));
+    config.transport_config(noq_transport(multipath));
+    let endpoint = noq::Endpoint::client(addr("0.0.0.0:0")).expect("noq client");
+    let conn = within(
+        "noq handshake",
+        endpoint
+            .connect_with(config, server, "localhost")
+            .expect("connect"),
+    )
+    .await
+    .expect("noq handshake with us");
+    (endpoint, conn)
+}
+
+/// `GET /file.bin` from a noq connection.
+async fn noq_get(conn: &noq::Connection) -> Vec<u8> {
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(b"GET /file.bin\r\n").await.expect("request");
+    send.finish().expect("finish");
+    within("download", recv.read_to_end(20 * MB))
+        .await
+        .expect("noq read")
+}
+
+/// A noq client opens a second path from 127.0.0.2 to our server and downloads 10 MB; our
+/// server (the sender) must put at least 10% of the stream bytes on each path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noq_client_downloads_from_our_server_over_two_paths() {
+    common::init_tracing();
+    let data = payload(10 * MB, 13);
+    let (_dir, root) = root_with("file.bin", &data);
+    let (_server, mut conns) = our_server(root, MultipathMode::Auto);
+    let server_addr = _server.local_addr();
+    let (endpoint, conn) = noq_client(server_addr, true).await;
+    assert!(
+        conn.is_multipath_enabled(),
+        "noq did not negotiate multipath with us"
+    );
+    let ours = within("our connection", conns.recv())
+        .await
+        .expect("our connection");
+    assert_eq!(ours.design(), Some(Design::Mpns));
+
+    // Our server issues path 1's connection IDs (PATH_NEW_CONNECTION_ID) right after the
+    // handshake; noq refuses to open a path until it has one.
+    let second_ip: IpAddr = "127.0.0.2".parse().expect("ip");
+    let path = within("noq open_path", async {
+        loop {
+            let open = conn.open_path(
+                noq::FourTuple::new(server_addr, Some(second_ip)),
+                noq::PathStatus::Available,
+            );
+            match open.await {
+                Ok(path) => break path,
+                Err(noq::PathError::RemoteCidsExhausted) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await
+                }
+                Err(e) => panic!("noq could not open a path from {second_ip}: {e}"),
+            }
+        }
+    })
+    .await;
+    assert_eq!(path.local_ip().expect("open path"), Some(second_ip));
+
+    let got = noq_get(&conn).await;
+    assert!(
+        got == data,
+        "noq got {} bytes, expected {} (content differs)",
+        got.len(),
+        data.len()
+    );
+
+    let paths = print_our_paths("noq download from us", &ours);
+    noq_path_bytes("noq download from us", &conn);
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert_eq!(paths[1].remote.ip(), second_ip, "{paths:?}");
+    let total: u64 = paths.iter().map(|p| p.counters.stream_bytes_sent).sum();
+    assert!(total >= data.len() as u64, "only {total} stream bytes sent");
+    for p in &paths {
+        assert!(
+            p.counters.stream_bytes_sent * 10 >= total,
+            "path {} sent only {} of {total} stream bytes",
+            p.id,
+            p.counters.stream_bytes_sent
+        );
+    }
+    conn.close(0u32.into(), b"done");
+    within("noq idle", endpoint.wait_idle()).await;
+}
+
+/// quinn does not know multipath: our `Auto` client falls back to one path (no path can be
+/// opened) and the transfer works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_client_against_quinn_uses_one_path() {
+    common::init_tracing();
+    let data = Arc::new(payload(2 * MB, 14));
+    let (server_config, _) = quinn_configs();
+    let quinn = quinn::Endpoint::server(server_config, addr("127.0.0.1:0")).expect("quinn server");
+    let server_addr = quinn.local_addr().expect("local addr");
+    let ep = quinn.clone();
+    let served = data.clone();
+    tokio::spawn(async move {
+        if let Some(incoming) = ep.accept().await {
+            let conn = incoming.await.expect("quinn handshake");
+            while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+                let _ = recv.read_to_end(MB).await;
+                send.write_all(&served).await.expect("quinn write");
+                send.finish().expect("quinn finish");
+                let _ = send.stopped().await;
+            }
+        }
+    });
+    let (client, conn) = our_client(server_addr, MultipathMode::Auto).await;
+    assert_eq!(conn.design(), Some(Design::Single));
+    assert!(matches!(
+        conn.try_open_path(client.local_addrs()[1]),
+        Err(mpquic::OpenPathError::Path(_))
+    ));
+    let mut body = hq::request(&conn, "/file.bin").await.expect("request");
+    let got = within("download", body.read_to_end(20 * MB))
+        .await
+        .expect("read");
+    assert!(got == *data, "got {} bytes, content differs", got.len());
+    assert_eq!(conn.path_stats().len(), 1);
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
+/// Our client in SPNS mode against a multipath noq server: SPNS sends `enable_multipath` = 1
+/// only, which noq ignores, and no `initial_max_path_id`: one path, RFC 9000, still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spns_client_against_noq_falls_back_to_one_path() {
+    common::init_tracing();
+    let data = Arc::new(payload(10 * MB, 15));
+    let mut server = noq_server(data.clone(), true);
+    let (client, conn) = our_client(server.addr, MultipathMode::Spns).await;
+    assert_eq!(conn.design(), Some(Design::Single));
+    let noq_conn = within("noq connection", server.conns.recv())
+        .await
+        .expect("noq connection");
+    assert!(
+        !noq_conn.is_multipath_enabled(),
+        "noq enabled multipath with SPNS"
+    );
+    assert!(matches!(
+        conn.try_open_path(client.local_addrs()[1]),
+        Err(mpquic::OpenPathError::Path(_))
+    ));
+    let mut body = hq::request(&conn, "/file.bin").await.expect("request");
+    let got = within("download", body.read_to_end(20 * MB))
+        .await
+        .expect("read");
+    assert!(got == *data, "got {} bytes, content differs", got.len());
+    assert_eq!(conn.path_stats().len(), 1);
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
+/// A multipath noq client against our server in SPNS mode: noq sees no `initial_max_path_id`,
+/// refuses to open a path, and the download works on one path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noq_client_against_spns_server_falls_back_to_one_path() {
+    common::init_tracing();
+    let data = payload(10 * MB, 16);
+    let (_dir, root) = root_with("file.bin", &data);
+    let (server, mut conns) = our_server(root, MultipathMode::Spns);
+    let (endpoint, conn) = noq_client(server.local_addr(), true).await;
+    assert!(!conn.is_multipath_enabled());
+    let ours = within("our connection", conns.recv())
+        .await
+        .expect("our connection");
+    assert_eq!(ours.design(), Some(Design::Single));
+    let open = conn.open_path(
+        noq::FourTuple::new(server.local_addr(), Some("127.0.0.2".parse().expect("ip"))),
+        noq::PathStatus::Available,
+    );
+    assert!(matches!(
+        tokio::time::timeout(TEST_TIMEOUT, open).await,
+        Ok(Err(noq::PathError::MultipathNotNegotiated))
+    ));
+    let got = noq_get(&conn).await;
+    assert!(got == data, "noq got {} bytes, content differs", got.len());
+    assert_eq!(ours.path_stats().len(), 1);
+    conn.close(0u32.into(), b"done");
+    within("noq idle", endpoint.wait_idle()).await;
+}
