@@ -130,7 +130,7 @@ fn print_our_paths(what: &str, conn: &mpquic::Connection) -> Vec<mpquic::PathSta
     for p in &paths {
         eprintln!(
             "{what}: path {} {} -> {}: received {} B, sent {} B, stream bytes sent {}, \
-             lost {} pkts, srtt {:.3} ms",
+             lost {} pkts ({} spurious), srtt {:.3} ms from {} samples, min rtt {:.3} ms",
             p.id,
             p.local,
             p.remote,
@@ -138,7 +138,10 @@ fn print_our_paths(what: &str, conn: &mpquic::Connection) -> Vec<mpquic::PathSta
             p.counters.bytes_sent,
             p.counters.stream_bytes_sent,
             p.counters.packets_lost,
-            p.srtt_ms
+            p.counters.spurious_losses,
+            p.srtt_ms,
+            p.counters.rtt_samples,
+            p.min_rtt_ms
         );
     }
     paths

@@ -47,7 +47,7 @@ impl Connection {
         })
         .encode(&mut frame);
         self.state = State::Closing {
-            until: now + self.largest_pto() * 3,
+            until: now + self.largest_base_pto() * 3,
             frame: Bytes::from(frame),
             epoch_hint: 0,
             resend: true,

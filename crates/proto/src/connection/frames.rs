@@ -225,7 +225,7 @@ impl Connection {
         }
         // RFC 9000 §10.2.2: enter draining for three times the (largest, RFC 10069) PTO.
         self.state = State::Draining {
-            until: now + self.largest_pto() * 3,
+            until: now + self.largest_base_pto() * 3,
         };
     }
 }

@@ -184,7 +184,7 @@ impl Connection {
     /// Enter the abandoned state: no new packets on the path, its data moves elsewhere, state
     /// is kept for 3 PTOs (RFC 10069 §3.4).
     pub(crate) fn abandon_path(&mut self, now: Timestamp, id: PathId, error_code: u64) {
-        let until = now + self.largest_pto() * 3;
+        let until = now + self.largest_base_pto() * 3;
         let Some(path) = self.paths.get_mut(&id) else {
             return;
         };
