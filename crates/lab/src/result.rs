@@ -290,15 +290,30 @@ pub fn mean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
+/// The sender's srtt of one path against the ground truth.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RttTruth {
+    /// Mean true RTT at the sampling times.
+    pub true_rtt_ms: Option<f64>,
+    /// Mean absolute error of the srtt samples.
+    pub mae_ms: Option<f64>,
+    /// Number of srtt samples.
+    pub samples: usize,
+}
+
 /// Path figures from the sender's stats, the receiver's stats of the same
-/// path and the srtt error analysis (`(true_rtt_ms, mae_ms, samples)`).
+/// path and the srtt error analysis.
 pub fn path_result(
     sender: &PathStats,
     receiver: Option<&PathStats>,
     interface: Option<usize>,
-    truth: (Option<f64>, Option<f64>, usize),
+    truth: RttTruth,
 ) -> PathResult {
-    let (true_rtt_ms, srtt_mae_ms, srtt_samples) = truth;
+    let RttTruth {
+        true_rtt_ms,
+        mae_ms: srtt_mae_ms,
+        samples: srtt_samples,
+    } = truth;
     let c = &sender.counters;
     let (acks, ack_bytes) = receiver.map_or((0, 0), |r| {
         (r.counters.ack_frames_sent, r.counters.ack_frame_bytes)

@@ -13,15 +13,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mpquic_netsim::{LinkConfig, LinkId, NodeId, SimConfig, SimTime, Simulator, StopReason};
+use mpquic_proto::path::Validation;
 use mpquic_proto::{EndpointConfig, PathId};
 
 use crate::error::LabError;
-use crate::node::QuicNode;
+use crate::node::{App, QuicNode};
 use crate::result::{
-    mbps, mean, ns_to_ms, path_result, secs, ConnectionFigures, LinkResult, RequestResult,
-    RttSeries, RunResult, SideEvent, TimeSeries,
+    mbps, mean, ns_to_ms, path_result, secs, ConnectionFigures, LinkResult, PathResult,
+    RequestResult, RttSeries, RttTruth, RunResult, SideEvent, TimeSeries,
 };
 use crate::scenario::{Network, Scenario};
+use crate::workload::{ClientApp, LoggedEvent};
 
 /// The server's address.
 pub const SERVER_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 100, 0, 1)), 443);
@@ -47,10 +49,8 @@ struct Run<'a> {
     sim: Simulator<QuicNode>,
     client: NodeId,
     server: NodeId,
-    links: Vec<(String, LinkId, LinkConfig)>,
+    topology: Topology,
     client_ips: Vec<IpAddr>,
-    /// Links each client interface's traffic crosses (both directions).
-    path_links: BTreeMap<IpAddr, Vec<LinkId>>,
     rtt_samples: Vec<RttSample>,
     progress: Vec<[f64; 3]>,
 }
@@ -94,15 +94,14 @@ impl<'a> Run<'a> {
         )?;
         let server = sim.add_background_node(server_node, [SERVER_ADDR.ip()])?;
         let client = sim.add_node(client_node, client_ips.iter().copied())?;
-        let (links, path_links) = add_links(&mut sim, network, &client_ips)?;
+        let topology = add_links(&mut sim, network, &client_ips)?;
         Ok(Self {
             scenario,
             sim,
             client,
             server,
-            links,
+            topology,
             client_ips,
-            path_links,
             rtt_samples: Vec::new(),
             progress: Vec::new(),
         })
@@ -132,10 +131,12 @@ impl<'a> Run<'a> {
         {
             for p in conn.path_stats() {
                 // No true RTT exists while a link of the path is down.
-                let links_up = self.path_links.get(&p.remote.ip()).is_some_and(|ids| {
+                let links_up = self.topology.by_ip.get(&p.remote.ip()).is_some_and(|ids| {
                     ids.iter().all(|&l| self.sim.link_is_up(l).unwrap_or(false))
                 });
-                if p.abandoned || p.counters.rtt_samples == 0 || !links_up {
+                // A path counts once it carries traffic: validated or sampled.
+                let live = p.validation == Validation::Validated || p.counters.rtt_samples > 0;
+                if p.abandoned || !live || !links_up {
                     continue;
                 }
                 self.rtt_samples.push(RttSample {
@@ -158,13 +159,8 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// `(true_rtt_ms, srtt_mae_ms, samples)` of every path, and the series.
-    fn rtt_truth(
-        &self,
-    ) -> (
-        BTreeMap<PathId, (Option<f64>, Option<f64>, usize)>,
-        Vec<RttSeries>,
-    ) {
+    /// The srtt error analysis of every path, and the srtt series.
+    fn rtt_truth(&self) -> (BTreeMap<PathId, RttTruth>, Vec<RttSeries>) {
         let server_ip = SERVER_ADDR.ip();
         let mut points: BTreeMap<PathId, Vec<[f64; 3]>> = BTreeMap::new();
         for s in &self.rtt_samples {
@@ -179,9 +175,12 @@ impl<'a> Run<'a> {
         let summary = points
             .iter()
             .map(|(&id, pts)| {
-                let truth = mean(pts.iter().map(|p| p[2]));
-                let mae = mean(pts.iter().map(|p| (p[1] - p[2]).abs()));
-                (id, (truth, mae, pts.len()))
+                let truth = RttTruth {
+                    true_rtt_ms: mean(pts.iter().map(|p| p[2])),
+                    mae_ms: mean(pts.iter().map(|p| (p[1] - p[2]).abs())),
+                    samples: pts.len(),
+                };
+                (id, truth)
             })
             .collect();
         let series = points
@@ -195,41 +194,80 @@ impl<'a> Run<'a> {
     /// two routes (used for paths without srtt samples).
     fn mean_route_rtt_ms(&self, client_ip: IpAddr) -> Option<f64> {
         let server_ip = SERVER_ADDR.ip();
-        let fwd = self
-            .sim
-            .route_stats(server_ip, client_ip)?
-            .one_way_delay
-            .mean_ns()?;
-        let rev = self
-            .sim
-            .route_stats(client_ip, server_ip)?
-            .one_way_delay
-            .mean_ns()?;
+        let route_mean = |a, b| self.sim.route_stats(a, b)?.one_way_delay.mean_ns();
+        let fwd = route_mean(server_ip, client_ip)?;
+        let rev = route_mean(client_ip, server_ip)?;
         Some((fwd + rev) / 1e6)
     }
 
-    fn finish(self, reason: StopReason, wall_s: f64) -> RunResult {
-        let (truth, series) = self.rtt_truth();
-        let client = self.sim.node(self.client);
-        let server = self.sim.node(self.server);
-        let app = client.and_then(QuicNode::client_app);
-        let client_conn = client.and_then(QuicNode::main_connection);
-        let server_conn = server.and_then(QuicNode::main_connection);
+    fn client_node(&self) -> Option<&QuicNode> {
+        self.sim.node(self.client)
+    }
+
+    fn server_node(&self) -> Option<&QuicNode> {
+        self.sim.node(self.server)
+    }
+
+    /// Per-path figures: the sender's paths, matched with the receiver's.
+    fn path_results(&self, truth: &BTreeMap<PathId, RttTruth>) -> Vec<PathResult> {
+        let client_conn = self.client_node().and_then(QuicNode::main_connection);
+        let server_conn = self.server_node().and_then(QuicNode::main_connection);
         let receiver_paths = client_conn.map(|c| c.path_stats()).unwrap_or_default();
-        let paths = server_conn
-            .map(|c| c.path_stats())
-            .unwrap_or_default()
+        let sender_paths = server_conn.map(|c| c.path_stats()).unwrap_or_default();
+        sender_paths
             .iter()
             .map(|p| {
                 let iface = self.client_ips.iter().position(|ip| *ip == p.remote.ip());
                 let recv = receiver_paths.iter().find(|r| r.id == p.id);
-                let mut t = truth.get(&p.id).copied().unwrap_or((None, None, 0));
-                if t.0.is_none() {
-                    t.0 = self.mean_route_rtt_ms(p.remote.ip());
+                let mut t = truth.get(&p.id).copied().unwrap_or_default();
+                if t.true_rtt_ms.is_none() {
+                    t.true_rtt_ms = self.mean_route_rtt_ms(p.remote.ip());
                 }
                 path_result(p, recv, iface, t)
             })
-            .collect();
+            .collect()
+    }
+
+    fn link_results(&self) -> Vec<LinkResult> {
+        let truth = self.sim.ground_truth().links;
+        self.topology
+            .named
+            .iter()
+            .filter_map(|l| {
+                let s = truth.get(l.id.index())?;
+                Some(LinkResult::new(l.name.clone(), &l.config, s))
+            })
+            .collect()
+    }
+
+    /// Client events, then server events.
+    fn event_log(&self) -> Vec<SideEvent> {
+        let tag = |side: &'static str, events: &[LoggedEvent]| -> Vec<SideEvent> {
+            events
+                .iter()
+                .map(|e| SideEvent {
+                    side,
+                    event: e.clone(),
+                })
+                .collect()
+        };
+        let mut log = Vec::new();
+        if let Some(a) = self.client_node().and_then(QuicNode::client_app) {
+            log.extend(tag("client", &a.events));
+        }
+        if let Some(App::Server(s)) = self.server_node().map(QuicNode::app) {
+            log.extend(tag("server", &s.events));
+        }
+        log
+    }
+
+    fn finish(self, reason: StopReason, wall_s: f64) -> RunResult {
+        let (truth, series) = self.rtt_truth();
+        let client = self.client_node();
+        let server = self.server_node();
+        let app = client.and_then(QuicNode::client_app);
+        let client_conn = client.and_then(QuicNode::main_connection);
+        let server_conn = server.and_then(QuicNode::main_connection);
         let mut sender = server_conn.map(ConnectionFigures::of).unwrap_or_default();
         sender.timer_stalls = server.map_or(0, QuicNode::timer_stalls);
         let mut receiver = client_conn.map(ConnectionFigures::of).unwrap_or_default();
@@ -237,40 +275,14 @@ impl<'a> Run<'a> {
         let now = self.sim.now();
         let finished_at = app.and_then(|a| a.finished_at);
         let bytes_received = app.map_or(0, |a| a.bytes_received);
-        let (outcome, error) = outcome(
-            reason,
-            app.and_then(|a| a.failure.clone()),
-            finished_at.is_some(),
-        );
-        let elapsed = secs(finished_at.unwrap_or(now));
+        let failure = app.and_then(|a| a.failure.clone());
+        let (outcome, error) = outcome(reason, failure, finished_at.is_some());
         let steady = match (app.and_then(|a| a.half_at), finished_at) {
             (Some(h), Some(f)) if f > h => {
                 Some(mbps(bytes_received - bytes_received / 2, secs(f - h)))
             }
             _ => None,
         };
-        let truth_links = self.sim.ground_truth().links;
-        let links = self
-            .links
-            .iter()
-            .filter_map(|(name, id, cfg)| {
-                let s = truth_links.get(id.index())?;
-                Some(LinkResult::new(name.clone(), cfg, s))
-            })
-            .collect();
-        let mut log: Vec<SideEvent> = Vec::new();
-        if let Some(a) = app {
-            log.extend(a.events.iter().map(|e| SideEvent {
-                side: "client",
-                event: e.clone(),
-            }));
-        }
-        if let Some(crate::node::App::Server(s)) = server.map(QuicNode::app) {
-            log.extend(s.events.iter().map(|e| SideEvent {
-                side: "server",
-                event: e.clone(),
-            }));
-        }
         RunResult {
             completed: finished_at.is_some(),
             outcome,
@@ -279,12 +291,12 @@ impl<'a> Run<'a> {
             handshake_time_s: app.and_then(|a| a.established_at).map(secs),
             bytes_requested: self.scenario.workload.total_bytes(),
             bytes_received,
-            goodput_mbps: mbps(bytes_received, elapsed),
+            goodput_mbps: mbps(bytes_received, secs(finished_at.unwrap_or(now))),
             steady_goodput_mbps: steady,
             design: client_conn
                 .filter(|c| c.is_established() || c.is_closed())
                 .map(|c| c.design()),
-            paths,
+            paths: self.path_results(&truth),
             ack_frames_sent: receiver.ack_frames_sent,
             avg_ack_frame_bytes: receiver.avg_ack_frame_bytes,
             ack_range_histogram: receiver.ack_range_histogram,
@@ -293,19 +305,9 @@ impl<'a> Run<'a> {
             spurious_retransmissions: sender.spurious_losses,
             sender,
             receiver,
-            requests: app.map_or_else(Vec::new, |a| {
-                a.requests
-                    .iter()
-                    .map(|r| RequestResult {
-                        size: r.size,
-                        received: r.received,
-                        completion_time_s: r.completed_at.map(secs),
-                        error: r.error.clone(),
-                    })
-                    .collect()
-            }),
-            links,
-            log,
+            requests: app.map_or_else(Vec::new, request_results),
+            links: self.link_results(),
+            log: self.event_log(),
             sim_time_s: secs(now),
             sim_wall_time_s: wall_s,
             events: self.sim.events_processed(),
@@ -316,6 +318,18 @@ impl<'a> Run<'a> {
             scenario: self.scenario.clone(),
         }
     }
+}
+
+fn request_results(app: &ClientApp) -> Vec<RequestResult> {
+    app.requests
+        .iter()
+        .map(|r| RequestResult {
+            size: r.size,
+            received: r.received,
+            completion_time_s: r.completed_at.map(secs),
+            error: r.error.clone(),
+        })
+        .collect()
 }
 
 /// `(outcome, error)` from how the simulation stopped.
@@ -342,42 +356,52 @@ fn outcome(
     }
 }
 
+/// A link with its report name.
+struct NamedLink {
+    name: String,
+    id: LinkId,
+    config: LinkConfig,
+}
+
+/// The links of a run.
+struct Topology {
+    /// Every link, in creation order.
+    named: Vec<NamedLink>,
+    /// Per client IP, the links its path crosses (both directions).
+    by_ip: BTreeMap<IpAddr, Vec<LinkId>>,
+}
+
 /// Creates the links and routes: path `i` is `up` (client interface `i` to
 /// server) and `down` (server to interface `i`, after the shared
 /// bottleneck if any).
-/// Returns the named links and, per client IP, the links its path crosses.
-#[allow(clippy::type_complexity)]
 fn add_links(
     sim: &mut Simulator<QuicNode>,
     network: &Network,
     client_ips: &[IpAddr],
-) -> Result<
-    (
-        Vec<(String, LinkId, LinkConfig)>,
-        BTreeMap<IpAddr, Vec<LinkId>>,
-    ),
-    LabError,
-> {
+) -> Result<Topology, LabError> {
     let server_ip = SERVER_ADDR.ip();
-    let mut links = Vec::new();
-    let mut path_links = BTreeMap::new();
+    let mut named = Vec::new();
+    let mut by_ip = BTreeMap::new();
+    let mut add = |sim: &mut Simulator<QuicNode>, name: String, config: &LinkConfig| {
+        let id = sim.add_link(config.clone())?;
+        named.push(NamedLink {
+            name,
+            id,
+            config: config.clone(),
+        });
+        Ok::<_, LabError>(id)
+    };
     let bottleneck = match &network.bottleneck {
-        Some(cfg) => {
-            let id = sim.add_link(cfg.clone())?;
-            links.push(("bottleneck".to_owned(), id, cfg.clone()));
-            Some(id)
-        }
+        Some(cfg) => Some(add(sim, "bottleneck".to_owned(), cfg)?),
         None => None,
     };
     for (i, (path, &ip)) in network.paths.iter().zip(client_ips).enumerate() {
-        let up = sim.add_link(path.up.clone())?;
-        let down = sim.add_link(path.down.clone())?;
+        let up = add(sim, format!("path{i}.up"), &path.up)?;
+        let down = add(sim, format!("path{i}.down"), &path.down)?;
         sim.add_route(ip, server_ip, &[up])?;
         let route: Vec<LinkId> = bottleneck.into_iter().chain([down]).collect();
         sim.add_route(server_ip, ip, &route)?;
-        path_links.insert(ip, route.iter().copied().chain([up]).collect());
-        links.push((format!("path{i}.up"), up, path.up.clone()));
-        links.push((format!("path{i}.down"), down, path.down.clone()));
+        by_ip.insert(ip, route.iter().copied().chain([up]).collect());
     }
-    Ok((links, path_links))
+    Ok(Topology { named, by_ip })
 }

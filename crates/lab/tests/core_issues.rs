@@ -1,7 +1,6 @@
-//! Minimal reproductions of protocol-core (`mpquic-proto`) problems found
-//! while building the lab. Each is `#[ignore]`d with the reason until the
-//! core is fixed; run them with `cargo test -p mpquic-lab --release --test
-//! core_issues -- --ignored --nocapture`.
+//! Regression tests for protocol-core (`mpquic-proto`) problems found while
+//! building the lab (both fixed in the core: ACKs owed on a path without a
+//! destination CID go out on another path; SPNS RTT samples from late ACKs).
 
 mod common;
 
@@ -19,7 +18,6 @@ use mpquic_proto::MultipathMode;
 /// timer, would hang (the lab adapter detects this, counts it in
 /// `timer_stalls` and retries 1 ms later).
 #[test]
-#[ignore = "core bug: an ACK owed on a path without a destination CID leaves poll_timeout() in the past (busy loop; 40 stalls in this run)"]
 fn ack_owed_on_path_without_cid_keeps_timer_in_the_past() {
     let seed = 2;
     let s = download(
@@ -49,10 +47,9 @@ fn ack_owed_on_path_without_cid_keeps_timer_in_the_past() {
 /// slow path while it is busy: its srtt stays at the idle-queue value and
 /// misses the queueing delay. In addition the "a path without a sample
 /// accepts one from any path" exception gives path 1 a first sample of
-/// path-1 downlink + path-0 uplink (~30.8 ms), below its 40 ms propagation
+/// path-1 downlink + path-0 uplink (~31 ms), below its 40 ms propagation
 /// RTT, and min RTT never recovers.
 #[test]
-#[ignore = "core: SPNS slow path starved of RTT samples (path 1: ~4% samples per packet vs ~50% in MPNS; MAE ~27% of true RTT; min RTT 30.8 ms < 40 ms)"]
 fn spns_slow_path_gets_its_own_rtt_samples() {
     let seed = 1;
     let spns = run_completed(&download(

@@ -128,3 +128,35 @@ fn three_paths() {
         "seed {SEED}: no better than the fastest path: {steady:.2}"
     );
 }
+
+#[test]
+fn shared_bottleneck_caps_the_aggregate() {
+    let mut s = download(&[CONEXT_A, CONEXT_B], 10_000_000, MultipathMode::Mpns, SEED);
+    let bottleneck =
+        mpquic_netsim::PathSpec::parse("rate=20mbit,delay=0,queue=100pkt").expect("spec");
+    s.shared_bottleneck = Some(mpquic_lab::PathItem(bottleneck));
+    let r = run_completed(&s);
+    let steady = r.steady_goodput_mbps.expect("steady goodput");
+    println!(
+        "seed {SEED}: two paths behind a shared 20 Mbit/s bottleneck: goodput {:.2}, second half {steady:.2} Mbit/s\n  {}",
+        r.goodput_mbps,
+        describe_paths(&r)
+    );
+    let link = r
+        .links
+        .iter()
+        .find(|l| l.name == "bottleneck")
+        .expect("bottleneck link");
+    assert!(
+        link.delivered_bytes >= 10_000_000,
+        "seed {SEED}: all data crosses the bottleneck"
+    );
+    assert!(
+        steady <= 20.0,
+        "seed {SEED}: {steady:.2} Mbit/s through a 20 Mbit/s bottleneck"
+    );
+    assert!(
+        steady >= 15.0,
+        "seed {SEED}: bottleneck badly underused: {steady:.2} Mbit/s"
+    );
+}

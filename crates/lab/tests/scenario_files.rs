@@ -303,3 +303,48 @@ fn clap_parses_the_documented_command_line() {
     let e = bad.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("invalid size `5 parsecs`"), "{e}");
 }
+
+#[test]
+fn sim_command_writes_the_json_result() {
+    let out = std::env::temp_dir().join(format!("mpquic-lab-result-{}.json", std::process::id()));
+    let args = SimArgs {
+        paths: vec!["rate=10mbit,rtt=20ms".into()],
+        download: Some(ByteSize(200_000)),
+        seed: Some(3),
+        json: Some(out.clone()),
+        quiet: true,
+        ..SimArgs::default()
+    };
+    mpquic_lab::sim_command(args).expect("run");
+    let text = std::fs::read_to_string(&out).expect("JSON written");
+    std::fs::remove_file(&out).ok();
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(v["completed"], true, "{text}");
+    assert_eq!(v["bytes_received"], 200_000);
+    for key in [
+        "completion_time_s",
+        "goodput_mbps",
+        "ack_frames_sent",
+        "avg_ack_frame_bytes",
+        "retransmitted_bytes",
+        "spurious_retransmissions",
+        "sim_wall_time_s",
+        "events",
+        "design",
+        "scenario",
+    ] {
+        assert!(!v[key].is_null(), "missing {key}");
+    }
+    for key in [
+        "id",
+        "bytes_sent",
+        "packets_lost",
+        "srtt_ms",
+        "true_rtt_ms",
+        "srtt_mae_ms",
+        "cwnd",
+    ] {
+        assert!(!v["paths"][0][key].is_null(), "missing paths[0].{key}");
+    }
+    assert_eq!(v["scenario"]["seed"], 3);
+}

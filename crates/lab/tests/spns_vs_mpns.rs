@@ -105,11 +105,14 @@ fn check(c: &Comparison, label: &str) {
         c.spns_limit4.avg_ack_frame_bytes,
         c.spns.avg_ack_frame_bytes
     );
-    let over4: u64 = c.spns_limit4.ack_range_histogram[3..].iter().sum();
-    assert_eq!(
-        over4, 0,
-        "seed {SEED}, {label}: ACKs with more than 4 ranges under limit 4"
-    );
+    // Default_Limit may be exceeded to cover a newly received packet, but
+    // never Maximum_Limit (64): the last histogram bucket counts > 64.
+    for r in [&c.spns, &c.mpns, &c.spns_limit4] {
+        assert_eq!(
+            r.ack_range_histogram[7], 0,
+            "seed {SEED}, {label}: ACK frames with more than 64 ranges"
+        );
+    }
 }
 
 #[test]
@@ -144,22 +147,22 @@ fn mpns_srtt_tracks_true_rtt() {
 }
 
 #[test]
-#[ignore = "core: in SPNS a path whose packets are acknowledged first by ACKs on a faster path gets almost no RTT samples (path 1 MAE ~27% of true RTT), and its first sample comes from the other path (min RTT 30.8 ms < 40 ms); see tests/core_issues.rs"]
 fn spns_srtt_tracks_true_rtt() {
     assert_srtt_tracks(&large().spns, "SPNS 50 MB");
 }
 
 #[test]
 fn srtt_error_with_the_rule_off() {
-    for mode in [MultipathMode::Spns, MultipathMode::Mpns] {
-        let mut s = scenario(10_000_000, mode);
+    for (mode, on) in [
+        (MultipathMode::Spns, &large().spns),
+        (MultipathMode::Mpns, &large().mpns),
+    ] {
+        let mut s = scenario(50_000_000, mode);
         s.transport.rtt_sample_on_receiving_path = false;
         let off = run_completed(&s);
-        s.transport.rtt_sample_on_receiving_path = true;
-        let on = run_completed(&s);
         println!(
-            "seed {SEED}, {mode:?} 10 MB\n rule on:\n  {}\n rule off (RTT samples mixing paths):\n  {}",
-            describe_paths(&on),
+            "seed {SEED}, {mode:?} 50 MB\n rule on:\n  {}\n rule off (RTT samples mixing paths):\n  {}",
+            describe_paths(on),
             describe_paths(&off)
         );
     }

@@ -113,6 +113,10 @@ pub struct Path {
     pub pending_responses: Vec<[u8; 8]>,
     /// Last time a packet was received on this path (per-path idle timeout, RFC 10069 §3.5).
     pub last_activity: Timestamp,
+    /// Last time an ACK for this path's packets arrived on this path itself (RTT sampling).
+    pub last_own_ack: Option<Timestamp>,
+    /// Packet number of the last same-path RTT sample (samples only move forward).
+    pub last_sampled_pn: Option<u64>,
     /// Declared failed after repeated PTOs: no new data is scheduled on it.
     pub failed: bool,
     /// A PTO fired: send probes on this path.
@@ -157,6 +161,8 @@ impl Path {
             challenge: None,
             pending_responses: Vec::new(),
             last_activity: now,
+            last_own_ack: None,
+            last_sampled_pn: None,
             failed: false,
             probes_pending: 0,
             abandon_pending: None,
@@ -212,6 +218,28 @@ impl Path {
                 Duration::ZERO
             };
         base * 2u32.saturating_pow(self.pto_count.min(16))
+    }
+
+    /// An RTT sample from an ACK that arrived on this path for a packet sent on it. The first
+    /// one restarts an estimator fed so far only by other paths' ACKs (RFC 10069 §5.4: restart
+    /// the minimum RTT when the acknowledgment path changes).
+    pub fn on_own_rtt_sample(
+        &mut self,
+        now: Timestamp,
+        pn: u64,
+        sample: Duration,
+        ack_delay: Duration,
+    ) {
+        if self.last_sampled_pn.is_some_and(|l| pn <= l) {
+            return;
+        }
+        if self.last_own_ack.is_none() && self.rtt.has_sample() {
+            self.rtt = RttEstimator::new(self.rtt.smoothed());
+        }
+        self.last_sampled_pn = Some(pn);
+        self.last_own_ack = Some(now);
+        self.rtt.update(ack_delay, sample);
+        self.counters.rtt_samples += 1;
     }
 
     /// Ack state of this path for `space`, created on first use.

@@ -10,7 +10,7 @@ use super::Connection;
 use crate::cc::{AckEvent, Coupling};
 use crate::crypto::Epoch;
 use crate::error::TransportError;
-use crate::path::{epoch_index, PathId};
+use crate::path::PathId;
 use crate::recovery::{AckedOutcome, SentPacket};
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
@@ -72,28 +72,26 @@ impl Connection {
             }
             self.stats.spurious_losses += 1;
         }
-        if acked.is_empty() {
-            return Ok(());
-        }
         let ack_delay = self.decode_ack_delay(epoch, ack.ack_delay);
-        // The naive RFC 9002 sample (rule off): the frame's Largest Acknowledged, credited to the
-        // path the ACK arrived on.
-        let naive = acked
-            .iter()
-            .find(|(pn, _, _)| *pn == ack.largest)
-            .map(|&(_, path, seq)| (path, seq));
         let mut by_path: BTreeMap<PathId, Vec<u64>> = BTreeMap::new();
         for (_, path, seq) in acked {
             by_path.entry(path).or_default().push(seq);
         }
-        let naive_time = naive.and_then(|(path, seq)| {
-            let ledger = &self.paths.get(&path)?.ledgers[epoch_index(epoch)];
-            ledger.get(seq).map(|p| p.time_sent)
-        });
+        // RFC 9002 §A.7 order: remove acknowledged packets, update RTTs, then detect losses and
+        // inform the controllers.
+        let mut outcomes = Vec::with_capacity(by_path.len());
         for (path, seqs) in by_path {
-            // The naive sample is taken once per frame: with the path that sent its largest packet.
-            let naive_here = naive.filter(|(p, _)| *p == path).and(naive_time);
-            self.on_path_acked(now, epoch, path, recv_path, &seqs, ack_delay, naive_here)?;
+            if let Some(outcome) = self.remove_acked(now, epoch, space, path, &seqs) {
+                outcomes.push((path, outcome));
+            }
+        }
+        self.sample_rtts(now, space, recv_path, ack.largest, ack_delay, &outcomes);
+        for (path, outcome) in outcomes {
+            for packet in &outcome.packets {
+                self.on_frames_acked(epoch, packet);
+            }
+            self.detect_losses(now, path, epoch);
+            self.report_acked(now, path, &outcome);
         }
         Ok(())
     }
@@ -117,27 +115,23 @@ impl Connection {
         }
     }
 
-    /// Packets of one path acknowledged by one frame.
-    #[allow(clippy::too_many_arguments)]
-    fn on_path_acked(
+    /// Remove the acknowledged packets from one path's ledger; remember them briefly (for RTT
+    /// samples from late ACKs) and feed the delivery-rate estimator.
+    fn remove_acked(
         &mut self,
         now: Timestamp,
         epoch: Epoch,
+        space: SpaceId,
         path_id: PathId,
-        recv_path: PathId,
         seqs: &[u64],
-        ack_delay: Duration,
-        naive_time: Option<Timestamp>,
-    ) -> Result<(), TransportError> {
-        let Some(path) = self.paths.get_mut(&path_id) else {
-            return Ok(());
-        };
+    ) -> Option<AckedOutcome> {
+        let path = self.paths.get_mut(&path_id)?;
         let mut outcome = AckedOutcome::default();
         for &seq in seqs {
             path.ledger(epoch).on_acked(seq, &mut outcome);
         }
         if outcome.packets.is_empty() {
-            return Ok(());
+            return None;
         }
         // RFC 9002 §6.2.1: an acknowledgement resets the PTO backoff of its path.
         path.pto_count = 0;
@@ -146,47 +140,74 @@ impl Connection {
             path.delivery
                 .on_packet_acked(now, &p.delivery, p.size, p.time_sent);
         }
-        self.take_rtt_sample(now, path_id, recv_path, &outcome, ack_delay, naive_time);
-        for packet in &outcome.packets {
-            self.on_frames_acked(epoch, packet);
+        let history = self.send_space(space);
+        for p in &outcome.packets {
+            history.remember_acked(p.pn, path_id, p.time_sent, p.ack_eliciting);
         }
-        // RFC 9002 §A.7: losses are detected and reported before the acknowledged bytes reach
-        // the controller, so the rate sample of this ACK already counts them.
-        self.detect_losses(now, path_id, epoch);
-        self.report_acked(now, path_id, &outcome);
-        Ok(())
+        Some(outcome)
     }
 
-    /// RTT (Alibaba report §2.2): sample a path only when an ACK received on that path newly
-    /// acknowledges its largest packet and something newly acked was ack-eliciting. A path
-    /// without any sample yet accepts one from any path, so it never stays at kInitialRtt. With
-    /// the rule off, the naive sample (the frame's largest packet) goes to the receiving path.
-    fn take_rtt_sample(
+    /// RTT samples of one ACK frame received on `recv_path`.
+    ///
+    /// Rule on (Alibaba report §2.2, default): the receiving path takes a sample from the frame's
+    /// Largest Acknowledged when that packet was sent on the receiving path, is ack-eliciting and
+    /// newer than the path's last sample — even if another path's ACK acknowledged it first
+    /// (with one shared space, the fast path's ACKs acknowledge the slow path's packets before
+    /// the slow path's own ACKs arrive). A path whose own ACKs do not come back on it (none for
+    /// three PTOs, or never — a peer may return all PATH_ACKs on one path, RFC 10069 §5.4) takes
+    /// samples from newly acknowledged packets on any path instead; its first same-path sample
+    /// then restarts its estimator, min RTT included (RFC 10069 §5.4).
+    ///
+    /// Rule off (the naive comparison): the frame's newly acknowledged Largest Acknowledged gives
+    /// the receiving path a sample, whichever path sent it.
+    fn sample_rtts(
         &mut self,
         now: Timestamp,
-        path_id: PathId,
+        space: SpaceId,
         recv_path: PathId,
-        outcome: &AckedOutcome,
+        largest: u64,
         ack_delay: Duration,
-        naive_time: Option<Timestamp>,
+        outcomes: &[(PathId, AckedOutcome)],
     ) {
-        let rule_on = self.config.rtt_sample_on_receiving_path;
-        let eliciting = outcome.packets.iter().any(|p| p.ack_eliciting);
-        let (target, sent) = if rule_on {
-            let Some((_, sent)) = outcome.largest_newly_acked.filter(|_| eliciting) else {
-                return;
-            };
-            (path_id, sent)
-        } else {
-            let Some(sent) = naive_time else { return };
-            (recv_path, sent)
-        };
-        let Some(path) = self.paths.get_mut(&target) else {
+        let largest_info = self
+            .send_spaces
+            .get(&space)
+            .and_then(|s| s.acked_info(largest));
+        if !self.config.rtt_sample_on_receiving_path {
+            let newly = outcomes
+                .iter()
+                .flat_map(|(_, o)| &o.packets)
+                .any(|p| p.pn == largest);
+            if let (true, Some((_, sent, _))) = (newly, largest_info) {
+                if let Some(path) = self.paths.get_mut(&recv_path) {
+                    path.rtt.update(ack_delay, now - sent);
+                    path.counters.rtt_samples += 1;
+                }
+            }
             return;
-        };
-        if target == recv_path || !path.rtt.has_sample() {
-            path.rtt.update(ack_delay, now - sent);
-            path.counters.rtt_samples += 1;
+        }
+        if let Some((sent_on, sent, true)) = largest_info {
+            if sent_on == recv_path {
+                if let Some(path) = self.paths.get_mut(&recv_path) {
+                    path.on_own_rtt_sample(now, largest, now - sent, ack_delay);
+                }
+            }
+        }
+        for (path_id, outcome) in outcomes {
+            let eliciting = outcome.packets.iter().any(|p| p.ack_eliciting);
+            let Some((_, sent)) = outcome.largest_newly_acked.filter(|_| eliciting) else {
+                continue;
+            };
+            let Some(path) = self.paths.get_mut(path_id) else {
+                continue;
+            };
+            let own_acks_stale = path
+                .last_own_ack
+                .is_none_or(|t| now - t > path.rtt.pto_base() * 3);
+            if *path_id != recv_path && own_acks_stale {
+                path.rtt.update(ack_delay, now - sent);
+                path.counters.rtt_samples += 1;
+            }
         }
     }
 

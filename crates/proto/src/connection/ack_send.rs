@@ -95,12 +95,12 @@ impl Connection {
         let ack_config = &self.config.ack;
         let lowest_rtt_here =
             ack_config.ack_path == AckPathChoice::LowestRtt && self.is_lowest_rtt(path);
-        for (&id, p) in &self.paths {
+        for &id in self.paths.keys() {
             let s = self.layout.space_for(id);
             if id == path || !owes(id, s) {
                 continue;
             }
-            if !p.is_active() || lowest_rtt_here {
+            if !self.can_address(id) || lowest_rtt_here {
                 owners.push((id, s, true));
             } else if ack_config.ack_on_all_paths {
                 owners.push((id, s, false));

@@ -172,7 +172,7 @@ impl Connection {
                 continue;
             }
             // An ACK owed on an abandoned path goes out on another path (RFC 10069 §3.4.2).
-            let send_on = if path.is_active() {
+            let send_on = if self.can_address(id) {
                 id
             } else {
                 self.any_active_path().unwrap_or(id)
@@ -303,7 +303,16 @@ impl Connection {
             .values()
             .filter(|p| p.is_active() && p.is_validated())
             .map(|p| p.id)
-            .next()
+            .find(|&id| self.can_address(id))
+    }
+
+    /// Whether packets can be sent on a path: active, with a destination CID from the peer.
+    pub(crate) fn can_address(&self, id: PathId) -> bool {
+        self.paths.get(&id).is_some_and(|p| p.is_active())
+            && self
+                .remote_cids
+                .get(&id)
+                .is_some_and(|c| c.current().is_some())
     }
 
     /// Maximum UDP payload on a path: our setting, the peer's limit, the amplification budget.

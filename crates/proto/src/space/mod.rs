@@ -57,6 +57,9 @@ pub trait SpaceLayout: std::fmt::Debug + Send + Sync {
     fn design(&self) -> Design;
 }
 
+/// Acknowledged packets remembered per space for late RTT samples.
+const ACKED_HISTORY: usize = 4096;
+
 /// Sending state of one space: packet numbers and which path each outstanding packet went on.
 #[derive(Debug, Default)]
 pub struct SendSpace {
@@ -65,6 +68,9 @@ pub struct SendSpace {
     outstanding: BTreeMap<u64, (PathId, u64)>,
     /// Packets declared lost, remembered for a while to count spurious losses (later ACKed).
     recently_lost: BTreeMap<u64, (PathId, crate::time::Timestamp)>,
+    /// Recently acknowledged packets: (path, send time, ack-eliciting), for RTT samples from
+    /// ACKs whose Largest Acknowledged was already acknowledged on another path.
+    acked_history: BTreeMap<u64, (PathId, crate::time::Timestamp, bool)>,
     largest_acked: Option<u64>,
 }
 
@@ -127,6 +133,25 @@ impl SendSpace {
                 out.push(path);
             }
         }
+    }
+
+    /// Remember an acknowledged packet (bounded history).
+    pub fn remember_acked(
+        &mut self,
+        pn: u64,
+        path: PathId,
+        sent: crate::time::Timestamp,
+        eliciting: bool,
+    ) {
+        self.acked_history.insert(pn, (path, sent, eliciting));
+        while self.acked_history.len() > ACKED_HISTORY {
+            self.acked_history.pop_first();
+        }
+    }
+
+    /// Path, send time and ack-eliciting flag of a recently acknowledged packet.
+    pub fn acked_info(&self, pn: u64) -> Option<(PathId, crate::time::Timestamp, bool)> {
+        self.acked_history.get(&pn).copied()
     }
 
     /// Stop remembering losses declared before `horizon`.
