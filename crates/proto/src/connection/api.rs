@@ -114,6 +114,14 @@ impl Connection {
         self.streams.write(id, data)
     }
 
+    /// Write without copying: the stream keeps a reference to `data`.
+    pub fn write_bytes(&mut self, id: StreamId, data: Bytes) -> Result<usize, WriteError> {
+        if self.is_closed() {
+            return Err(WriteError::ClosedStream);
+        }
+        self.streams.write_bytes(id, data)
+    }
+
     /// Mark the end of a stream's data.
     pub fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
         self.streams.finish(id)

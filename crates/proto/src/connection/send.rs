@@ -362,7 +362,16 @@ impl Connection {
         max_len: usize,
         plan: PacketPlan,
     ) -> Option<Built> {
-        // One packet buffer per connection, reused: no allocation per packet.
+        if buf.is_empty() {
+            // The first packet of a datagram is built in place: no copy.
+            let built = self.build_packet_in(now, path, epoch, buf, max_len, plan);
+            if built.is_none() {
+                buf.clear();
+            }
+            return built;
+        }
+        // Coalesced packets go through one reused buffer per connection (sealing needs the
+        // packet alone in its buffer).
         let mut packet = std::mem::take(&mut self.scratch);
         packet.clear();
         let built = self.build_packet_in(now, path, epoch, &mut packet, max_len, plan);
