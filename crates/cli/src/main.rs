@@ -31,6 +31,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run one scenario in the deterministic network simulator (virtual time).
     Sim(mpquic_lab::cli::SimArgs),
+    /// Experiment suites: run them in parallel and build tables, plots and an HTML report.
+    Lab(mpquic_lab::labcmd::LabArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => run_async(demo::run(args)),
         // Simulations are synchronous and run in virtual time: no async runtime.
         Command::Sim(args) => mpquic_lab::cli::sim_command(args),
+        Command::Lab(args) => mpquic_lab::labcmd::lab_command(args),
     };
     exit_with(result)
 }

@@ -15,6 +15,12 @@ pub struct TransportArgs {
     /// name lists what the core offers).
     #[arg(long, value_name = "ALGORITHM", default_value = "cubic", value_parser = parse_cc)]
     pub cc: CcAlgorithm,
+    /// Scheduler of new data over paths: min-rtt, round-robin, redundant or backup-aware.
+    #[arg(long, value_name = "NAME", default_value = "min-rtt", value_parser = parse_scheduler)]
+    pub scheduler: mpquic::proto::scheduler::SchedulerKind,
+    /// Default_Limit of ranges per ACK frame (Alibaba report §2.4; never above 64).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub ack_range_limit: Option<u16>,
 }
 
 impl TransportArgs {
@@ -23,8 +29,12 @@ impl TransportArgs {
         let mut t = TransportConfig {
             multipath: self.multipath,
             congestion: self.cc,
+            scheduler: self.scheduler,
             ..TransportConfig::default()
         };
+        if let Some(limit) = self.ack_range_limit {
+            t.ack.default_range_limit = usize::from(limit);
+        }
         if let Some(idle) = idle_timeout {
             t.idle_timeout = idle;
         }
@@ -37,6 +47,10 @@ fn parse_multipath(s: &str) -> Result<MultipathMode, String> {
 }
 
 fn parse_cc(s: &str) -> Result<CcAlgorithm, String> {
+    s.parse()
+}
+
+fn parse_scheduler(s: &str) -> Result<mpquic::proto::scheduler::SchedulerKind, String> {
     s.parse()
 }
 

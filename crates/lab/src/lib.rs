@@ -33,12 +33,15 @@
 
 pub mod cli;
 pub mod error;
+pub mod labcmd;
 pub mod node;
 pub mod result;
 pub mod runner;
 pub mod scenario;
+pub mod suites;
 pub mod summary;
 pub mod units;
+pub mod video;
 pub mod workload;
 
 pub use cli::{sim_command, SimArgs};

@@ -147,6 +147,14 @@ impl QuicNode {
         &self.app
     }
 
+    /// Makes the client a video player (see [`ClientApp::enable_video`]);
+    /// no effect on a server.
+    pub fn enable_video(&mut self, spec: crate::video::VideoSpec) {
+        if let App::Client(c) = &mut self.app {
+            c.enable_video(spec);
+        }
+    }
+
     /// The client application, if this is a client.
     pub fn client_app(&self) -> Option<&ClientApp> {
         match &self.app {

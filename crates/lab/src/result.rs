@@ -73,6 +73,9 @@ pub struct RunResult {
     /// Optional time series (`record.time_series`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_series: Option<TimeSeries>,
+    /// Video metrics, when the workload is a video.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video: Option<crate::video::VideoResult>,
     /// The scenario, echoed back.
     pub scenario: Scenario,
 }

@@ -22,7 +22,8 @@ use crate::result::{
     mbps, mean, ns_to_ms, path_result, secs, ConnectionFigures, LinkResult, PathResult,
     RequestResult, RttSeries, RttTruth, RunResult, SideEvent, TimeSeries,
 };
-use crate::scenario::{Network, Scenario};
+use crate::scenario::{Network, Scenario, Workload};
+use crate::video::{SenderVideoFigures, VideoResult};
 use crate::workload::{ClientApp, LoggedEvent};
 
 /// The server's address.
@@ -53,6 +54,8 @@ struct Run<'a> {
     client_ips: Vec<IpAddr>,
     rtt_samples: Vec<RttSample>,
     progress: Vec<[f64; 3]>,
+    /// Video: the server's re-injected bytes over time (`[time_s, bytes]`).
+    reinjected: Vec<[f64; 2]>,
 }
 
 /// Runs a scenario to completion, failure or its time limit.
@@ -84,7 +87,7 @@ impl<'a> Run<'a> {
         let client_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("client/endpoint")));
         let server_node =
             QuicNode::server(transport.clone(), server_cfg, sim.derive_seed("server/rng"));
-        let client_node = QuicNode::client(
+        let mut client_node = QuicNode::client(
             transport,
             client_cfg,
             sim.derive_seed("client/rng"),
@@ -92,6 +95,9 @@ impl<'a> Run<'a> {
             &vec![SERVER_ADDR; n],
             &scenario.workload.response_sizes(),
         )?;
+        if let Workload::Video(spec) = &scenario.workload {
+            client_node.enable_video(spec.clone());
+        }
         let server = sim.add_background_node(server_node, [SERVER_ADDR.ip()])?;
         let client = sim.add_node(client_node, client_ips.iter().copied())?;
         let topology = add_links(&mut sim, network, &client_ips)?;
@@ -104,6 +110,7 @@ impl<'a> Run<'a> {
             client_ips,
             rtt_samples: Vec::new(),
             progress: Vec::new(),
+            reinjected: Vec::new(),
         })
     }
 
@@ -147,6 +154,7 @@ impl<'a> Run<'a> {
                 });
             }
         }
+        self.sample_reinjection(at);
         if self.scenario.record.time_series {
             let client = self.sim.node(self.client);
             let bytes = client
@@ -157,6 +165,43 @@ impl<'a> Run<'a> {
                 .map_or(0, |c| c.stats().packets_received);
             self.progress.push([secs(at), bytes as f64, packets as f64]);
         }
+    }
+
+    /// Video: records the server's re-injected bytes when they changed, at
+    /// most every 100 ms.
+    fn sample_reinjection(&mut self, at: SimTime) {
+        if !matches!(self.scenario.workload, Workload::Video(_)) {
+            return;
+        }
+        let Some(conn) = self.server_node().and_then(QuicNode::main_connection) else {
+            return;
+        };
+        let bytes = conn.stats().reinjected_bytes as f64;
+        let t = secs(at);
+        let due = self
+            .reinjected
+            .last()
+            .is_none_or(|l| l[1] != bytes && t - l[0] >= 0.1);
+        if due {
+            self.reinjected.push([t, bytes]);
+        }
+    }
+
+    /// The video metrics, when the workload is a video.
+    fn video_result(&self) -> Option<VideoResult> {
+        let video = self.client_node()?.client_app()?.video.as_ref()?;
+        let conn = self.server_node().and_then(QuicNode::main_connection);
+        let sender = SenderVideoFigures {
+            reinjected_bytes: conn.map_or(0, |c| c.stats().reinjected_bytes),
+            stream_bytes_sent: conn.map_or(0, |c| {
+                c.path_stats()
+                    .iter()
+                    .map(|p| p.counters.stream_bytes_sent)
+                    .sum()
+            }),
+            reinjected_series: self.reinjected.clone(),
+        };
+        Some(video.result(self.sim.now(), sender))
     }
 
     /// The srtt error analysis of every path, and the srtt series.
@@ -315,6 +360,7 @@ impl<'a> Run<'a> {
                 rtt: series,
                 progress: self.progress.clone(),
             }),
+            video: self.video_result(),
             scenario: self.scenario.clone(),
         }
     }

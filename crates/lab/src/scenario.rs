@@ -44,12 +44,14 @@ use std::path::{Path, PathBuf};
 use mpquic_netsim::{LinkConfig, PathSpec, ResolvedPath};
 use mpquic_proto::ack::AckConfig;
 use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_proto::{Duration, MultipathMode, TransportConfig};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::LabError;
 use crate::units::{de_from_str, ByteSize, SimDuration};
+use crate::video::VideoSpec;
 
 /// Most paths a scenario may have (path IDs 0..=7 with the default
 /// `max_path_id` of 7).
@@ -110,6 +112,10 @@ pub enum Workload {
         /// Response size of each request.
         sizes: Vec<ByteSize>,
     },
+    /// Chunked video streaming (XLINK): the client is a player fetching
+    /// chunks one stream each while its buffer is below a target; see
+    /// [`crate::video`].
+    Video(VideoSpec),
 }
 
 /// The parallel-requests workload as written in TOML.
@@ -125,16 +131,20 @@ struct RequestsToml {
 struct WorkloadToml {
     download: Option<ByteSize>,
     requests: Option<RequestsToml>,
+    video: Option<VideoSpec>,
 }
 
 impl TryFrom<WorkloadToml> for Workload {
     type Error = String;
 
     fn try_from(w: WorkloadToml) -> Result<Self, String> {
-        match (w.download, w.requests) {
-            (Some(n), None) => Ok(Workload::Download(n)),
-            (None, Some(r)) => Ok(Workload::Requests { sizes: r.sizes }),
-            _ => Err("the workload needs exactly one of `download` or `requests`".to_owned()),
+        match (w.download, w.requests, w.video) {
+            (Some(n), None, None) => Ok(Workload::Download(n)),
+            (None, Some(r), None) => Ok(Workload::Requests { sizes: r.sizes }),
+            (None, None, Some(v)) => Ok(Workload::Video(v)),
+            _ => Err(
+                "the workload needs exactly one of `download`, `requests` or `video`".to_owned(),
+            ),
         }
     }
 }
@@ -145,6 +155,7 @@ impl Workload {
         match self {
             Workload::Download(n) => vec![n.bytes()],
             Workload::Requests { sizes } => sizes.iter().map(|s| s.bytes()).collect(),
+            Workload::Video(v) => vec![v.chunk_bytes(); v.chunks as usize],
         }
     }
 
@@ -164,8 +175,13 @@ impl fmt::Display for Workload {
                 sizes.len(),
                 ByteSize(self.total_bytes())
             ),
+            Workload::Video(v) => write!(f, "{v}"),
         }
     }
+}
+
+fn reinjection_off(mode: &ReinjectionMode) -> bool {
+    mode.is_off()
 }
 
 /// Transport settings, mapped onto [`TransportConfig`] for both endpoints.
@@ -200,6 +216,12 @@ pub struct TransportSettings {
     /// Largest UDP payload sent (default 1350).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_datagram_size: Option<u16>,
+    /// Re-injection policy of the sender (XLINK; default off).
+    #[serde(skip_serializing_if = "reinjection_off")]
+    pub reinjection: ReinjectionMode,
+    /// Offer / accept the XLINK QoE feedback extension.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub qoe_feedback: bool,
 }
 
 impl Default for TransportSettings {
@@ -216,6 +238,8 @@ impl Default for TransportSettings {
             pacing: d.pacing,
             idle_timeout: None,
             max_datagram_size: None,
+            reinjection: d.reinjection,
+            qoe_feedback: d.qoe_feedback,
         }
     }
 }
@@ -229,6 +253,8 @@ impl TransportSettings {
             scheduler: self.scheduler,
             rtt_sample_on_receiving_path: self.rtt_sample_on_receiving_path,
             pacing: self.pacing,
+            reinjection: self.reinjection,
+            qoe_feedback: self.qoe_feedback,
             ..TransportConfig::default()
         };
         if let Some(ack) = &self.ack {
@@ -423,6 +449,9 @@ impl Scenario {
                     ),
                 ));
             }
+        }
+        if let Workload::Video(v) = &self.workload {
+            v.validate()?;
         }
         self.transport.to_config()?;
         self.network()?;

@@ -16,6 +16,8 @@ use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::{Connection, ConnectionHandle, Endpoint, Event, PathEvent, PathId, Timestamp};
 use serde::Serialize;
 
+use crate::video::{VideoClient, VideoSpec};
+
 /// Period of the response pattern (a prime, so shifted data never matches).
 pub const PATTERN_PERIOD: usize = 65_521;
 
@@ -141,6 +143,8 @@ pub struct ClientApp {
     pub failure: Option<String>,
     /// Connection and path events.
     pub events: Vec<LoggedEvent>,
+    /// The player, when the workload is a video ([`ClientApp::enable_video`]).
+    pub video: Option<VideoClient>,
     read_buf: Vec<u8>,
 }
 
@@ -182,8 +186,19 @@ impl ClientApp {
             finished_at: None,
             failure: None,
             events: Vec::new(),
+            video: None,
             read_buf: vec![0; 64 * 1024],
         }
+    }
+
+    /// Turns the client into a video player for `spec`: chunks are
+    /// requested one at a time by the player model instead of all at once,
+    /// and the workload is complete when the whole video was played.
+    pub fn enable_video(&mut self, spec: VideoSpec) {
+        self.total = spec.chunk_bytes() * spec.chunks;
+        self.requests.clear();
+        self.next_to_open = 0;
+        self.video = Some(VideoClient::new(spec));
     }
 
     /// The client's connection handle.
@@ -198,8 +213,17 @@ impl ClientApp {
 
     /// When the app wants to run again without network activity.
     pub fn timeout(&self) -> Option<SimTime> {
-        self.path_retry_at
-            .filter(|_| !self.pending_paths.is_empty() && !self.is_done())
+        if self.is_done() {
+            return None;
+        }
+        let path = self
+            .path_retry_at
+            .filter(|_| !self.pending_paths.is_empty());
+        let video = self.video.as_ref().and_then(VideoClient::next_wakeup);
+        match (path, video) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Runs the application after any event.
@@ -223,8 +247,10 @@ impl ClientApp {
         }
         self.established_at.get_or_insert(now);
         self.open_paths(now, conn);
+        self.request_chunk(now);
         self.issue_requests(conn);
         self.read_responses(now, conn);
+        self.update_video(now, conn);
         endpoint.after_connection_call(self.handle);
     }
 
@@ -268,6 +294,35 @@ impl ClientApp {
                     self.pending_paths.remove(0);
                 }
             }
+        }
+    }
+
+    /// Video: plays until `now`, then asks for the next chunk if the
+    /// player wants it.
+    fn request_chunk(&mut self, now: SimTime) {
+        let Some(v) = &mut self.video else { return };
+        v.player.advance_to(now);
+        if v.wants_chunk() {
+            v.on_request(now);
+            self.requests.push(RequestState {
+                size: v.spec.chunk_bytes(),
+                stream: None,
+                request_written: 0,
+                received: 0,
+                completed_at: None,
+                error: None,
+            });
+        }
+    }
+
+    /// Video: feeds the received bytes to the player, sends QoE feedback
+    /// and completes the workload once the video was played.
+    fn update_video(&mut self, now: SimTime, conn: &mut Connection) {
+        let Some(v) = &mut self.video else { return };
+        let progress = self.requests.iter().map(|r| (r.received, r.completed_at));
+        v.update(now, progress, conn);
+        if v.is_finished() && self.failure.is_none() {
+            self.finished_at.get_or_insert(now);
         }
     }
 
@@ -340,7 +395,7 @@ impl ClientApp {
                 "request {i}: {}",
                 r.error.as_deref().unwrap_or("failed")
             ));
-        } else if self.requests.iter().all(|r| r.completed_at.is_some()) {
+        } else if self.video.is_none() && self.requests.iter().all(|r| r.completed_at.is_some()) {
             self.finished_at = Some(now);
         }
     }

@@ -1,0 +1,331 @@
+//! `mpquic lab`: list, run, report and merge experiment suites.
+//!
+//! ```text
+//! mpquic lab list
+//! mpquic lab run SUITE [--quick] [--seed N] [--jobs N] [--out DIR] [--shard I/N]
+//! mpquic lab report DIR
+//! mpquic lab merge OUT DIR1 DIR2 ...
+//! ```
+//!
+//! `run` executes the suite's scenarios on `--jobs` threads (default: all
+//! cores), saves each result as `DIR/runs/RUN_ID.json`, records the suite
+//! in `DIR/suite.json`, then builds the report from the JSON files only.
+//! With `--shard I/N` only the runs whose index `% N == I` are executed
+//! (for Slurm arrays or Kubernetes indexed Jobs); `merge` copies the shards'
+//! run files into one directory and builds the report. See `docs/LAB.md`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::Scenario;
+use crate::suites::{self, ReportOutput, RunRecord, Suite};
+
+/// Arguments of `mpquic lab`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LabArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: LabCommand,
+}
+
+/// `mpquic lab` subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum LabCommand {
+    /// List the suites.
+    List,
+    /// Run a suite and build its report.
+    Run(RunArgs),
+    /// Rebuild the report of DIR from DIR/runs/*.json.
+    Report {
+        /// Output directory of an earlier `lab run`.
+        dir: PathBuf,
+    },
+    /// Copy the runs of several shard directories into OUT and build the report.
+    Merge {
+        /// Merged output directory.
+        out: PathBuf,
+        /// Shard output directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
+}
+
+/// Arguments of `mpquic lab run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Suite name (see `mpquic lab list`).
+    pub suite: String,
+    /// The quick variant (minutes on 2 cores).
+    #[arg(long)]
+    pub quick: bool,
+    /// Master seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Parallel runs (default: available cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Output directory (default lab-out/SUITE).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run only runs with index % N == I, written `I/N`.
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<(usize, usize)>,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s.split_once('/').ok_or("expected I/N, e.g. 0/4")?;
+    let i: usize = i
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad shard index `{i}`"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad shard count `{n}`"))?;
+    if n == 0 || i >= n {
+        return Err(format!("shard {i}/{n}: need N >= 1 and I < N"));
+    }
+    Ok((i, n))
+}
+
+/// What `suite.json` records about a run directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteMeta {
+    /// Suite name.
+    pub suite: String,
+    /// Quick variant.
+    pub quick: bool,
+    /// Master seed.
+    pub seed: u64,
+}
+
+/// Options of [`run_suite`].
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Quick variant.
+    pub quick: bool,
+    /// Master seed.
+    pub seed: u64,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Output directory.
+    pub out: PathBuf,
+    /// `(I, N)`: only runs with index % N == I.
+    pub shard: Option<(usize, usize)>,
+    /// Show a progress bar (only drawn on a terminal).
+    pub progress: bool,
+}
+
+/// Entry point of `mpquic lab`.
+pub fn lab_command(args: LabArgs) -> anyhow::Result<()> {
+    match args.command {
+        LabCommand::List => {
+            for s in suites::all() {
+                println!("{:<18} {}", s.name(), s.description());
+            }
+            Ok(())
+        }
+        LabCommand::Run(a) => {
+            let suite = suites::find(&a.suite)
+                .with_context(|| format!("unknown suite `{}` (see `mpquic lab list`)", a.suite))?;
+            let opts = RunOptions {
+                quick: a.quick,
+                seed: a.seed,
+                jobs: a.jobs.unwrap_or_else(default_jobs).max(1),
+                out: a.out.unwrap_or_else(|| Path::new("lab-out").join(&a.suite)),
+                shard: a.shard,
+                progress: true,
+            };
+            let start = Instant::now();
+            let out = run_suite(suite.as_ref(), &opts)?;
+            print_output(&out);
+            println!("total wall time: {:.1} s", start.elapsed().as_secs_f64());
+            Ok(())
+        }
+        LabCommand::Report { dir } => {
+            print_output(&report_dir(&dir)?);
+            Ok(())
+        }
+        LabCommand::Merge { out, dirs } => {
+            print_output(&merge(&out, &dirs)?);
+            Ok(())
+        }
+    }
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn print_output(out: &ReportOutput) {
+    if let Some(t) = &out.headline {
+        println!("{}\n{}", t.title, t.to_csv());
+    }
+    println!("report: {}", out.index.display());
+}
+
+/// Runs a suite's scenarios (those of the shard) in parallel, writes the
+/// run files and `suite.json`, and builds the report from the run files.
+pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportOutput> {
+    let runs_dir = opts.out.join("runs");
+    std::fs::create_dir_all(&runs_dir)
+        .with_context(|| format!("creating {}", runs_dir.display()))?;
+    let meta = SuiteMeta {
+        suite: suite.name().to_owned(),
+        quick: opts.quick,
+        seed: opts.seed,
+    };
+    std::fs::write(
+        opts.out.join("suite.json"),
+        serde_json::to_string_pretty(&meta)?,
+    )?;
+    let all = suite.runs(opts.quick, opts.seed);
+    let selected: Vec<(String, Scenario)> = all
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| opts.shard.is_none_or(|(k, n)| i % n == k))
+        .map(|(_, r)| r)
+        .collect();
+    execute(&selected, opts, &runs_dir)?;
+    report_dir(&opts.out)
+}
+
+/// Executes the runs on worker threads; each finished run is written to
+/// `runs_dir/ID.json` by the calling thread.
+fn execute(runs: &[(String, Scenario)], opts: &RunOptions, runs_dir: &Path) -> anyhow::Result<()> {
+    let bar = progress_bar(runs.len() as u64, opts.progress);
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    let mut failures = Vec::new();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        for _ in 0..opts.jobs.min(runs.len().max(1)) {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some((id, scenario)) = runs.get(i) else {
+                    break;
+                };
+                let result = crate::run(scenario)
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| serde_json::to_string_pretty(&r).map_err(|e| e.to_string()));
+                if tx.send((id.clone(), result)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (id, result) in rx {
+            match result {
+                Ok(json) => {
+                    let path = runs_dir.join(format!("{id}.json"));
+                    std::fs::write(&path, json)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
+                Err(e) => failures.push(format!("{id}: {e}")),
+            }
+            bar.inc(1);
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    for f in &failures {
+        eprintln!("warning: run failed: {f}");
+    }
+    Ok(())
+}
+
+fn progress_bar(len: u64, enabled: bool) -> indicatif::ProgressBar {
+    if !enabled || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {pos}/{len} runs, ETA {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// Reads `DIR/runs/*.json`, sorted by run ID.
+pub fn load_runs(dir: &Path) -> anyhow::Result<Vec<(String, RunRecord)>> {
+    let runs_dir = dir.join("runs");
+    let mut runs = Vec::new();
+    for entry in
+        std::fs::read_dir(&runs_dir).with_context(|| format!("reading {}", runs_dir.display()))?
+    {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let Some(id) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let rec =
+            RunRecord::from_json(&text).with_context(|| format!("parsing {}", path.display()))?;
+        runs.push((id.to_owned(), rec));
+    }
+    runs.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(runs)
+}
+
+fn read_meta(dir: &Path) -> anyhow::Result<SuiteMeta> {
+    let path = dir.join("suite.json");
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "reading {} (is this a lab output directory?)",
+            path.display()
+        )
+    })?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Rebuilds the report of a lab output directory from its run files.
+pub fn report_dir(dir: &Path) -> anyhow::Result<ReportOutput> {
+    let meta = read_meta(dir)?;
+    let suite = suites::find(&meta.suite)
+        .with_context(|| format!("{}: unknown suite `{}`", dir.display(), meta.suite))?;
+    let runs = load_runs(dir)?;
+    if runs.is_empty() {
+        bail!("{}: no run files in runs/", dir.display());
+    }
+    suite.report(&runs, dir)
+}
+
+/// Copies the run files of `dirs` into `out/runs` and builds the report.
+pub fn merge(out: &Path, dirs: &[PathBuf]) -> anyhow::Result<ReportOutput> {
+    let first = read_meta(&dirs[0])?;
+    let runs_out = out.join("runs");
+    std::fs::create_dir_all(&runs_out)?;
+    for dir in dirs {
+        let meta = read_meta(dir)?;
+        if meta.suite != first.suite || meta.seed != first.seed || meta.quick != first.quick {
+            bail!(
+                "{}: suite/seed/quick differ from {}",
+                dir.display(),
+                dirs[0].display()
+            );
+        }
+        for entry in std::fs::read_dir(dir.join("runs"))? {
+            let path = entry?.path();
+            if let Some(name) = path.file_name() {
+                std::fs::copy(&path, runs_out.join(name))
+                    .with_context(|| format!("copying {}", path.display()))?;
+            }
+        }
+    }
+    std::fs::write(
+        out.join("suite.json"),
+        serde_json::to_string_pretty(&first)?,
+    )?;
+    report_dir(out)
+}

@@ -1,0 +1,333 @@
+//! Shared pieces of the suites: the deserializable run record that reports
+//! are computed from, scenario construction, and table/figure helpers.
+//!
+//! Reports never see a [`RunResult`](crate::RunResult) directly: the runner
+//! writes each result to `runs/RUN_ID.json` and the report reads the JSON
+//! back as a [`RunRecord`], so every number in a report comes from a run
+//! file (and `mpquic lab report DIR` reproduces it exactly).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use mpquic_report::{Cell, Figure, Render, Section, Table};
+use serde::{Deserialize, Serialize};
+
+use crate::error::LabError;
+use crate::scenario::Scenario;
+
+/// One path's figures, as read back from a run's JSON.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PathRecord {
+    /// QUIC path ID.
+    pub id: u64,
+    /// Stream bytes the sender sent on the path.
+    pub bytes_sent: u64,
+    /// Stream bytes retransmitted on the path.
+    pub retransmitted_bytes: u64,
+    /// Sender's smoothed RTT at the end (ms).
+    pub srtt_ms: f64,
+    /// Mean true RTT (ms).
+    pub true_rtt_ms: Option<f64>,
+    /// Mean absolute srtt error (ms).
+    pub srtt_mae_ms: Option<f64>,
+}
+
+/// One request's outcome, as read back from a run's JSON.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RequestRecord {
+    /// Response size in bytes.
+    pub size: u64,
+    /// Bytes read.
+    pub received: u64,
+    /// Completion time from the start of the run (s).
+    pub completion_time_s: Option<f64>,
+}
+
+/// srtt samples of one path: `[time_s, srtt_ms, true_rtt_ms]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RttRecord {
+    /// QUIC path ID.
+    pub path: u64,
+    /// `[time_s, srtt_ms, true_rtt_ms]`.
+    pub points: Vec<[f64; 3]>,
+}
+
+/// Time series of a run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TimeSeriesRecord {
+    /// srtt vs true RTT per path.
+    pub rtt: Vec<RttRecord>,
+    /// `[time_s, response bytes read, packets received]`.
+    pub progress: Vec<[f64; 3]>,
+}
+
+/// The subset of a [`RunResult`](crate::RunResult) that reports use, read
+/// back from the run's JSON file (unknown fields are ignored).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunRecord {
+    /// Every request completed.
+    pub completed: bool,
+    /// Outcome word (`completed`, `time_limit`, ...).
+    pub outcome: String,
+    /// Completion time (s).
+    pub completion_time_s: Option<f64>,
+    /// Handshake completion time (s).
+    pub handshake_time_s: Option<f64>,
+    /// Response bytes asked for.
+    pub bytes_requested: u64,
+    /// Response bytes read.
+    pub bytes_received: u64,
+    /// Goodput (Mbit/s).
+    pub goodput_mbps: f64,
+    /// Per-path figures.
+    pub paths: Vec<PathRecord>,
+    /// Receiver ACK frames.
+    pub ack_frames_sent: u64,
+    /// Mean receiver ACK frame size (bytes).
+    pub avg_ack_frame_bytes: f64,
+    /// ACK frames by range count, buckets `<=1,2,4,8,16,32,64,more`.
+    pub ack_range_histogram: [u64; 8],
+    /// Mean ranges per ACK frame.
+    pub mean_ranges_per_ack: f64,
+    /// Stream bytes retransmitted.
+    pub retransmitted_bytes: u64,
+    /// Per-request outcomes.
+    pub requests: Vec<RequestRecord>,
+    /// Optional time series.
+    pub time_series: Option<TimeSeriesRecord>,
+    /// Wall-clock time of the run (s).
+    pub sim_wall_time_s: f64,
+    /// The scenario, as echoed in the result.
+    pub scenario: serde_json::Value,
+}
+
+impl RunRecord {
+    /// Parses a run's JSON text.
+    pub fn from_json(text: &str) -> serde_json::Result<RunRecord> {
+        serde_json::from_str(text)
+    }
+
+    /// Download speed in kB/s (10³ bytes per second) over the completion
+    /// time; `None` when the run did not complete.
+    pub fn speed_kbytes_per_s(&self) -> Option<f64> {
+        let t = self.completion_time_s.filter(|t| *t > 0.0)?;
+        self.completed
+            .then(|| self.bytes_received as f64 / t / 1000.0)
+    }
+
+    /// Retransmitted bytes / bytes requested.
+    pub fn retransmission_ratio(&self) -> f64 {
+        if self.bytes_requested == 0 {
+            0.0
+        } else {
+            self.retransmitted_bytes as f64 / self.bytes_requested as f64
+        }
+    }
+
+    /// The scenario's seed (0 when absent).
+    pub fn seed(&self) -> u64 {
+        self.scenario
+            .get("seed")
+            .and_then(|s| s.as_u64())
+            .unwrap_or(0)
+    }
+}
+
+/// Runs by ID, for look-ups in reports.
+pub type RunMap<'a> = BTreeMap<&'a str, &'a RunRecord>;
+
+/// Indexes runs by ID.
+pub fn run_map(runs: &[(String, RunRecord)]) -> RunMap<'_> {
+    runs.iter().map(|(id, r)| (id.as_str(), r)).collect()
+}
+
+/// Relative change `(b - a) / a` in percent (`None` if `a` is zero).
+pub fn rate_pct(a: f64, b: f64) -> Option<f64> {
+    (a != 0.0 && a.is_finite() && b.is_finite()).then(|| (b - a) / a * 100.0)
+}
+
+/// Mean of the `Some` values (`None` when there are none).
+pub fn mean_of(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = values.into_iter().flatten().collect();
+    mpquic_report::stats::mean(&v)
+}
+
+/// What a suite's report produced.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOutput {
+    /// The `index.html` file.
+    pub index: PathBuf,
+    /// The CSV tables written.
+    pub tables: Vec<PathBuf>,
+    /// The headline table (also printed by `mpquic lab run`).
+    pub headline: Option<Table>,
+}
+
+/// Collects sections, tables and figures of a report under one directory.
+pub struct ReportBuilder {
+    dir: PathBuf,
+    /// Sections in order.
+    pub sections: Vec<Section>,
+    /// CSV files written.
+    pub tables: Vec<PathBuf>,
+}
+
+impl ReportBuilder {
+    /// A builder writing into `dir` (created with `tables/` and `fig/`).
+    pub fn new(dir: &Path) -> anyhow::Result<ReportBuilder> {
+        for sub in ["tables", "fig"] {
+            std::fs::create_dir_all(dir.join(sub))
+                .with_context(|| format!("creating {}", dir.join(sub).display()))?;
+        }
+        Ok(ReportBuilder {
+            dir: dir.to_path_buf(),
+            sections: Vec::new(),
+            tables: Vec::new(),
+        })
+    }
+
+    /// Writes `table` to `tables/STEM.csv` and adds it to `section`.
+    pub fn table(&mut self, section: &mut Section, stem: &str, table: Table) -> anyhow::Result<()> {
+        let path = self.dir.join("tables").join(format!("{stem}.csv"));
+        table.write_csv(&path)?;
+        self.tables.push(path);
+        section.tables.push(table);
+        Ok(())
+    }
+
+    /// Renders `chart` to `fig/STEM.{svg,png}` and adds it to `section`.
+    pub fn figure(
+        &mut self,
+        section: &mut Section,
+        chart: &dyn Render,
+        stem: &str,
+        caption: &str,
+    ) -> anyhow::Result<()> {
+        let fig = Figure::render(chart, &self.dir, &format!("fig/{stem}"), caption)
+            .with_context(|| format!("rendering figure {stem}"))?;
+        section.figures.push(fig);
+        Ok(())
+    }
+
+    /// Writes `index.html` with the given title.
+    pub fn finish(self, title: &str, headline: Option<Table>) -> anyhow::Result<ReportOutput> {
+        let report = mpquic_report::HtmlReport {
+            title: title.to_owned(),
+            sections: self.sections,
+        };
+        let index = report.write(&self.dir)?;
+        Ok(ReportOutput {
+            index,
+            tables: self.tables,
+            headline,
+        })
+    }
+}
+
+/// A reference table from the papers (text cells, quoted verbatim from
+/// `reference-figures.md`).
+pub fn reference_table(title: &str, columns: &[&str], rows: &[&[&str]]) -> Table {
+    let mut t = Table::new(title, columns.iter().map(|c| (*c).to_owned()).collect());
+    for row in rows {
+        t.rows.push(row.iter().map(|c| Cell::text(*c)).collect());
+    }
+    t
+}
+
+/// Configuration text for a report: seed, number of runs and each run's
+/// scenario as one compact JSON line.
+pub fn config_text(suite: &str, runs: &[(String, RunRecord)]) -> String {
+    let seed = runs.first().map_or(0, |(_, r)| r.seed());
+    let mut out = format!("suite = {suite}\nseed = {seed}\nruns = {}\n\n", runs.len());
+    for (id, r) in runs {
+        let mut s = r.scenario.clone();
+        if let Some(obj) = s.as_object_mut() {
+            obj.remove("record");
+        }
+        out.push_str(&format!("{id}: {s}\n"));
+    }
+    out
+}
+
+/// Parses scenario TOML built by a suite; a bug in a suite if it fails.
+pub fn scenario(toml_text: &str, name: &str) -> Scenario {
+    Scenario::from_toml_str(toml_text, name)
+        .map_err(|e: LabError| format!("{e}"))
+        .unwrap_or_else(|e| panic!("suite built an invalid scenario {name}: {e}\n{toml_text}"))
+}
+
+/// Transport and workload settings for [`scenario_toml`].
+#[derive(Debug, Clone)]
+pub struct RunSpec<'a> {
+    /// Scenario name (the run ID).
+    pub name: &'a str,
+    /// Seed.
+    pub seed: u64,
+    /// Path specs.
+    pub paths: &'a [String],
+    /// `[workload]` body, e.g. `download = "10MB"`.
+    pub workload: String,
+    /// `single`, `spns` or `mpns`.
+    pub multipath: &'a str,
+    /// Congestion controller.
+    pub cc: &'a str,
+    /// Default_Limit of ACK ranges.
+    pub ack_range_limit: Option<usize>,
+    /// Virtual time limit in seconds.
+    pub time_limit_s: u64,
+    /// Record time series.
+    pub time_series: bool,
+}
+
+impl RunSpec<'_> {
+    /// The scenario (min-RTT scheduler).
+    pub fn build(&self) -> Scenario {
+        let paths: Vec<String> = self.paths.iter().map(|p| format!("{p:?}")).collect();
+        let mut t = format!(
+            "name = {:?}\nseed = {}\ntime_limit = \"{}s\"\npaths = [{}]\n[workload]\n{}\n\
+             [transport]\ncc = {:?}\nmultipath = {:?}\nscheduler = \"min-rtt\"\n",
+            self.name,
+            self.seed,
+            self.time_limit_s,
+            paths.join(", "),
+            self.workload,
+            self.cc,
+            self.multipath,
+        );
+        if let Some(l) = self.ack_range_limit {
+            t.push_str(&format!("ack_range_limit = {l}\n"));
+        }
+        if self.time_series {
+            t.push_str("[record]\ntime_series = true\nsample_interval = \"20ms\"\n");
+        }
+        scenario(&t, self.name)
+    }
+}
+
+/// Step-CDF points of the ACK range histogram (x = bucket upper bound,
+/// the unbounded bucket drawn at 128).
+pub fn histogram_cdf(hist: &[u64; 8]) -> Vec<(f64, f64)> {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let bounds = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+    let mut acc = 0;
+    let mut pts = vec![(1.0, 0.0)];
+    for (b, n) in bounds.iter().zip(hist) {
+        acc += n;
+        pts.push((*b, acc as f64 / total as f64));
+    }
+    pts
+}
+
+/// A CSV-friendly percent/number cell.
+pub fn num(v: Option<f64>, decimals: usize) -> Cell {
+    Cell::opt(v.filter(|x| x.is_finite()), decimals)
+}

@@ -1,0 +1,226 @@
+//! `mp-vs-sp`: the CoNEXT 2017 multipath QUIC evaluation (seed 004).
+//!
+//! Scenario points are chosen by WSP over, per path, capacity
+//! 0.1–100 Mbit/s (log scale), RTT 0–50 ms, queuing delay 0–100 ms (the
+//! drop-tail queue holds rate × queuing delay) and random loss 0–2.5 %.
+//! Each point runs single-path QUIC on each path and MPNS multipath over
+//! both; the figure of merit is best single-path time / multipath time.
+//! Plus the handover scenario (path 0 goes down at 2 s).
+
+use std::path::Path;
+
+use mpquic_report::{stats, Cell, Plot, Section, Table};
+
+use super::common::{
+    config_text, num, reference_table, run_map, ReportBuilder, ReportOutput, RunRecord, RunSpec,
+};
+use super::wsp;
+use super::Suite;
+use crate::scenario::Scenario;
+
+/// The `mp-vs-sp` suite.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MpVsSp;
+
+/// A path spec of the CoNEXT 2017 design space from four unit coordinates.
+pub fn path_spec(u: &[f64]) -> String {
+    let rate_mbit = wsp::log(u[0], 0.1, 100.0);
+    let rtt_us = wsp::lin(u[1], 0.0, 50.0) * 1000.0;
+    let qdelay_s = wsp::lin(u[2], 0.0, 100.0) / 1000.0;
+    let loss_pct = wsp::lin(u[3], 0.0, 2.5);
+    let queue = ((rate_mbit * 1e6 / 8.0 * qdelay_s) as u64).max(1500);
+    format!(
+        "rate={:.0}kbit,rtt={:.0}us,queue={queue}b,loss={loss_pct:.3}%",
+        rate_mbit * 1000.0,
+        rtt_us.round()
+    )
+}
+
+impl Suite for MpVsSp {
+    fn name(&self) -> &'static str {
+        "mp-vs-sp"
+    }
+
+    fn description(&self) -> &'static str {
+        "CoNEXT 2017: WSP over capacity/RTT/queuing/loss, single-path vs MPNS (20 MB), plus handover"
+    }
+
+    fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
+        let (n, bytes, limit_s) = if quick {
+            (16, 2_000_000, 600)
+        } else {
+            (253, 20_000_000, 3600)
+        };
+        let mut out = Vec::new();
+        for (i, u) in wsp::design(n, 8, seed).iter().enumerate() {
+            let paths = [path_spec(&u[0..4]), path_spec(&u[4..8])];
+            let cases = [
+                ("sp0", &paths[0..1], "single"),
+                ("sp1", &paths[1..2], "single"),
+                ("mp", &paths[..], "mpns"),
+            ];
+            for (tag, p, mode) in cases {
+                let id = format!("p{i:03}-{tag}");
+                let spec = RunSpec {
+                    name: &id,
+                    seed: seed.wrapping_add(i as u64),
+                    paths: p,
+                    workload: format!("download = \"{bytes}B\""),
+                    multipath: mode,
+                    cc: "cubic",
+                    ack_range_limit: None,
+                    time_limit_s: limit_s,
+                    time_series: false,
+                };
+                out.push((id.clone(), spec.build()));
+            }
+        }
+        let hpaths = [
+            "rate=20mbit,rtt=20ms,queue=1bdp,down_at=2s".to_owned(),
+            "rate=15mbit,rtt=40ms,queue=1bdp".to_owned(),
+        ];
+        for (tag, p, mode) in [
+            ("mp", &hpaths[..], "mpns"),
+            ("sp0", &hpaths[0..1], "single"),
+            ("sp1", &hpaths[1..2], "single"),
+        ] {
+            let id = format!("handover-{tag}");
+            let spec = RunSpec {
+                name: &id,
+                seed,
+                paths: p,
+                workload: "download = \"20MB\"".into(),
+                multipath: mode,
+                cc: "cubic",
+                ack_range_limit: None,
+                time_limit_s: 60,
+                time_series: false,
+            };
+            out.push((id.clone(), spec.build()));
+        }
+        out
+    }
+
+    fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
+        let mut rb = ReportBuilder::new(out_dir)?;
+        let ratios = ratios(runs);
+        let mut s1 = Section::new("Single-path vs multipath (CoNEXT 2017)");
+        s1.paragraphs.push(
+            "Ratio = best single-path completion time / MPNS completion time (> 1: multipath is \
+             faster). A single path that did not finish counts as infinitely slow; points where \
+             multipath did not finish are counted separately. The paper compared quic-go MPQUIC \
+             with MPTCP in Mininet (OLIA); here Cubic, our stack, the simulator."
+                .into(),
+        );
+        let values: Vec<f64> = ratios.iter().filter_map(|(_, r)| *r).collect();
+        let cols = [
+            "points",
+            "multipath failed",
+            "median ratio",
+            "mean ratio",
+            "10th pct",
+            "90th pct",
+            "multipath faster (%)",
+        ];
+        let mut t = Table::new(
+            "Ours: best single-path time / multipath time",
+            cols.iter().map(|c| (*c).to_owned()).collect(),
+        );
+        let faster = if values.is_empty() {
+            None
+        } else {
+            Some(100.0 * values.iter().filter(|r| **r > 1.0).count() as f64 / values.len() as f64)
+        };
+        t.rows.push(vec![
+            Cell::num(ratios.len() as f64, 0),
+            Cell::num(ratios.iter().filter(|(_, r)| r.is_none()).count() as f64, 0),
+            num(stats::median(&values), 3),
+            num(stats::mean(&values), 3),
+            num(stats::percentile(&values, 10.0), 3),
+            num(stats::percentile(&values, 90.0), 3),
+            num(faster, 1),
+        ]);
+        rb.table(&mut s1, "ratio_summary", t.clone())?;
+        s1.reference = Some(reference_table(
+            "Paper (CoNEXT 2017, seed 004): design space",
+            &["factor", "minimum", "maximum"],
+            &[
+                &["capacity (Mbit/s)", "0.1", "100"],
+                &["round-trip time (ms)", "0", "50"],
+                &["queuing delay (ms)", "0", "100"],
+                &["random loss (%)", "0", "2.5"],
+                &[
+                    "result",
+                    "MPQUIC better in most loss-free large downloads",
+                    "",
+                ],
+            ],
+        ));
+        let plot = Plot::cdf(
+            "Best single-path time / multipath time",
+            "time ratio (> 1: multipath faster)",
+            vec![("MPNS vs best single path".into(), values)],
+        );
+        rb.figure(
+            &mut s1,
+            &plot,
+            "ratio_cdf",
+            "CDF of best single-path time / multipath time",
+        )?;
+        let mut s2 = Section::new("Handover: path 0 down at 2 s");
+        s2.paragraphs
+            .push("20 MB; path 0: 20 Mbit/s, 20 ms; path 1: 15 Mbit/s, 40 ms.".into());
+        rb.table(&mut s2, "handover", handover_table(runs))?;
+        let mut cfg = Section::new("Configuration");
+        cfg.config = Some(config_text(self.name(), runs));
+        rb.sections = vec![s1, s2, cfg];
+        rb.finish("mp-vs-sp: single-path vs multipath (CoNEXT 2017)", Some(t))
+    }
+}
+
+/// Per point: `Some(best single / multipath)` or `None` if multipath failed.
+pub fn ratios(runs: &[(String, RunRecord)]) -> Vec<(String, Option<f64>)> {
+    let map = run_map(runs);
+    let mut out = Vec::new();
+    for (id, mp) in runs {
+        let Some(point) = id.strip_suffix("-mp").filter(|p| p.starts_with('p')) else {
+            continue;
+        };
+        let time =
+            |r: Option<&&RunRecord>| r.filter(|r| r.completed).and_then(|r| r.completion_time_s);
+        let best = [format!("{point}-sp0"), format!("{point}-sp1")]
+            .iter()
+            .map(|k| time(map.get(k.as_str())).unwrap_or(f64::INFINITY))
+            .fold(f64::INFINITY, f64::min);
+        let ratio = time(Some(&mp)).filter(|t| *t > 0.0).map(|t| best / t);
+        out.push((point.to_owned(), ratio));
+    }
+    out
+}
+
+fn handover_table(runs: &[(String, RunRecord)]) -> Table {
+    let cols = [
+        "run",
+        "completed",
+        "completion time (s)",
+        "goodput (Mbit/s)",
+    ];
+    let mut t = Table::new(
+        "Ours: handover",
+        cols.iter().map(|c| (*c).to_owned()).collect(),
+    );
+    for (id, r) in runs.iter().filter(|(id, _)| id.starts_with("handover-")) {
+        let label = match id.as_str() {
+            "handover-mp" => "MPNS (both paths)",
+            "handover-sp0" => "single path 0 (goes down)",
+            _ => "single path 1",
+        };
+        t.rows.push(vec![
+            Cell::text(label),
+            Cell::text(if r.completed { "yes" } else { "no" }),
+            num(r.completion_time_s.filter(|_| r.completed), 3),
+            Cell::num(r.goodput_mbps, 2),
+        ]);
+    }
+    t
+}
