@@ -1,6 +1,6 @@
 //! The sent-packet ledger of one path at one encryption level, with RFC 9002 §6.1 loss detection.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 use crate::cc::PacketDeliveryState;
 use crate::recovery::rtt::RttEstimator;
@@ -44,10 +44,18 @@ pub struct LostPackets {
 }
 
 /// Sent packets of one path at one encryption level.
+///
+/// Sequence numbers are dense and increasing, so packets live in a ring buffer indexed by
+/// `seq - base`: sending, acknowledging and declaring lost are O(1) and never move the (large)
+/// packet records around.
 #[derive(Debug, Default)]
 pub struct Ledger {
-    /// By per-path sequence number.
-    sent: BTreeMap<u64, SentPacket>,
+    /// Slot `i` holds the packet with sequence number `base + i`, or None once it left.
+    sent: VecDeque<Option<SentPacket>>,
+    /// Sequence number of `sent[0]`.
+    base: u64,
+    /// Number of `Some` slots.
+    live: usize,
     next_seq: u64,
     largest_acked_seq: Option<u64>,
     /// RFC 9002 §6.1.2 loss_time.
@@ -69,14 +77,37 @@ impl Ledger {
                 self.ack_eliciting_in_flight += 1;
             }
         }
-        self.sent.insert(seq, packet);
+        if self.sent.is_empty() {
+            self.base = seq;
+        }
+        self.sent.push_back(Some(packet));
+        self.live += 1;
         seq
+    }
+
+    fn slot(&mut self, seq: u64) -> Option<&mut Option<SentPacket>> {
+        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        self.sent.get_mut(index)
+    }
+
+    /// Take the packet `seq` out of its slot and trim empty slots at the front.
+    fn take(&mut self, seq: u64) -> Option<SentPacket> {
+        let packet = self.slot(seq)?.take()?;
+        self.live -= 1;
+        while matches!(self.sent.front(), Some(None)) {
+            self.sent.pop_front();
+            self.base += 1;
+        }
+        if self.sent.is_empty() {
+            self.base = self.next_seq;
+        }
+        Some(packet)
     }
 
     /// Remove the packet with sequence number `seq` as acknowledged. Returns None if it was not
     /// outstanding (already acknowledged or declared lost).
     pub fn on_acked(&mut self, seq: u64, outcome: &mut AckedOutcome) -> Option<()> {
-        let packet = self.sent.remove(&seq)?;
+        let packet = self.take(seq)?;
         self.untrack(&packet);
         if self.largest_acked_seq.is_none_or(|l| seq > l) {
             self.largest_acked_seq = Some(seq);
@@ -108,8 +139,13 @@ impl Ledger {
         let lost_send_time = (now - Timestamp::ZERO)
             .checked_sub(loss_delay)
             .map(|d| Timestamp::ZERO + d);
+        let below_largest = usize::try_from(largest.saturating_sub(self.base))
+            .unwrap_or(usize::MAX)
+            .min(self.sent.len());
         let mut lost_seqs = Vec::new();
-        for (&seq, packet) in self.sent.range(..largest) {
+        for (i, packet) in self.sent.iter().take(below_largest).enumerate() {
+            let Some(packet) = packet else { continue };
+            let seq = self.base + i as u64;
             if lost_send_time.is_some_and(|t| packet.time_sent <= t)
                 || largest >= seq + PACKET_THRESHOLD
             {
@@ -120,7 +156,7 @@ impl Ledger {
             }
         }
         for seq in lost_seqs {
-            if let Some(packet) = self.sent.remove(&seq) {
+            if let Some(packet) = self.take(seq) {
                 self.untrack(&packet);
                 lost.packets.push(packet);
             }
@@ -131,7 +167,12 @@ impl Ledger {
     /// Remove every outstanding packet (the level's keys are discarded, or the path is gone):
     /// RFC 9002 §6.4. Returned packets are neither acknowledged nor lost.
     pub fn drain(&mut self) -> Vec<SentPacket> {
-        let packets: Vec<SentPacket> = std::mem::take(&mut self.sent).into_values().collect();
+        let packets: Vec<SentPacket> = std::mem::take(&mut self.sent)
+            .into_iter()
+            .flatten()
+            .collect();
+        self.base = self.next_seq;
+        self.live = 0;
         self.bytes_in_flight = 0;
         self.ack_eliciting_in_flight = 0;
         self.loss_time = None;
@@ -139,29 +180,38 @@ impl Ledger {
         packets
     }
 
-    /// Outstanding packets in send order, oldest first.
-    pub fn outstanding(&self) -> impl Iterator<Item = (&u64, &SentPacket)> {
-        self.sent.iter()
+    /// Outstanding packets in send order, oldest first, with their sequence numbers.
+    pub fn outstanding(&self) -> impl Iterator<Item = (u64, &SentPacket)> {
+        let base = self.base;
+        self.sent
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, p)| p.as_ref().map(|p| (base + i as u64, p)))
     }
 
     /// Outstanding packets, mutable, oldest first.
-    pub fn outstanding_mut(&mut self) -> impl Iterator<Item = (&u64, &mut SentPacket)> {
-        self.sent.iter_mut()
+    pub fn outstanding_mut(&mut self) -> impl Iterator<Item = (u64, &mut SentPacket)> {
+        let base = self.base;
+        self.sent
+            .iter_mut()
+            .enumerate()
+            .filter_map(move |(i, p)| p.as_mut().map(|p| (base + i as u64, p)))
     }
 
     /// The most recently sent outstanding packet.
     pub fn newest(&self) -> Option<&SentPacket> {
-        self.sent.values().next_back()
+        self.sent.iter().rev().find_map(Option::as_ref)
     }
 
     /// An outstanding packet.
     pub fn get(&self, seq: u64) -> Option<&SentPacket> {
-        self.sent.get(&seq)
+        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        self.sent.get(index)?.as_ref()
     }
 
     /// Mutable access to an outstanding packet (e.g. to mark frames re-injected).
     pub fn get_mut(&mut self, seq: u64) -> Option<&mut SentPacket> {
-        self.sent.get_mut(&seq)
+        self.slot(seq)?.as_mut()
     }
 
     pub fn loss_time(&self) -> Option<Timestamp> {
@@ -185,7 +235,7 @@ impl Ledger {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.sent.is_empty()
+        self.live == 0
     }
 }
 
