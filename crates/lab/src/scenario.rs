@@ -11,6 +11,7 @@
 //!
 //! [workload]
 //! download = "20MB"            # or: requests = { sizes = ["10KB", "1MB"] }
+//!                              # or: video = { bitrate_kbps = 8000, chunks = 30 } (crate::video)
 //!
 //! [transport]
 //! cc = "cubic"                 # CcAlgorithm::from_str
@@ -20,6 +21,8 @@
 //! rtt_sample_on_receiving_path = true
 //! initial_rtt_ms = 333
 //! pacing = true
+//! qoe_feedback = true          # XLINK QoE feedback extension
+//! reinjection = { mode = "qoe", lower_ms = 500, upper_ms = 2000 }   # off | always | qoe
 //! idle_timeout = "30s"
 //! [transport.ack]              # any mpquic_proto::ack::AckConfig field
 //! ack_eliciting_threshold = 2
@@ -126,12 +129,47 @@ struct RequestsToml {
 }
 
 /// The `[workload]` table as written (gives precise errors).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 struct WorkloadToml {
     download: Option<ByteSize>,
     requests: Option<RequestsToml>,
     video: Option<VideoSpec>,
+}
+
+/// Keys named in "unknown field" errors (`video` is accepted too, but the
+/// classic message is kept).
+const WORKLOAD_KEYS: &[&str] = &["download", "requests"];
+
+struct WorkloadTomlVisitor;
+
+impl<'de> de::Visitor<'de> for WorkloadTomlVisitor {
+    type Value = WorkloadToml;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a workload table")
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<WorkloadToml, A::Error> {
+        let mut w = WorkloadToml::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "download" if w.download.is_none() => w.download = Some(map.next_value()?),
+                "requests" if w.requests.is_none() => w.requests = Some(map.next_value()?),
+                "video" if w.video.is_none() => w.video = Some(map.next_value()?),
+                "download" | "requests" | "video" => {
+                    return Err(de::Error::custom(format!("duplicate field `{key}`")))
+                }
+                other => return Err(de::Error::unknown_field(other, WORKLOAD_KEYS)),
+            }
+        }
+        Ok(w)
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadToml {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(WorkloadTomlVisitor)
+    }
 }
 
 impl TryFrom<WorkloadToml> for Workload {
@@ -143,7 +181,8 @@ impl TryFrom<WorkloadToml> for Workload {
             (None, Some(r), None) => Ok(Workload::Requests { sizes: r.sizes }),
             (None, None, Some(v)) => Ok(Workload::Video(v)),
             _ => Err(
-                "the workload needs exactly one of `download`, `requests` or `video`".to_owned(),
+                "the workload needs exactly one of `download` or `requests` (or `video`)"
+                    .to_owned(),
             ),
         }
     }

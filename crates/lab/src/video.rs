@@ -381,7 +381,9 @@ impl VideoClient {
 
     /// When the client wants to run next without network activity.
     pub fn next_wakeup(&self) -> Option<SimTime> {
-        if self.is_finished() {
+        // Nothing to do before the first chunk (the connection steps the
+        // player once established) or after the end.
+        if self.is_finished() || self.requested_at.is_empty() {
             return None;
         }
         let target = ms(self.spec.buffer_target_ms);
@@ -537,18 +539,18 @@ pub enum XlinkScheme {
     Always,
     /// Multipath with QoE-controlled re-injection; thresholds in ms.
     Qoe {
-        /// Percentile X of the upper threshold (e.g. 95).
+        /// X of the pair (X, Y) (e.g. 95): the lower threshold is th(X).
         upper_pct: f64,
-        /// Percentile Y of the lower threshold (e.g. 80).
+        /// Y of the pair (e.g. 80): the upper threshold is th(Y).
         lower_pct: f64,
-        /// `percentile(play_time_left, Y)` in ms.
+        /// th(X) in ms (see [`XlinkScheme::qoe_at`]).
         lower_ms: u64,
-        /// `percentile(play_time_left, X)` in ms.
+        /// th(Y) in ms.
         upper_ms: u64,
     },
 }
 
-/// The paper's threshold pairs (X, Y): upper = th(X), lower = th(Y).
+/// The paper's threshold pairs (X, Y) (see [`XlinkScheme::qoe_at`]).
 pub const XLINK_THRESHOLD_PAIRS: [(f64, f64); 6] = [
     (95.0, 80.0),
     (90.0, 80.0),
@@ -559,15 +561,23 @@ pub const XLINK_THRESHOLD_PAIRS: [(f64, f64); 6] = [
 ];
 
 impl XlinkScheme {
-    /// QoE control at percentiles `(x, y)` of `play_time_left_ms` (any
-    /// order; the samples of the vanilla multipath runs). The lower
-    /// threshold is kept below the upper one.
+    /// QoE control at the paper's threshold pair `(x, y)` (x >= y) over the
+    /// play-time-left samples of the vanilla runs.
+    ///
+    /// `th(P)` is the play-time left that P % of the samples exceed, i.e.
+    /// `percentile(100 - P)`: Alg. 1 always re-injects below the lower
+    /// threshold th(X) (a share 1 - X of the time) and never above the
+    /// upper threshold th(Y) (reached a share 1 - Y of the time), which
+    /// gives the paper's overhead bounds beta*(1-X) .. beta*(1-Y) and makes
+    /// (1,1) behave like re-injection without control (15 % cost in the
+    /// paper). Reading th(P) as `percentile(P)` instead would make (1,1)
+    /// the cheapest setting, contradicting the paper's Fig. 10.
     pub fn qoe_at(x: f64, y: f64, play_time_left_ms: &[f64]) -> Self {
         let mut v = play_time_left_ms.to_vec();
         v.sort_by(f64::total_cmp);
-        let th = |p: f64| percentile(&v, p).unwrap_or(0.0).round().max(0.0) as u64;
-        let upper_ms = th(x).max(1);
-        let lower_ms = th(y).min(upper_ms - 1);
+        let th = |p: f64| percentile(&v, 100.0 - p).unwrap_or(0.0).round().max(0.0) as u64;
+        let upper_ms = th(y.min(x)).max(1);
+        let lower_ms = th(x.max(y)).min(upper_ms - 1);
         XlinkScheme::Qoe {
             upper_pct: x,
             lower_pct: y,

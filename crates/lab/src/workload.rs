@@ -144,7 +144,7 @@ pub struct ClientApp {
     /// Connection and path events.
     pub events: Vec<LoggedEvent>,
     /// The player, when the workload is a video ([`ClientApp::enable_video`]).
-    pub video: Option<VideoClient>,
+    pub video: Option<Box<VideoClient>>,
     read_buf: Vec<u8>,
 }
 
@@ -198,7 +198,7 @@ impl ClientApp {
         self.total = spec.chunk_bytes() * spec.chunks;
         self.requests.clear();
         self.next_to_open = 0;
-        self.video = Some(VideoClient::new(spec));
+        self.video = Some(Box::new(VideoClient::new(spec)));
     }
 
     /// The client's connection handle.
@@ -219,7 +219,7 @@ impl ClientApp {
         let path = self
             .path_retry_at
             .filter(|_| !self.pending_paths.is_empty());
-        let video = self.video.as_ref().and_then(VideoClient::next_wakeup);
+        let video = self.video.as_ref().and_then(|v| v.next_wakeup());
         match (path, video) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

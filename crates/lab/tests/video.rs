@@ -1,36 +1,231 @@
-//! The video workload and the XLINK claims (issue 8).
+//! The video workload (player model, chunk delivery under re-injection)
+//! and the XLINK claims of issue 8, measured on a small trace set.
 
-use mpquic_lab::video::{xlink_scenario, XlinkScheme};
-use mpquic_lab::{run, RunResult};
+use mpquic_lab::video::{percentile, xlink_scenario, VideoResult, VideoSpec, XlinkScheme};
+use mpquic_lab::{run, RunResult, Scenario, Workload};
+use mpquic_netsim::PathSpec;
+use mpquic_proto::reinjection::ReinjectionMode;
+use mpquic_proto::MultipathMode;
 
-fn row(label: &str, r: &RunResult) -> String {
-    let v = r.video.as_ref().expect("video result");
-    format!(
-        "{label:12} done={} err={:?} rebuf={:.4} stalls={} ff={:?} p50={:?} p95={:?} p99={:?} reinj={:.4} low={:.4} wall={:.1}",
-        r.completed, r.error, v.rebuffer_rate, v.stall_count, v.first_frame_s,
-        v.chunk_completion_p50_ms, v.chunk_completion_p95_ms, v.chunk_completion_p99_ms,
-        v.reinjected_share, v.low_buffer_share, r.sim_wall_time_s
-    )
+/// Trace seeds and video length of the claim tests.
+const TRACES: [u64; 3] = [1, 2, 3];
+const CHUNKS: u64 = 15;
+
+fn video_scenario(paths: &[&str], spec: VideoSpec, seed: u64) -> Scenario {
+    let specs = paths.iter().map(|p| PathSpec::parse(p).unwrap()).collect();
+    let mut s = Scenario::new(specs, Workload::Video(spec));
+    s.seed = seed;
+    s
+}
+
+fn video(r: &RunResult) -> &VideoResult {
+    r.video.as_ref().expect("a video run has a video section")
+}
+
+fn small_video(bitrate_kbps: u64, chunks: u64) -> VideoSpec {
+    VideoSpec {
+        bitrate_kbps,
+        chunks,
+        buffer_target_ms: 3_000,
+        startup_ms: 1_000,
+        ..VideoSpec::default()
+    }
 }
 
 #[test]
-#[ignore = "exploration"]
-fn explore() {
-    let chunks: u64 = std::env::var("CHUNKS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
-    for seed in 1..=3 {
-        let van = run(&xlink_scenario(seed, chunks, XlinkScheme::Vanilla)).unwrap();
-        let ptl: Vec<f64> = van.video.as_ref().unwrap().play_time_left_ms().collect();
-        println!("{}", row(&format!("s{seed} vanilla"), &van));
-        for (label, scheme) in [
-            ("single", XlinkScheme::SinglePath),
-            ("always", XlinkScheme::Always),
-            ("qoe95,80", XlinkScheme::qoe_at(95.0, 80.0, &ptl)),
-        ] {
-            let r = run(&xlink_scenario(seed, chunks, scheme)).unwrap();
-            println!("{} {:?}", row(&format!("s{seed} {label}"), &r), scheme);
+fn fat_link_never_stalls() {
+    let s = video_scenario(&["rate=100mbit,rtt=20ms"], small_video(4_000, 6), 1);
+    let r = run(&s).unwrap();
+    assert!(r.completed, "{:?}", r.error);
+    let v = video(&r);
+    assert!(v.ended);
+    assert_eq!(v.stall_count, 0, "{:?}", v.stalls);
+    assert_eq!(v.rebuffer_rate, 0.0);
+    assert_eq!(v.chunks_completed, 6);
+    assert!(v.first_frame_s.unwrap() < 0.2, "{:?}", v.first_frame_s);
+    // Playback starts after 1 s of content and lasts 6 s without stalls.
+    let end = r.completion_time_s.unwrap();
+    let start = v.playback_start_s.unwrap();
+    assert!((end - start - 6.0).abs() < 0.01, "start {start}, end {end}");
+    assert!(!v.buffer.is_empty());
+    // The player keeps about the target buffered, never far above it.
+    let max = v.play_time_left_ms().fold(0.0, f64::max);
+    assert!(max <= 4_000.0 + 1.0, "max buffer {max} ms");
+}
+
+#[test]
+fn starved_link_stalls_and_accounts_them() {
+    // 4 Mbit/s video over a 2 Mbit/s link: each 1 s chunk takes ~2 s.
+    let s = video_scenario(&["rate=2mbit,rtt=40ms"], small_video(4_000, 4), 2);
+    let r = run(&s).unwrap();
+    assert!(r.completed, "{:?}", r.error);
+    let v = video(&r);
+    assert!(v.stall_count >= 1, "no stall on a starved link");
+    let total: f64 = v.stalls.iter().map(|s| s[1] - s[0]).sum();
+    assert!((total - v.stall_time_s).abs() < 1e-9);
+    assert!((v.rebuffer_rate - v.stall_time_s / 4.0).abs() < 1e-9);
+    // Content arrives at half the play rate: ~4 s of the ~8 s download
+    // after the 1 s start-up are stalls.
+    assert!(
+        (1.5..6.0).contains(&v.stall_time_s),
+        "stall time {} s",
+        v.stall_time_s
+    );
+    let end = r.completion_time_s.unwrap();
+    let played = end - v.playback_start_s.unwrap() - v.stall_time_s;
+    assert!((played - 4.0).abs() < 0.01, "played {played} s");
+    assert!(v.low_buffer_share > 0.0);
+}
+
+#[test]
+fn reinjection_under_loss_on_both_paths_delivers_every_chunk_exactly() {
+    for (seed, mode) in [
+        (3, ReinjectionMode::Always),
+        (
+            4,
+            ReinjectionMode::Qoe {
+                lower_ms: 1_000,
+                upper_ms: 2_500,
+            },
+        ),
+    ] {
+        let mut s = video_scenario(
+            &[
+                "rate=20mbit,rtt=20ms,loss=3%",
+                "rate=10mbit,rtt=80ms,loss=3%",
+            ],
+            small_video(8_000, 8),
+            seed,
+        );
+        s.transport.multipath = MultipathMode::Mpns;
+        s.transport.reinjection = mode;
+        s.transport.qoe_feedback = true;
+        let r = run(&s).unwrap();
+        assert!(r.completed, "seed {seed}: {:?}", r.error);
+        assert_eq!(r.sender.error, None, "seed {seed}");
+        assert_eq!(r.receiver.error, None, "seed {seed}");
+        let v = video(&r);
+        assert_eq!(v.chunks_completed, 8, "seed {seed}");
+        for (i, q) in r.requests.iter().enumerate() {
+            assert_eq!(q.received, q.size, "seed {seed}: chunk {i}");
+            assert_eq!(q.error, None, "seed {seed}: chunk {i}");
         }
+        assert_eq!(r.bytes_received, r.bytes_requested, "seed {seed}");
+        assert!(v.reinjected_bytes > 0, "seed {seed}: nothing re-injected");
     }
+}
+
+/// Per configuration, the runs over [`TRACES`].
+struct Measured {
+    single: Vec<VideoResult>,
+    vanilla: Vec<VideoResult>,
+    xlink: Vec<VideoResult>,
+}
+
+fn measure() -> Measured {
+    let runs = |scheme: &dyn Fn(u64) -> XlinkScheme| -> Vec<VideoResult> {
+        TRACES
+            .iter()
+            .map(|&t| {
+                let r = run(&xlink_scenario(t, CHUNKS, scheme(t))).unwrap();
+                assert!(r.completed, "trace {t}: {:?}", r.error);
+                r.video.unwrap()
+            })
+            .collect()
+    };
+    let vanilla = runs(&|_| XlinkScheme::Vanilla);
+    let ptl: Vec<f64> = vanilla.iter().flat_map(|v| v.play_time_left_ms()).collect();
+    let xlink = runs(&|_| XlinkScheme::qoe_at(95.0, 80.0, &ptl));
+    Measured {
+        single: runs(&|_| XlinkScheme::SinglePath),
+        vanilla,
+        xlink,
+    }
+}
+
+fn mean_rebuffer(v: &[VideoResult]) -> f64 {
+    v.iter().map(|r| r.rebuffer_rate).sum::<f64>() / v.len() as f64
+}
+
+fn reinjected_share(v: &[VideoResult]) -> f64 {
+    let re: u64 = v.iter().map(|r| r.reinjected_bytes).sum();
+    let sent: u64 = v.iter().map(|r| r.stream_bytes_sent).sum();
+    re as f64 / sent as f64
+}
+
+fn pooled_cct(v: &[VideoResult], p: f64) -> f64 {
+    let mut all: Vec<f64> = v
+        .iter()
+        .flat_map(|r| r.chunk_completion_ms.iter().copied())
+        .collect();
+    all.sort_by(f64::total_cmp);
+    percentile(&all, p).unwrap()
+}
+
+#[test]
+fn xlink_halves_rebuffering_vs_single_path_at_low_cost() {
+    let m = measure();
+    let (single, xlink) = (mean_rebuffer(&m.single), mean_rebuffer(&m.xlink));
+    let cost = reinjected_share(&m.xlink);
+    println!("rebuffer single {single:.4}, xlink(95,80) {xlink:.4}; re-injected {cost:.4}");
+    assert!(single > 0.0, "single path never stalled: no contrast");
+    assert!(xlink <= single / 2.0, "single {single}, xlink {xlink}");
+    assert!(cost <= 0.05, "re-injected share {cost}");
+}
+
+#[test]
+#[ignore = "measured (traces 1-3, 15 chunks): pooled chunk completion p95 vanilla 1558 ms \
+            vs XLINK(95,80) 1488 ms, but p99 vanilla 1807 ms vs XLINK 1839 ms; see the diagnosis"]
+fn vanilla_multipath_tail_is_worse_than_xlink() {
+    // Diagnosis: with a 4 s buffer target the vanilla runs rarely drain the
+    // buffer, so th(95)/th(80) are 0.1-0.7 s / 0.5-2 s and (95,80)
+    // re-injects only ~1 % of the bytes, i.e. only for the few chunks
+    // fetched with an almost empty buffer. The tail chunks are dominated by
+    // Wi-Fi capacity dips that hit both configurations alike, and the
+    // re-injected copies on the LTE path (40 ms one-way, lower capacity)
+    // compete with new data, so the tails differ by a few percent either
+    // way per trace.
+    let m = measure();
+    for p in [95.0, 99.0] {
+        let (v, x) = (pooled_cct(&m.vanilla, p), pooled_cct(&m.xlink, p));
+        println!("p{p}: vanilla {v:.0} ms, xlink {x:.0} ms");
+        assert!(v > x, "p{p}: vanilla {v} ms is not worse than XLINK {x} ms");
+    }
+}
+
+#[test]
+fn video_scenario_reads_from_toml_and_round_trips() {
+    let text = r#"
+        seed = 5
+        paths = ["rate=50mbit,rtt=20ms", "rate=20mbit,rtt=60ms"]
+        [workload.video]
+        bitrate_kbps = 3000
+        chunks = 3
+        [transport]
+        multipath = "mpns"
+        qoe_feedback = true
+        reinjection = { mode = "qoe", lower_ms = 500, upper_ms = 1500 }
+    "#;
+    let s = Scenario::from_toml_str(text, "video.toml").unwrap();
+    let Workload::Video(spec) = &s.workload else {
+        panic!("not a video workload: {:?}", s.workload)
+    };
+    assert_eq!(
+        (spec.bitrate_kbps, spec.chunks, spec.chunk_ms),
+        (3000, 3, 1000)
+    );
+    let back = Scenario::from_toml_str(&s.to_toml().unwrap(), "back.toml").unwrap();
+    assert_eq!(back.workload, s.workload);
+    assert_eq!(back.transport.reinjection, s.transport.reinjection);
+    let r = run(&s).unwrap();
+    assert!(r.completed, "{:?}", r.error);
+    assert_eq!(video(&r).chunks_completed, 3);
+    let bad = Scenario::from_toml_str(
+        "paths = [\"rate=1mbit\"]\n[workload.video]\nchunks = 0\n",
+        "bad.toml",
+    );
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("workload.video.chunks"));
 }

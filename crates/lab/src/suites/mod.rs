@@ -17,6 +17,7 @@ pub mod pn_space_debate;
 pub mod rpc;
 pub mod spns_vs_mpns;
 pub mod wsp;
+pub mod xlink;
 
 pub use common::{ReportOutput, RunRecord};
 
@@ -41,6 +42,7 @@ pub fn all() -> Vec<Box<dyn Suite>> {
         Box::new(mp_vs_sp::MpVsSp),
         Box::new(pn_space_debate::PnSpaceDebate),
         Box::new(rpc::Rpc),
+        Box::new(xlink::XlinkSuite),
     ]
 }
 
