@@ -2,7 +2,7 @@
 //! (~49 MB) through a 100 Mbit/s, 40 ms RTT path with a toy window sender
 //! and reports simulated seconds and events per wall-clock second.
 //!
-//! Run with `cargo run --release -p mpquic-netsim --example throughput`.
+//! Run with `cargo run --release -p mpquic-netsim --example netsim_throughput`.
 //! (The wall clock is read here only, never inside the simulator.)
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
