@@ -109,6 +109,8 @@ pub struct Path {
     pub anti_amp_sent: u64,
     /// Our outstanding PATH_CHALLENGE data and when it was sent.
     pub challenge: Option<([u8; 8], Option<Timestamp>)>,
+    /// "ACK on all paths": an ACK sent on another path is owed once on this one.
+    pub ack_copy_pending: bool,
     /// PATH_RESPONSE frames to send on this path.
     pub pending_responses: Vec<[u8; 8]>,
     /// Last time a packet was received on this path (per-path idle timeout, RFC 10069 §3.5).
@@ -159,6 +161,7 @@ impl Path {
             anti_amp_received: 0,
             anti_amp_sent: 0,
             challenge: None,
+            ack_copy_pending: false,
             pending_responses: Vec::new(),
             last_activity: now,
             last_own_ack: None,

@@ -288,6 +288,12 @@ pub struct RunSpec<'a> {
 impl RunSpec<'_> {
     /// The scenario (min-RTT scheduler).
     pub fn build(&self) -> Scenario {
+        self.build_with_ack_fixes(false)
+    }
+
+    /// The scenario, optionally with the two receiver fixes of CCR 2022 (picoquic): ACKs on all
+    /// paths and the lowest ranges first when the range count is capped.
+    pub fn build_with_ack_fixes(&self, fixes: bool) -> Scenario {
         let paths: Vec<String> = self.paths.iter().map(|p| format!("{p:?}")).collect();
         let mut t = format!(
             "name = {:?}\nseed = {}\ntime_limit = \"{}s\"\npaths = [{}]\n[workload]\n{}\n\
@@ -302,6 +308,11 @@ impl RunSpec<'_> {
         );
         if let Some(l) = self.ack_range_limit {
             t.push_str(&format!("ack_range_limit = {l}\n"));
+        }
+        if fixes {
+            t.push_str(
+                "[transport.ack]\nack_on_all_paths = true\nrange_order = \"lowest_first\"\n",
+            );
         }
         if self.time_series {
             t.push_str("[record]\ntime_series = true\nsample_interval = \"20ms\"\n");

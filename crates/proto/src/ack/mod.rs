@@ -176,6 +176,9 @@ pub struct AckPlan {
     pub ack_delay: u64,
     /// Descending ranges; the first contains `largest`.
     pub ranges: Vec<RangeInclusive<u64>>,
+    /// `low..high`: every received packet number in it is reported by this frame (the frame's
+    /// own largest excluded), so it may be pruned once the frame is acknowledged.
+    pub reported: (u64, u64),
 }
 
 /// Build the ACK for `path_state` from `record`: Largest Acknowledged is the path's largest
@@ -189,15 +192,18 @@ pub fn plan_ack(
     config: &AckConfig,
 ) -> Option<AckPlan> {
     let (largest, received_at) = largest_override.or(path_state.largest)?;
-    let ranges = select_ranges(record, largest, config);
+    let (ranges, reported) = select_ranges(record, largest, config);
     if ranges.is_empty() {
         return None;
     }
     let delay_us = u64::try_from((now - received_at).as_micros()).unwrap_or(u64::MAX);
+    let largest = *ranges[0].end();
     Some(AckPlan {
-        largest: *ranges[0].end(),
+        largest,
         ack_delay: delay_us >> config.ack_delay_exponent,
         ranges,
+        // The frame's own largest stays, so later ACKs start at a known packet.
+        reported: (reported.0, reported.1.min(largest)),
     })
 }
 

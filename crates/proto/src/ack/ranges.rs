@@ -7,37 +7,43 @@ use std::ops::{Range, RangeInclusive};
 use super::{AckConfig, RangeOrder};
 use crate::space::ReceiveRecord;
 
-/// The ranges of an ACK frame with Largest Acknowledged `largest`, descending.
+/// The reported block of an ACK: every received packet number in `low..high` is in the frame.
+pub type Reported = (u64, u64);
+
+/// The ranges of an ACK frame with Largest Acknowledged `largest`, descending, and the block of
+/// packet numbers whose receipt they report completely (for ACK-of-ACK pruning: ranges left out
+/// by the limits must not be forgotten).
 pub fn select_ranges(
     record: &ReceiveRecord,
     largest: u64,
     config: &AckConfig,
-) -> Vec<RangeInclusive<u64>> {
+) -> (Vec<RangeInclusive<u64>>, Reported) {
     let hard_limit = config.max_range_limit.max(1);
-    // Collect one more than the hard limit is enough to know whether capping is needed for the
-    // highest-first order; lowest-first needs all candidates (bounded by the record's size).
     let all: Vec<Range<u64>> = record.ack_ranges_desc(largest).collect();
+    let inclusive = |v: &[Range<u64>]| v.iter().map(|r| r.start..=r.end - 1).collect::<Vec<_>>();
     let default_limit = config.default_range_limit.clamp(1, hard_limit);
     if all.len() <= default_limit {
-        return all.into_iter().map(|r| r.start..=r.end - 1).collect();
+        return (inclusive(&all), (0, largest));
     }
-    let chosen: Vec<Range<u64>> = match config.range_order {
+    match config.range_order {
         RangeOrder::HighestFirst => {
             let newest_needed = last_range_with_new_packet(&all, record);
             let count = default_limit
                 .max(newest_needed.map_or(0, |i| i + 1))
                 .min(hard_limit);
-            all[..count].to_vec()
+            // Everything from the lowest included range up to the largest was reported.
+            (inclusive(&all[..count]), (all[count - 1].start, largest))
         }
         RangeOrder::LowestFirst => {
-            // The first range must contain Largest Acknowledged; then the lowest ones.
+            // The first range must contain Largest Acknowledged; then the lowest ones, which
+            // report everything from the bottom up to the top of the highest of them.
+            let low_block = &all[all.len() - (default_limit - 1)..];
+            let high = low_block.first().map_or(0, |r| r.end);
             let mut picked = vec![all[0].clone()];
-            let rest = default_limit - 1;
-            picked.extend(all[all.len() - rest..].iter().cloned());
-            picked
+            picked.extend(low_block.iter().cloned());
+            (inclusive(&picked), (0, high))
         }
-    };
-    chosen.into_iter().map(|r| r.start..=r.end - 1).collect()
+    }
 }
 
 /// Index (in descending order) of the lowest range that holds a packet received since the last
@@ -77,12 +83,12 @@ mod tests {
         // When #7 arrives on path 0, path 1 (faster) already delivered 8, 9 and 10: the ACK on
         // path 0 starts at path 0's largest (7), so it carries the single range 7-0.
         let rec = record_with(&[0, 3, 4, 5, 1, 2, 8, 9, 10, 6, 7]);
-        let ranges = select_ranges(&rec, 7, &AckConfig::default());
+        let (ranges, _) = select_ranges(&rec, 7, &AckConfig::default());
         assert_eq!(ranges, vec![0..=7]);
         // When #13 arrives on path 1 (with 11 and 12 still in flight on path 0) the record is
         // {0..=10, 13}; path 1's largest is 13 => ranges 13 and 10-0.
         let rec = record_with(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13]);
-        let ranges = select_ranges(&rec, 13, &AckConfig::default());
+        let (ranges, _) = select_ranges(&rec, 13, &AckConfig::default());
         assert_eq!(ranges, vec![13..=13, 0..=10]);
     }
 
@@ -92,16 +98,36 @@ mod tests {
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
         rec.on_ack_sent();
         let cfg = config(2, 64, RangeOrder::HighestFirst);
-        assert_eq!(select_ranges(&rec, 20, &cfg), vec![20..=20, 16..=16]);
+        assert_eq!(select_ranges(&rec, 20, &cfg).0, vec![20..=20, 16..=16]);
         // A newly received packet in an old range must be covered: limit grows to reach it.
         rec.on_received(9, Timestamp::ZERO);
         assert_eq!(
-            select_ranges(&rec, 20, &cfg),
+            select_ranges(&rec, 20, &cfg).0,
             vec![20..=20, 16..=16, 12..=12, 8..=9]
         );
         // ... but never beyond Maximum_Limit.
         let cfg = config(2, 3, RangeOrder::HighestFirst);
-        assert_eq!(select_ranges(&rec, 20, &cfg).len(), 3);
+        assert_eq!(select_ranges(&rec, 20, &cfg).0.len(), 3);
+    }
+
+    #[test]
+    fn reported_block_excludes_ranges_left_out() {
+        let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
+        rec.on_ack_sent();
+        let (_, reported) = select_ranges(&rec, 20, &config(2, 64, RangeOrder::HighestFirst));
+        assert_eq!(
+            reported,
+            (16, 20),
+            "ranges 12 and below were not reported: keep them"
+        );
+        let (_, reported) = select_ranges(&rec, 20, &config(3, 64, RangeOrder::LowestFirst));
+        assert_eq!(
+            reported,
+            (0, 5),
+            "only the bottom block 0..=4 was reported completely"
+        );
+        let (_, reported) = select_ranges(&rec, 20, &config(32, 64, RangeOrder::HighestFirst));
+        assert_eq!(reported, (0, 20));
     }
 
     #[test]
@@ -109,6 +135,6 @@ mod tests {
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
         rec.on_ack_sent();
         let cfg = config(3, 64, RangeOrder::LowestFirst);
-        assert_eq!(select_ranges(&rec, 20, &cfg), vec![20..=20, 4..=4, 0..=0]);
+        assert_eq!(select_ranges(&rec, 20, &cfg).0, vec![20..=20, 4..=4, 0..=0]);
     }
 }

@@ -252,9 +252,9 @@ impl Connection {
                 .on_acked(range.start, range.end - range.start);
         }
         self.streams.on_frames_acked(&packet.frames.streams);
-        if let Some((space, largest)) = packet.frames.ack {
+        if let Some((space, low, high)) = packet.frames.ack {
             if self.config.ack.prune_acked_ranges {
-                self.record(space).on_ack_acked(largest);
+                self.record(space).on_ack_acked(low, high);
             }
         }
         if let Some((space, pn)) = self.key_update_acked_pn {

@@ -12,8 +12,9 @@ use crate::time::Timestamp;
 
 impl Connection {
     /// RFC 9000 §13.2 / Alibaba report §2.2: the ACKs this packet on `path` carries: the one
-    /// owed for the path's own space, plus ACKs owed by other paths when the policy moves them
-    /// here (abandoned owner, lowest-RTT ACK path, or ACK on all paths).
+    /// owed for the path's own space, ACKs owed by other paths when the policy moves them here
+    /// (owner cannot send, or lowest-RTT ACK path), and with "ACK on all paths" (picoquic's fix,
+    /// CCR 2022) one copy of every ACK another path sent, taking the space's largest packet.
     pub(crate) fn write_ack(
         &mut self,
         now: Timestamp,
@@ -23,62 +24,99 @@ impl Connection {
         limit: usize,
         sent: &mut SentFrames,
     ) {
-        let config = self.config.clone();
         let mut acked_spaces: Vec<SpaceId> = Vec::new();
-        for (owner, owner_space, mark) in self.ack_owners(path, space) {
-            if acked_spaces.contains(&owner_space) {
-                continue;
-            }
-            let Some(record) = self.records.get(&owner_space) else {
-                continue;
-            };
-            let Some(state) = self
-                .paths
-                .get(&owner)
-                .and_then(|p| p.acks.get(&owner_space))
-            else {
-                continue;
-            };
-            // Marking owners take their own largest (report §2.2); others the space's largest.
-            let override_largest = if mark { None } else { record.largest() };
-            let Some(plan) = plan_ack(record, state, override_largest, now, &config.ack) else {
-                continue;
-            };
-            let frame = Frame::Ack(AckFrame {
-                path_id: self.layout.ack_path_id(owner_space),
-                largest: plan.largest,
-                ack_delay: plan.ack_delay,
-                ranges: plan.ranges,
-                ecn: None,
-            });
-            let len = frame.encoded_len();
-            if packet.len() + len > limit {
-                continue;
-            }
-            frame.encode(packet);
-            acked_spaces.push(owner_space);
-            sent.ack = Some((owner_space, plan.largest));
-            let ranges = if let Frame::Ack(a) = &frame {
-                a.ranges.len()
-            } else {
-                0
-            };
-            self.stats.on_ack_sent(len, ranges);
-            if let Some(p) = self.paths.get_mut(&path) {
-                p.counters.ack_frames_sent += 1;
-                p.counters.ack_frame_bytes += len as u64;
-            }
-            if mark {
+        for (owner, owner_space) in self.ack_owners(path, space) {
+            if !acked_spaces.contains(&owner_space)
+                && self.write_one_ack(now, path, owner, owner_space, packet, limit, sent)
+            {
+                acked_spaces.push(owner_space);
                 if let Some(p) = self.paths.get_mut(&owner) {
                     p.ack_state(owner_space).on_ack_sent();
                 }
                 self.record(owner_space).on_ack_sent();
+                self.owe_ack_copies(path, owner_space);
+            }
+        }
+        let copy_due = self.paths.get(&path).is_some_and(|p| p.ack_copy_pending);
+        let copy_space = self.layout.space_for(path);
+        if copy_due && !acked_spaces.contains(&copy_space) {
+            // The copy settles nothing: it repeats what the space has received.
+            if self.write_one_ack(now, path, path, copy_space, packet, limit, sent) {
+                if let Some(p) = self.paths.get_mut(&path) {
+                    p.ack_copy_pending = false;
+                }
+            }
+        } else if let Some(p) = self.paths.get_mut(&path) {
+            p.ack_copy_pending = false;
+        }
+    }
+
+    /// Write the ACK of `owner_space`: with the owner's own largest packet when `owner` owes
+    /// it (report §2.2), otherwise (a copy) with the space's largest. Returns whether written.
+    #[allow(clippy::too_many_arguments)]
+    fn write_one_ack(
+        &mut self,
+        now: Timestamp,
+        path: PathId,
+        owner: PathId,
+        owner_space: SpaceId,
+        packet: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut SentFrames,
+    ) -> bool {
+        let Some(record) = self.records.get(&owner_space) else {
+            return false;
+        };
+        let default_state = crate::ack::PathAckState::default();
+        let owned = self
+            .paths
+            .get(&owner)
+            .and_then(|p| p.acks.get(&owner_space));
+        let (state, override_largest) = match owned.filter(|a| a.has_unacked()) {
+            Some(state) => (state, None),
+            None => (&default_state, record.largest()),
+        };
+        let Some(plan) = plan_ack(record, state, override_largest, now, &self.config.ack) else {
+            return false;
+        };
+        let ranges = plan.ranges.len();
+        let frame = Frame::Ack(AckFrame {
+            path_id: self.layout.ack_path_id(owner_space),
+            largest: plan.largest,
+            ack_delay: plan.ack_delay,
+            ranges: plan.ranges,
+            ecn: None,
+        });
+        let len = frame.encoded_len();
+        if packet.len() + len > limit {
+            return false;
+        }
+        frame.encode(packet);
+        sent.ack = Some((owner_space, plan.reported.0, plan.reported.1));
+        self.stats.on_ack_sent(len, ranges);
+        if let Some(p) = self.paths.get_mut(&path) {
+            p.counters.ack_frames_sent += 1;
+            p.counters.ack_frame_bytes += len as u64;
+        }
+        true
+    }
+
+    /// With "ACK on all paths", an ACK sent on `path` is owed once on every other path of the
+    /// same space.
+    fn owe_ack_copies(&mut self, path: PathId, space: SpaceId) {
+        if !self.config.ack.ack_on_all_paths || !matches!(space, SpaceId::Data(_)) {
+            return;
+        }
+        let layout = &self.layout;
+        for (&id, p) in self.paths.iter_mut() {
+            if id != path && p.is_usable() && layout.space_for(id) == space {
+                p.ack_copy_pending = true;
             }
         }
     }
 
-    /// (owner path, space, whether sending settles the owner's ACK state) for a packet on `path`.
-    fn ack_owners(&self, path: PathId, space: SpaceId) -> Vec<(PathId, SpaceId, bool)> {
+    /// (owner path, space) pairs whose owed ACK a packet on `path` settles.
+    fn ack_owners(&self, path: PathId, space: SpaceId) -> Vec<(PathId, SpaceId)> {
         let owes = |id: PathId, s: SpaceId| {
             self.paths
                 .get(&id)
@@ -87,23 +125,17 @@ impl Connection {
         };
         let mut owners = Vec::new();
         if owes(path, space) {
-            owners.push((path, space, true));
+            owners.push((path, space));
         }
         if matches!(space, SpaceId::Initial | SpaceId::Handshake) {
             return owners;
         }
-        let ack_config = &self.config.ack;
         let lowest_rtt_here =
-            ack_config.ack_path == AckPathChoice::LowestRtt && self.is_lowest_rtt(path);
+            self.config.ack.ack_path == AckPathChoice::LowestRtt && self.is_lowest_rtt(path);
         for &id in self.paths.keys() {
             let s = self.layout.space_for(id);
-            if id == path || !owes(id, s) {
-                continue;
-            }
-            if !self.can_address(id) || lowest_rtt_here {
-                owners.push((id, s, true));
-            } else if ack_config.ack_on_all_paths {
-                owners.push((id, s, false));
+            if id != path && owes(id, s) && (!self.can_address(id) || lowest_rtt_here) {
+                owners.push((id, s));
             }
         }
         owners

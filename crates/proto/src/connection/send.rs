@@ -168,6 +168,7 @@ impl Connection {
             let validating = !path.pending_responses.is_empty()
                 || path.challenge.is_some_and(|(_, sent)| sent.is_none());
             let probe = path.probes_pending > 0;
+            let ack_due = ack_due || (path.ack_copy_pending && path.is_usable());
             if !(ack_due || validating || probe) {
                 continue;
             }
@@ -597,7 +598,19 @@ impl Connection {
         match result {
             Ok(()) => Some(()),
             Err(e) => {
-                tracing::warn!("failed to seal a packet: {e}");
+                // RFC 9001 §6.6: past the confidentiality limit the connection must close.
+                if let Some(code) = e.transport_error_code() {
+                    if !self.is_closed() {
+                        // The last activity time stands in for now: the closing period is 3 PTOs.
+                        let now = self.idle_since;
+                        self.close_with_error(
+                            now,
+                            crate::error::TransportError::new(code, e.to_string()),
+                        );
+                    }
+                } else {
+                    tracing::warn!("failed to seal a packet: {e}");
+                }
                 None
             }
         }

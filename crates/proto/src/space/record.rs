@@ -77,12 +77,14 @@ impl ReceiveRecord {
         self.newly_received = RangeSet::default();
     }
 
-    /// The peer acknowledged a packet carrying our ACK whose Largest Acknowledged was `largest`:
-    /// stop repeating ranges at or below it (RFC 9000 §13.2.4), keeping `largest` itself so
-    /// later ACKs still start at a known packet.
-    pub fn on_ack_acked(&mut self, largest: u64) {
-        if largest > 0 {
-            self.to_ack.remove(0..largest);
+    /// The peer acknowledged a packet carrying our ACK that reported every received packet
+    /// number in `low..high`: stop repeating them (RFC 9000 §13.2.4). Ranges the frame left out
+    /// (over the range limit) stay, so they are still acknowledged later. The caller passes a
+    /// `high` that excludes the frame's Largest Acknowledged, so later ACKs start at a known
+    /// packet.
+    pub fn on_ack_acked(&mut self, low: u64, high: u64) {
+        if high > low {
+            self.to_ack.remove(low..high);
         }
     }
 }
@@ -105,9 +107,12 @@ mod tests {
         assert_eq!(ranges, vec![5..6, 3..4, 0..2]);
         let ranges: Vec<_> = rec.ack_ranges_desc(3).collect();
         assert_eq!(ranges, vec![3..4, 0..2]);
-        rec.on_ack_acked(3);
+        rec.on_ack_acked(0, 3);
         let ranges: Vec<_> = rec.ack_ranges_desc(5).collect();
         assert_eq!(ranges, vec![5..6, 3..4]);
+        // A block the ACK did not report is kept.
+        rec.on_ack_acked(4, 5);
+        assert_eq!(rec.ack_ranges_desc(5).collect::<Vec<_>>(), vec![5..6, 3..4]);
         assert!(rec.is_duplicate(1), "pruned ranges still count as received");
     }
 }
