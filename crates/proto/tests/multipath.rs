@@ -345,8 +345,16 @@ fn ack_on_all_paths_sends_bounded_copies() {
     // Regression: copies of another path's ACK used to be re-sent on every poll (an ACK storm).
     use mpquic_proto::ack::{AckConfig, RangeOrder};
     for order in [RangeOrder::HighestFirst, RangeOrder::LowestFirst] {
-        let ack = AckConfig { ack_on_all_paths: true, range_order: order, default_range_limit: 4, ..AckConfig::default() };
-        let t = TransportConfig { ack, ..transport(MultipathMode::Spns) };
+        let ack = AckConfig {
+            ack_on_all_paths: true,
+            range_order: order,
+            default_range_limit: 4,
+            ..AckConfig::default()
+        };
+        let t = TransportConfig {
+            ack,
+            ..transport(MultipathMode::Spns)
+        };
         let (mut pair, ch, sid) = two_paths_with(t.clone(), t, NetConfig::default(), None, 47);
         let mut tr = Transfer::new(payload(1_000_000, 4));
         pair.run_until(Duration::from_secs(60), |p| tr.poll(p, ch, sid));
