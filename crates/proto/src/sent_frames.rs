@@ -34,8 +34,6 @@ pub struct SentFrames {
     /// An ACK frame: (space, low, high) — every received packet number in `low..high` was
     /// reported by it, so once it is acknowledged they need not be repeated (RFC 9000 §13.2.4).
     pub ack: Option<(crate::space::SpaceId, u64, u64)>,
-    /// PING or PATH_CHALLENGE only (probe without data).
-    pub ping: bool,
 }
 
 impl SentFrames {

@@ -49,7 +49,6 @@ impl Connection {
         self.state = State::Closing {
             until: now + self.largest_base_pto() * 3,
             frame: Bytes::from(frame),
-            epoch_hint: 0,
             resend: true,
         };
     }

@@ -83,7 +83,8 @@ impl Connection {
                 .on_lost(range.start, range.end - range.start);
         }
         self.streams.on_frames_lost(&frames.streams);
-        if frames.handshake_done && !self.handshake_done_acked() {
+        // Only the server sends HANDSHAKE_DONE; a lost one is sent again (RFC 9000 §13.3).
+        if frames.handshake_done {
             self.handshake_done_pending = true;
         }
         for frame in &frames.path_frames {
@@ -114,12 +115,6 @@ impl Connection {
                 PathFrame::MaxPathId => self.max_path_id_pending = true,
             }
         }
-    }
-
-    fn handshake_done_acked(&self) -> bool {
-        self.handshake_confirmed
-            && !self.handshake_done_pending
-            && self.side == mpquic_wire::stream_id::Side::Client
     }
 
     /// Handover (issue 4): a path that stopped delivering gives all its in-flight data to the

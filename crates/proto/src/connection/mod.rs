@@ -75,7 +75,6 @@ pub(crate) enum State {
     Closing {
         until: Timestamp,
         frame: Bytes,
-        epoch_hint: u8,
         resend: bool,
     },
     /// The peer closed; stay silent until `until` (RFC 9000 §10.2.2).

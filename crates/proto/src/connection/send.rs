@@ -35,9 +35,6 @@ pub(crate) struct PacketPlan {
     pub pad_to: Option<usize>,
 }
 
-/// A packet just built.
-pub(crate) struct Built;
-
 impl Connection {
     /// Write the next datagram into `buf` (cleared first). None when nothing is to be sent now;
     /// call [`Connection::poll_timeout`] to learn when to try again.
@@ -362,7 +359,7 @@ impl Connection {
         buf: &mut Vec<u8>,
         max_len: usize,
         plan: PacketPlan,
-    ) -> Option<Built> {
+    ) -> Option<()> {
         if buf.is_empty() {
             // The first packet of a datagram is built in place: no copy.
             let built = self.build_packet_in(now, path, epoch, buf, max_len, plan);
@@ -392,7 +389,7 @@ impl Connection {
         packet: &mut Vec<u8>,
         max_len: usize,
         plan: PacketPlan,
-    ) -> Option<Built> {
+    ) -> Option<()> {
         let space = match epoch {
             Epoch::Initial => SpaceId::Initial,
             Epoch::Handshake => SpaceId::Handshake,
@@ -443,7 +440,6 @@ impl Connection {
         if (plan.probe || solicit) && !ack_eliciting {
             Frame::Ping.encode(packet);
             ack_eliciting = true;
-            sent.ping = true;
         }
         if epoch == Epoch::Data {
             self.ack_only_packets = if ack_eliciting {
@@ -472,8 +468,7 @@ impl Connection {
             in_flight,
             sent,
         );
-        let _ = padded;
-        Some(Built)
+        Some(())
     }
 
     pub(crate) fn header_for(&self, epoch: Epoch, path: PathId) -> Option<Header> {
