@@ -11,7 +11,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use mpquic_netsim::time::{format_exact, SimTime, MICROSECOND, MILLISECOND, SECOND};
+use mpquic_netsim::spec::split_number;
+use mpquic_netsim::time::{format_exact, SimTime, SECOND};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
 /// Accepted forms of a byte size, for messages.
@@ -21,21 +22,6 @@ pub const SIZE_EXPECTED: &str =
 /// Accepted forms of a duration, for messages.
 pub const DURATION_EXPECTED: &str =
     "a number followed by ns, us, ms, s or min (e.g. `10s`, `250ms`, `1.5s`), or `0`";
-
-/// Splits `"1.5MB"` into `(1.5, "mb")`: a plain decimal number (no sign, no
-/// exponent) and a lower-cased unit.
-fn split_number(s: &str) -> Option<(f64, String)> {
-    let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(end);
-    if num.is_empty() || num.starts_with('.') || num.ends_with('.') {
-        return None;
-    }
-    let v: f64 = num.parse().ok()?;
-    v.is_finite().then(|| (v, unit.trim().to_ascii_lowercase()))
-}
 
 fn whole(v: f64) -> Option<u64> {
     let r = v.round();
@@ -152,18 +138,14 @@ impl SimDuration {
 
 /// Parses a duration; `None` if the text is not a valid duration.
 pub fn parse_duration(s: &str) -> Option<SimTime> {
-    let (v, unit) = split_number(s)?;
-    let mult = match unit.as_str() {
-        "" if v == 0.0 => 0.0,
-        "ns" => 1.0,
-        "us" => MICROSECOND as f64,
-        "ms" => MILLISECOND as f64,
-        "s" => SECOND as f64,
-        "min" => 60.0 * SECOND as f64,
-        _ => return None,
-    };
-    let ns = (v * mult).round();
-    (ns.is_finite() && ns < u64::MAX as f64).then_some(ns as u64)
+    // The link-spec parser takes ns..s; scenario files also allow minutes.
+    match split_number(s)? {
+        (v, unit) if unit == "min" => {
+            let ns = (v * 60.0 * SECOND as f64).round();
+            (ns.is_finite() && ns < u64::MAX as f64).then_some(ns as u64)
+        }
+        _ => mpquic_netsim::spec::parse_duration(s),
+    }
 }
 
 impl FromStr for SimDuration {
@@ -242,6 +224,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mpquic_netsim::time::MILLISECOND;
 
     #[test]
     fn sizes() {

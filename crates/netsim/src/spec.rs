@@ -73,6 +73,7 @@ use crate::time::SimTime;
 
 pub use resolve::ResolvedPath;
 pub use toml_form::{DirSpecToml, PathSpecToml, Scalar};
+pub use value::{parse_duration, split_number};
 
 /// Errors from parsing or resolving a path spec. Messages name the key (with
 /// its `up.`/`down.` prefix) and what was expected.

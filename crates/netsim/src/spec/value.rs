@@ -7,8 +7,9 @@ use crate::time::{format_exact, SimTime, MICROSECOND, MILLISECOND, SECOND};
 use super::QueueSpec;
 
 /// Splits `"20mbit"` into `(20.0, "mbit")`. The number may have a fraction
-/// and an exponent-free decimal form; the unit is lower-cased.
-fn split_number(s: &str) -> Option<(f64, String)> {
+/// and an exponent-free decimal form; the unit is lower-cased. Shared with the
+/// lab's size and duration parsers.
+pub fn split_number(s: &str) -> Option<(f64, String)> {
     let s = s.trim();
     let end = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -61,7 +62,7 @@ pub(crate) const DURATION_EXPECTED: &str =
     "a number followed by ns, us, ms or s (e.g. `10ms`, `500us`, `1.5s`), or `0`";
 
 /// Parses a duration (`10ms`, `500us`, `1s`, `250ns`, `0`).
-pub(crate) fn parse_duration(s: &str) -> Option<SimTime> {
+pub fn parse_duration(s: &str) -> Option<SimTime> {
     let (v, unit) = split_number(s)?;
     let mult = match unit.as_str() {
         "" if v == 0.0 => 0.0,
