@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::{addr, client_config, payload, root_with, start_server, transport, within, MB};
+use common::{
+    addr, client_config, connect_client, payload, root_with, start_server, transport, within, MB,
+};
 use mpquic::{hq, Endpoint, MultipathMode};
 use tokio::io::AsyncWriteExt;
 
@@ -12,19 +14,7 @@ async fn downloads_ten_megabytes_byte_exact() {
     let data = payload(10 * MB, 1);
     let (_dir, root) = root_with("file.bin", &data);
     let server = start_server(root, transport(MultipathMode::Auto));
-    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within(
-        "handshake",
-        client
-            .connect(
-                server.local_addr(),
-                "localhost",
-                client_config(transport(MultipathMode::Auto)),
-            )
-            .expect("connect"),
-    )
-    .await
-    .expect("handshake");
+    let (client, conn) = connect_client(server.local_addr(), transport(MultipathMode::Auto)).await;
     let started = std::time::Instant::now();
     let mut body = hq::request(&conn, "/file.bin").await.expect("request");
     let got = within("download", body.read_to_end(20 * MB))
@@ -47,19 +37,8 @@ async fn downloads_ten_megabytes_byte_exact() {
 async fn missing_file_resets_the_stream() {
     let (_dir, root) = root_with("file.bin", b"hello");
     let server = start_server(root, transport(MultipathMode::Single));
-    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within(
-        "handshake",
-        client
-            .connect(
-                server.local_addr(),
-                "localhost",
-                client_config(transport(MultipathMode::Single)),
-            )
-            .expect("connect"),
-    )
-    .await
-    .expect("handshake");
+    let (_client, conn) =
+        connect_client(server.local_addr(), transport(MultipathMode::Single)).await;
     let mut body = hq::request(&conn, "/nope").await.expect("request");
     let err = within("read", body.read_to_end(MB))
         .await
@@ -207,19 +186,7 @@ async fn dropping_the_last_handle_closes_the_connection() {
         &[addr("127.0.0.1:0")],
     )
     .expect("bind");
-    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within(
-        "handshake",
-        client
-            .connect(
-                server.local_addr(),
-                "localhost",
-                client_config(transport(MultipathMode::Auto)),
-            )
-            .expect("connect"),
-    )
-    .await
-    .expect("handshake");
+    let (client, conn) = connect_client(server.local_addr(), transport(MultipathMode::Auto)).await;
     let accepted = within("accept", server.accept()).await.expect("incoming");
     // A stream round trip first (closing before HANDSHAKE_DONE is covered by
     // tests/core_repro.rs).

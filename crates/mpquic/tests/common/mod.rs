@@ -102,3 +102,20 @@ pub async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T
         Err(_) => panic!("{what}: timed out after {TEST_TIMEOUT:?}"),
     }
 }
+
+/// A client endpoint on 127.0.0.1 connected (handshake done) to `server`.
+pub async fn connect_client(
+    server: SocketAddr,
+    transport: TransportConfig,
+) -> (mpquic::Endpoint, mpquic::Connection) {
+    let client = mpquic::Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
+    let conn = within(
+        "handshake",
+        client
+            .connect(server, "localhost", client_config(transport))
+            .expect("connect"),
+    )
+    .await
+    .expect("handshake");
+    (client, conn)
+}
