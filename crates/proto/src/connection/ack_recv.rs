@@ -213,7 +213,7 @@ impl Connection {
 
     /// Give the path's controller this ACK's acknowledged in-flight bytes and rate sample.
     fn report_acked(&mut self, now: Timestamp, path_id: PathId, outcome: &AckedOutcome) {
-        let coupling = self.coupling_snapshot();
+        let (states, own) = self.coupling_for(path_id);
         let Some(path) = self.paths.get_mut(&path_id) else {
             return;
         };
@@ -233,8 +233,6 @@ impl Connection {
             rtt: &path.rtt,
             rate_sample,
         };
-        let own = coupling.iter().position(|c| c.0 == path_id).unwrap_or(0);
-        let states: Vec<_> = coupling.iter().map(|c| c.1).collect();
         path.cc.on_ack(
             &event,
             Coupling {

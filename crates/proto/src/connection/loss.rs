@@ -45,7 +45,7 @@ impl Connection {
         }
         self.stats.packets_lost += packets.len() as u64;
         let max_ack_delay = self.peer_max_ack_delay();
-        let coupling = self.coupling_snapshot();
+        let (states, own) = self.coupling_for(path_id);
         let Some(path) = self.paths.get_mut(&path_id) else {
             return;
         };
@@ -64,8 +64,6 @@ impl Connection {
             bytes_in_flight: path.bytes_in_flight(),
             rtt: &path.rtt,
         };
-        let own = coupling.iter().position(|c| c.0 == path_id).unwrap_or(0);
-        let states: Vec<CouplingState> = coupling.iter().map(|c| c.1).collect();
         path.cc.on_congestion_event(
             &event,
             crate::cc::Coupling {
@@ -138,17 +136,21 @@ impl Connection {
         }
     }
 
-    /// (path ID, coupling state) of every path, for coupled congestion controllers.
-    pub(crate) fn coupling_snapshot(&self) -> Vec<(PathId, CouplingState)> {
-        self.paths
-            .iter()
-            .map(|(&id, p)| {
+    /// The coupling state of every path (in path-ID order) and the index of `path_id`'s own,
+    /// for coupled congestion controllers.
+    pub(crate) fn coupling_for(&self, path_id: PathId) -> (Vec<CouplingState>, usize) {
+        let own = self.paths.keys().position(|&id| id == path_id).unwrap_or(0);
+        let states = self
+            .paths
+            .values()
+            .map(|p| {
                 let mut state = p.cc.coupling_state();
                 state.srtt = p.rtt.smoothed();
                 state.active = p.is_usable() && !p.is_backup();
-                (id, state)
+                state
             })
-            .collect()
+            .collect();
+        (states, own)
     }
 
     /// The largest PTO among active paths without exponential backoff (idle timeout floor).

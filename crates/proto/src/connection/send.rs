@@ -263,37 +263,25 @@ impl Connection {
         let views = self
             .paths
             .values_mut()
-            .map(|p| {
-                let mut can_send =
-                    p.cwnd_allows(mtu) && p.amplification_budget().is_none_or(|b| b >= mtu);
-                if can_send && pacing {
-                    let rate = p.cc.pacing_rate(p.rtt.smoothed());
-                    if let Some(t) = p.pacer.delay(now, mtu, rate, p.cc.window()) {
-                        can_send = false;
-                        if p.is_usable() {
-                            wake = Some(wake.map_or(t, |w| w.min(t)));
-                        }
-                    }
-                }
-                PathView {
-                    id: p.id,
-                    srtt: p.rtt.smoothed(),
-                    rtt_known: p.rtt.has_sample(),
-                    cwnd: p.cc.window(),
-                    bytes_in_flight: p.bytes_in_flight(),
-                    can_send,
-                    backup: p.is_backup(),
-                    usable: p.is_usable(),
-                }
-            })
+            .map(|p| path_view(p, now, mtu, pacing, &mut wake))
             .collect();
         self.pacing_wakeup = wake;
         views
     }
 
+    /// Whether one path may carry new data now (the other paths are not looked at).
     fn path_can_send_data(&mut self, now: Timestamp, id: PathId) -> bool {
-        let views = self.path_views(now);
-        views.iter().any(|v| v.id == id && v.can_send && v.usable)
+        let mtu = u64::from(self.config.max_datagram_size);
+        let pacing = self.config.pacing;
+        let mut wake = None;
+        let Some(p) = self.paths.get_mut(&id) else {
+            return false;
+        };
+        let view = path_view(p, now, mtu, pacing, &mut wake);
+        if let Some(t) = wake {
+            self.pacing_wakeup = Some(self.pacing_wakeup.map_or(t, |w| w.min(t)));
+        }
+        view.can_send && view.usable
     }
 
     pub(crate) fn any_active_path(&self) -> Option<PathId> {
@@ -678,5 +666,36 @@ impl Connection {
         {
             self.streams.on_frames_lost(&copy);
         }
+    }
+}
+
+/// What the scheduler sees of one path; a usable path held back only by pacing lowers `wake`
+/// to its release time.
+fn path_view(
+    p: &mut crate::path::Path,
+    now: Timestamp,
+    mtu: u64,
+    pacing: bool,
+    wake: &mut Option<Timestamp>,
+) -> PathView {
+    let mut can_send = p.cwnd_allows(mtu) && p.amplification_budget().is_none_or(|b| b >= mtu);
+    if can_send && pacing {
+        let rate = p.cc.pacing_rate(p.rtt.smoothed());
+        if let Some(t) = p.pacer.delay(now, mtu, rate, p.cc.window()) {
+            can_send = false;
+            if p.is_usable() {
+                *wake = Some(wake.map_or(t, |w| w.min(t)));
+            }
+        }
+    }
+    PathView {
+        id: p.id,
+        srtt: p.rtt.smoothed(),
+        rtt_known: p.rtt.has_sample(),
+        cwnd: p.cc.window(),
+        bytes_in_flight: p.bytes_in_flight(),
+        can_send,
+        backup: p.is_backup(),
+        usable: p.is_usable(),
     }
 }

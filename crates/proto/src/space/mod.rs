@@ -155,8 +155,16 @@ impl SendSpace {
     }
 
     /// Stop remembering losses declared before `horizon`.
+    /// Losses are declared in roughly packet-number order, so expiry stops at the first entry
+    /// still young enough: O(expired) per call, not a scan (it runs on every timer).
     pub fn expire_lost(&mut self, horizon: crate::time::Timestamp) {
-        self.recently_lost.retain(|_, (_, t)| *t >= horizon);
+        while self
+            .recently_lost
+            .first_key_value()
+            .is_some_and(|(_, (_, t))| *t < horizon)
+        {
+            self.recently_lost.pop_first();
+        }
     }
 
     /// Record the largest acknowledged packet number; returns the value used for packet number
