@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 
+use bytes::Bytes;
 use mpquic_netsim::time::{ms, SimTime};
 use mpquic_proto::connection::PathError;
 use mpquic_proto::wire::stream_id::{Dir, StreamId};
@@ -504,7 +505,9 @@ fn serve(conn: &mut Connection, id: StreamId, r: &mut Response, scratch: &mut [u
         let n = (PATTERN_PERIOD - off)
             .min(WRITE_CHUNK)
             .min(usize::try_from(size - r.written).unwrap_or(usize::MAX));
-        match conn.write(id, &pat[off..off + n]) {
+        // The pattern is static: hand out slices of it without copying, so
+        // the only copy of response data is the one into each packet.
+        match conn.write_bytes(id, Bytes::from_static(&pat[off..off + n])) {
             Ok(k) if k > 0 => r.written += k as u64,
             Ok(_) | Err(mpquic_proto::streams::WriteError::Blocked) => break,
             Err(_) => r.finished = true,

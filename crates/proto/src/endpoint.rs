@@ -330,17 +330,15 @@ impl Endpoint {
             buf.extend_from_slice(&data);
             return Some(t);
         }
-        let handles: Vec<ConnectionHandle> = self.connections.keys().copied().collect();
-        if handles.is_empty() {
-            return None;
-        }
-        let start = handles
-            .iter()
-            .position(|h| h.0 >= self.next_poll)
-            .unwrap_or(0);
-        for i in 0..handles.len() {
-            let h = handles[(start + i) % handles.len()];
-            let conn = self.connections.get_mut(&h)?;
+        // Round robin from the cursor, wrapping around once.
+        let mut cursor = ConnectionHandle(self.next_poll);
+        for _ in 0..self.connections.len() {
+            let next = match self.connections.range_mut(cursor..).next() {
+                Some(entry) => Some(entry),
+                None => self.connections.iter_mut().next(),
+            };
+            let (&h, conn) = next?;
+            cursor = ConnectionHandle(h.0.wrapping_add(1));
             if let Some(t) = conn.poll_transmit(now, buf) {
                 self.next_poll = h.0 + 1;
                 self.sync(h);

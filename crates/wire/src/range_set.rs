@@ -10,7 +10,7 @@
 
 use std::collections::btree_map;
 use std::collections::BTreeMap;
-use std::ops::Range;
+use std::ops::{Bound, Range};
 
 /// A set of `u64` stored as disjoint half-open ranges; see the module docs.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -28,6 +28,26 @@ impl RangeSet {
             return false;
         }
         let (mut start, mut end) = (x.start, x.end);
+        // Fast path (in-order packet numbers, in-order stream data): nothing starts
+        // inside `x` or right after it, so at most the predecessor grows in place.
+        let absorbs_successor = self
+            .0
+            .range((Bound::Excluded(start), Bound::Included(end)))
+            .next()
+            .is_some();
+        if !absorbs_successor {
+            if let Some((_, pe)) = self.0.range_mut(..=start).next_back() {
+                if *pe >= end {
+                    return false;
+                }
+                if *pe >= start {
+                    *pe = end;
+                    return true;
+                }
+            }
+            self.0.insert(start, end);
+            return true;
+        }
         // A predecessor that overlaps or touches `x` is absorbed.
         if let Some((&ps, &pe)) = self.0.range(..=start).next_back() {
             if pe >= end {

@@ -34,16 +34,61 @@ pub fn select_ranges(
             // Everything from the lowest included range up to the largest was reported.
             (inclusive(&all[..count]), (all[count - 1].start, largest))
         }
-        RangeOrder::LowestFirst => {
-            // The first range must contain Largest Acknowledged; then the lowest ones, which
-            // report everything from the bottom up to the top of the highest of them.
-            let low_block = &all[all.len() - (default_limit - 1)..];
-            let high = low_block.first().map_or(0, |r| r.end);
-            let mut picked = vec![all[0].clone()];
-            picked.extend(low_block.iter().cloned());
-            (inclusive(&picked), (0, high))
+        RangeOrder::LowestFirst => lowest_first(&all, record, default_limit, hard_limit),
+    }
+}
+
+/// The lowest-ranges-first heuristic (De Coninck, CCR 2022, the picoquic fix): after the range
+/// holding Largest Acknowledged, the slots go to the lowest ranges, so old packets delayed
+/// by a slow path are acknowledged before the sender gives up on them. Ranges holding a
+/// packet received since the last ACK still come first (the report's rule, §2.4, up to
+/// Maximum_Limit): a packet that is never acknowledged is retransmitted for nothing, and on
+/// a path with reordering those are the newest packets in the middle ranges.
+fn lowest_first(
+    all: &[Range<u64>],
+    record: &ReceiveRecord,
+    default_limit: usize,
+    hard_limit: usize,
+) -> (Vec<RangeInclusive<u64>>, Reported) {
+    let mut keep = vec![false; all.len()];
+    keep[0] = true;
+    let mut count = 1;
+    let new = record.newly_received();
+    for (i, r) in all.iter().enumerate().skip(1) {
+        if count == hard_limit {
+            break;
+        }
+        if new.iter().any(|n| n.start < r.end && n.end > r.start) {
+            keep[i] = true;
+            count += 1;
         }
     }
+    for i in (1..all.len()).rev() {
+        if count >= default_limit {
+            break;
+        }
+        if !keep[i] {
+            keep[i] = true;
+            count += 1;
+        }
+    }
+    let picked: Vec<RangeInclusive<u64>> = all
+        .iter()
+        .zip(&keep)
+        .filter(|(_, &k)| k)
+        .map(|(r, _)| r.start..=r.end - 1)
+        .collect();
+    // The completely reported block: the kept run at the bottom when the lowest range is
+    // kept, otherwise the kept run at the top.
+    let reported = if keep[all.len() - 1] {
+        let first = keep.iter().rposition(|&k| !k).map_or(0, |i| i + 1);
+        let high = if first == 0 { u64::MAX } else { all[first].end };
+        (0, high)
+    } else {
+        let run = keep.iter().position(|&k| !k).unwrap_or(all.len());
+        (all[run - 1].start, u64::MAX)
+    };
+    (picked, reported)
 }
 
 /// Index (in descending order) of the lowest range that holds a packet received since the last
@@ -128,6 +173,31 @@ mod tests {
         );
         let (_, reported) = select_ranges(&rec, 20, &config(32, 64, RangeOrder::HighestFirst));
         assert_eq!(reported, (0, 20));
+    }
+
+    #[test]
+    fn lowest_first_still_covers_new_packets() {
+        // Ranges (descending): 20, 16, 12, 8, 4, 0; then 13 arrives late on a slow path.
+        let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
+        rec.on_ack_sent();
+        rec.on_received(13, Timestamp::ZERO);
+        let (ranges, reported) = select_ranges(&rec, 20, &config(3, 64, RangeOrder::LowestFirst));
+        assert_eq!(ranges, vec![20..=20, 12..=13, 0..=0]);
+        assert_eq!(
+            reported,
+            (0, 1),
+            "only the bottom range is a complete block"
+        );
+        // The new range takes precedence up to Maximum_Limit, lowest ranges fill the rest.
+        let (ranges, _) = select_ranges(&rec, 20, &config(4, 64, RangeOrder::LowestFirst));
+        assert_eq!(ranges, vec![20..=20, 12..=13, 4..=4, 0..=0]);
+        let (ranges, reported) = select_ranges(&rec, 20, &config(1, 2, RangeOrder::LowestFirst));
+        assert_eq!(ranges, vec![20..=20, 12..=13]);
+        assert_eq!(
+            reported,
+            (20, u64::MAX),
+            "only the top range is a complete block"
+        );
     }
 
     #[test]

@@ -209,6 +209,7 @@ impl Connection {
             next_urgent_path: 0,
             raw_frames: Vec::new(),
             scratch: Vec::with_capacity(1500),
+            views_buf: Vec::new(),
             ack_only_packets: 0,
             reinjection: config.reinjection.build(),
             qoe: Default::default(),

@@ -147,6 +147,8 @@ pub struct Connection {
     pub(crate) ack_only_packets: u32,
     /// Reused buffer for assembling one packet.
     pub(crate) scratch: Vec<u8>,
+    /// Reused buffer for the scheduler's per-path views (see `path_views`).
+    pub(crate) views_buf: Vec<crate::scheduler::PathView>,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.
     pub(crate) raw_frames: Vec<Vec<u8>>,
     /// Re-injection policy (XLINK) of this sender.

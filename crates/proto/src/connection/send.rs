@@ -64,13 +64,15 @@ impl Connection {
 
     /// Initial and Handshake packets (plus 1-RTT if ready) coalesced on the handshake path.
     fn send_handshake_datagram(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let epochs: Vec<Epoch> = [Epoch::Initial, Epoch::Handshake]
-            .into_iter()
-            .filter(|&e| self.epoch_wants_send(now, e))
-            .collect();
-        if epochs.is_empty() {
-            return None;
-        }
+        let epochs: &[Epoch] = match (
+            self.epoch_wants_send(now, Epoch::Initial),
+            self.epoch_wants_send(now, Epoch::Handshake),
+        ) {
+            (true, true) => &[Epoch::Initial, Epoch::Handshake],
+            (true, false) => &[Epoch::Initial],
+            (false, true) => &[Epoch::Handshake],
+            (false, false) => return None,
+        };
         let max = self.max_datagram_size(0);
         let budget = self
             .paths
@@ -150,16 +152,18 @@ impl Connection {
     /// Path-specific work that cannot wait for the scheduler: PATH_RESPONSE/PATH_CHALLENGE,
     /// PTO probes, due ACKs (RFC 9000 §13.2.1), and path-management frames.
     fn send_urgent(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let ids: Vec<PathId> = self.paths.keys().copied().collect();
-        let start = ids
-            .iter()
-            .position(|&id| id >= self.next_urgent_path)
-            .unwrap_or(0);
-        for i in 0..ids.len() {
-            let id = ids[(start + i) % ids.len()];
-            let Some(path) = self.paths.get(&id) else {
-                continue;
+        // Round robin from the cursor, wrapping around once.
+        let mut cursor = self.next_urgent_path;
+        for _ in 0..self.paths.len() {
+            let next = self
+                .paths
+                .range(cursor..)
+                .next()
+                .or(self.paths.iter().next());
+            let Some((&id, path)) = next else {
+                break;
             };
+            cursor = id.wrapping_add(1);
             let space = self.layout.space_for(id);
             let ack_due = path.acks.get(&space).is_some_and(|a| a.ack_due(now));
             let validating = !path.pending_responses.is_empty()
@@ -209,7 +213,9 @@ impl Connection {
             return None;
         }
         let views = self.path_views(now);
-        let path = self.scheduler.select(&views)?;
+        let picked = self.scheduler.select(&views);
+        self.views_buf = views;
+        let path = picked?;
         let max = self.send_budget(path)?;
         let plan = PacketPlan {
             data: true,
@@ -260,11 +266,14 @@ impl Connection {
         let mtu = u64::from(self.config.max_datagram_size);
         let pacing = self.config.pacing;
         let mut wake: Option<Timestamp> = None;
-        let views = self
-            .paths
-            .values_mut()
-            .map(|p| path_view(p, now, mtu, pacing, &mut wake))
-            .collect();
+        // Reuses the buffer the previous caller handed back (one per packet otherwise).
+        let mut views = std::mem::take(&mut self.views_buf);
+        views.clear();
+        views.extend(
+            self.paths
+                .values_mut()
+                .map(|p| path_view(p, now, mtu, pacing, &mut wake)),
+        );
         self.pacing_wakeup = wake;
         views
     }

@@ -6,11 +6,13 @@
 //! the other.
 
 mod layouts;
+mod pn_map;
 mod record;
 
 use std::collections::BTreeMap;
 
 pub use layouts::{layout_for, OneSpace, PerPathSpaces};
+pub use pn_map::PnMap;
 pub use record::ReceiveRecord;
 
 use crate::path::PathId;
@@ -57,7 +59,8 @@ pub trait SpaceLayout: std::fmt::Debug + Send + Sync {
     fn design(&self) -> Design;
 }
 
-/// Acknowledged packets remembered per space for late RTT samples.
+/// Packet numbers below the newest acknowledged one whose acknowledgement is remembered
+/// per space for late RTT samples.
 const ACKED_HISTORY: usize = 4096;
 
 /// Sending state of one space: packet numbers and which path each outstanding packet went on.
@@ -65,12 +68,12 @@ const ACKED_HISTORY: usize = 4096;
 pub struct SendSpace {
     next_pn: u64,
     /// Outstanding packets: packet number -> (path, per-path sequence number in the ledger).
-    outstanding: BTreeMap<u64, (PathId, u64)>,
+    outstanding: PnMap<(PathId, u64)>,
     /// Packets declared lost, remembered for a while to count spurious losses (later ACKed).
     recently_lost: BTreeMap<u64, (PathId, crate::time::Timestamp)>,
     /// Recently acknowledged packets: (path, send time, ack-eliciting), for RTT samples from
     /// ACKs whose Largest Acknowledged was already acknowledged on another path.
-    acked_history: BTreeMap<u64, (PathId, crate::time::Timestamp, bool)>,
+    acked_history: PnMap<(PathId, crate::time::Timestamp, bool)>,
     largest_acked: Option<u64>,
 }
 
@@ -98,22 +101,18 @@ impl SendSpace {
         range: std::ops::RangeInclusive<u64>,
         out: &mut Vec<(u64, PathId, u64)>,
     ) {
-        let pns: Vec<u64> = self.outstanding.range(range).map(|(&pn, _)| pn).collect();
-        for pn in pns {
-            if let Some((path, seq)) = self.outstanding.remove(&pn) {
-                out.push((pn, path, seq));
-            }
-        }
+        self.outstanding
+            .take_range(range, |pn, (path, seq)| out.push((pn, path, seq)));
     }
 
     /// Forget an outstanding packet discarded with its keys or path.
     pub fn forget(&mut self, pn: u64) {
-        self.outstanding.remove(&pn);
+        self.outstanding.remove(pn);
     }
 
     /// An outstanding packet was declared lost at `now`.
     pub fn on_lost(&mut self, pn: u64, now: crate::time::Timestamp) {
-        if let Some((path, _)) = self.outstanding.remove(&pn) {
+        if let Some((path, _)) = self.outstanding.remove(pn) {
             self.recently_lost.insert(pn, (path, now));
         }
     }
@@ -124,7 +123,14 @@ impl SendSpace {
         range: std::ops::RangeInclusive<u64>,
         out: &mut Vec<PathId>,
     ) {
-        if self.recently_lost.is_empty() {
+        // Most ACK ranges cover no declared loss: check the bounds before searching.
+        let (Some((&first, _)), Some((&last, _))) = (
+            self.recently_lost.first_key_value(),
+            self.recently_lost.last_key_value(),
+        ) else {
+            return;
+        };
+        if *range.end() < first || *range.start() > last {
             return;
         }
         let pns: Vec<u64> = self.recently_lost.range(range).map(|(&pn, _)| pn).collect();
@@ -144,14 +150,13 @@ impl SendSpace {
         eliciting: bool,
     ) {
         self.acked_history.insert(pn, (path, sent, eliciting));
-        while self.acked_history.len() > ACKED_HISTORY {
-            self.acked_history.pop_first();
-        }
+        self.acked_history
+            .forget_below(pn.saturating_sub(ACKED_HISTORY as u64));
     }
 
     /// Path, send time and ack-eliciting flag of a recently acknowledged packet.
     pub fn acked_info(&self, pn: u64) -> Option<(PathId, crate::time::Timestamp, bool)> {
-        self.acked_history.get(&pn).copied()
+        self.acked_history.get(pn).copied()
     }
 
     /// Stop remembering losses declared before `horizon`.

@@ -1,6 +1,5 @@
 //! The sending part of a stream (RFC 9000 §3.1).
 
-use bytes::Bytes;
 use mpquic_wire::frame::{stream_frame_header_len, StreamFrame};
 use mpquic_wire::stream_id::StreamId;
 
@@ -222,30 +221,24 @@ impl SendStream {
         let header = stream_frame_header_len(id, offset, room, true);
         let max_data = room.checked_sub(header)?;
         let bare_fin = !retransmission && !self.buf.has_unsent();
-        let data = if bare_fin {
-            Bytes::new()
+        let range = if bare_fin {
+            offset..offset
+        } else if retransmission {
+            self.buf.take_retransmit(max_data)?
         } else {
-            let chunk = if retransmission {
-                self.buf.next_retransmit(max_data)
-            } else {
-                self.buf.next_unsent(max_data)
-            };
-            chunk?.1
+            self.buf.take_unsent(max_data)?
         };
-        let len = data.len() as u64;
+        let len = range.end - range.start;
         debug_assert!(
             offset + len <= self.max_data,
             "stream flow control violated"
         );
         // The FIN rides on the frame that reaches the end of the stream.
         let fin = self.fin_pending && offset + len == self.buf.end();
-        StreamFrame {
-            id,
-            offset,
-            fin,
-            data,
-        }
-        .encode_with_len(out, true);
+        // One frame even when the range spans several stored segments: the
+        // data is copied once, straight from the buffer into the packet.
+        StreamFrame::encode_header(id, offset, len as usize, fin, out);
+        self.buf.copy_range_into(range, out);
         if self.state == SendState::Ready {
             self.state = SendState::Send;
         }

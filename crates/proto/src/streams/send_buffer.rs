@@ -159,6 +159,54 @@ impl SendBuffer {
         Some((offset, data))
     }
 
+    /// Takes the next lost range to retransmit, at most `max_len` bytes. Unlike
+    /// [`SendBuffer::next_retransmit`] the range may span stored segments; copy
+    /// its bytes with [`SendBuffer::copy_range_into`] before acknowledging it.
+    pub fn take_retransmit(&mut self, max_len: usize) -> Option<Range<u64>> {
+        let r = self.retransmit.peek_min()?;
+        let end = r.end.min(r.start + max_len as u64);
+        if end == r.start {
+            return None;
+        }
+        self.retransmit.remove(r.start..end);
+        Some(r.start..end)
+    }
+
+    /// Takes the next never-sent range, at most `max_len` bytes, possibly
+    /// spanning stored segments (see [`SendBuffer::take_retransmit`]).
+    pub fn take_unsent(&mut self, max_len: usize) -> Option<Range<u64>> {
+        let end = self.end().min(self.unsent + max_len as u64);
+        if end == self.unsent {
+            return None;
+        }
+        if end > self.frozen_end {
+            // Sent data is immutable from here on (RFC 9000 §2.2).
+            self.freeze_tail();
+        }
+        let range = self.unsent..end;
+        self.unsent = end;
+        Some(range)
+    }
+
+    /// Appends the stored bytes of `range` to `out`. The range must lie within
+    /// sent, not yet in-order-acknowledged data, as returned by the `take_*`
+    /// methods.
+    pub fn copy_range_into(&self, range: Range<u64>, out: &mut Vec<u8>) {
+        debug_assert!(range.start >= self.acked && range.end <= self.frozen_end);
+        let mut idx = self
+            .segments
+            .partition_point(|(start, b)| start + b.len() as u64 <= range.start);
+        let mut at = range.start;
+        while at < range.end {
+            let (start, seg) = &self.segments[idx];
+            let rel = (at - start) as usize;
+            let n = (seg.len() - rel).min((range.end - at) as usize);
+            out.extend_from_slice(&seg[rel..rel + n]);
+            at += n as u64;
+            idx += 1;
+        }
+    }
+
     /// Marks `offset..offset + len` acknowledged; frees the acknowledged prefix.
     pub fn on_acked(&mut self, offset: u64, len: u64) {
         let start = offset.max(self.acked);
@@ -277,6 +325,37 @@ mod tests {
         b.on_acked(6, 5);
         assert_eq!(b.acked_offset(), 0);
         b.on_acked(0, 6);
+        assert!(b.is_fully_acked());
+        assert_eq!(b.segment_count(), 0);
+    }
+
+    #[test]
+    fn taken_ranges_span_segments_and_copy_exactly() {
+        let mut b = SendBuffer::new();
+        b.write_bytes(Bytes::from_static(b"abc"));
+        b.write_bytes(Bytes::from_static(b"defg"));
+        b.write(b"hij");
+        let r = b.take_unsent(8).unwrap();
+        assert_eq!(r, 0..8);
+        let mut out = Vec::new();
+        b.copy_range_into(r, &mut out);
+        assert_eq!(out, b"abcdefgh");
+        // Written after the tail froze: a new segment, still copied in one go.
+        b.write(b"kl");
+        b.on_lost(2, 4);
+        let r = b.take_retransmit(100).unwrap();
+        assert_eq!(r, 2..6);
+        out.clear();
+        b.copy_range_into(r, &mut out);
+        assert_eq!(out, b"cdef");
+        assert_eq!(b.take_retransmit(100), None);
+        let r = b.take_unsent(100).unwrap();
+        assert_eq!(r, 8..12);
+        out.clear();
+        b.copy_range_into(r, &mut out);
+        assert_eq!(out, b"ijkl");
+        assert_eq!(b.take_unsent(100), None);
+        b.on_acked(0, 12);
         assert!(b.is_fully_acked());
         assert_eq!(b.segment_count(), 0);
     }

@@ -3,6 +3,7 @@
 //! same code with a byte counter instead of a buffer.
 
 use super::{ty, ConnectionClose, Frame, NewConnectionId, PathStatus, StreamFrame};
+use crate::stream_id::StreamId;
 use crate::varint::{varint_size, write_varint};
 use bytes::BufMut;
 
@@ -171,17 +172,7 @@ impl StreamFrame {
     /// `offset != 0`, LEN bit when `include_len`, FIN bit when `fin`
     /// (RFC 9000 §19.8).
     pub fn frame_type(&self, include_len: bool) -> u64 {
-        let mut t = ty::STREAM;
-        if self.offset != 0 {
-            t |= ty::STREAM_OFF_BIT;
-        }
-        if include_len {
-            t |= ty::STREAM_LEN_BIT;
-        }
-        if self.fin {
-            t |= ty::STREAM_FIN_BIT;
-        }
-        t
+        stream_frame_type(self.offset, self.fin, include_len)
     }
 
     /// Appends this frame, with or without the Length field. Without it the
@@ -197,16 +188,56 @@ impl StreamFrame {
         c.0
     }
 
+    /// Appends only the header (type, stream ID, Offset, Length) of a STREAM
+    /// frame that carries `len` bytes; the caller appends exactly `len` data
+    /// bytes right after it. This lets a sender copy data that is stored in
+    /// several buffers into one frame without assembling it first.
+    pub fn encode_header(id: StreamId, offset: u64, len: usize, fin: bool, out: &mut impl BufMut) {
+        write_stream_header(&mut Out(out), id, offset, len, fin, true);
+    }
+
     fn write<S: Sink>(&self, s: &mut S, include_len: bool) {
-        s.varint(self.frame_type(include_len));
-        s.varint(self.id.0);
-        if self.offset != 0 {
-            s.varint(self.offset);
-        }
-        if include_len {
-            s.varint(self.data.len() as u64);
-        }
+        write_stream_header(
+            s,
+            self.id,
+            self.offset,
+            self.data.len(),
+            self.fin,
+            include_len,
+        );
         s.bytes(&self.data);
+    }
+}
+
+fn stream_frame_type(offset: u64, fin: bool, include_len: bool) -> u64 {
+    let mut t = ty::STREAM;
+    if offset != 0 {
+        t |= ty::STREAM_OFF_BIT;
+    }
+    if include_len {
+        t |= ty::STREAM_LEN_BIT;
+    }
+    if fin {
+        t |= ty::STREAM_FIN_BIT;
+    }
+    t
+}
+
+fn write_stream_header<S: Sink>(
+    s: &mut S,
+    id: StreamId,
+    offset: u64,
+    len: usize,
+    fin: bool,
+    include_len: bool,
+) {
+    s.varint(stream_frame_type(offset, fin, include_len));
+    s.varint(id.0);
+    if offset != 0 {
+        s.varint(offset);
+    }
+    if include_len {
+        s.varint(len as u64);
     }
 }
 
