@@ -33,7 +33,6 @@ impl Connection {
                 if let Some(p) = self.paths.get_mut(&owner) {
                     p.ack_state(owner_space).on_ack_sent();
                 }
-                self.record(owner_space).on_ack_sent();
                 self.owe_ack_copies(path, owner_space);
             }
         }
@@ -72,11 +71,24 @@ impl Connection {
             .paths
             .get(&owner)
             .and_then(|p| p.acks.get(&owner_space));
-        let (state, override_largest) = match owned.filter(|a| a.has_unacked()) {
+        // A copy starts, like the owner's ACK, at the largest packet received on its own
+        // path (report §2.2): ranges below that path's packets then reach its oldest ones,
+        // where starting at the space's largest would leave them out under the range limit
+        // and make the sender declare them lost.
+        let (state, override_largest) = match owned.filter(|a| a.largest().is_some()) {
             Some(state) => (state, None),
             None => (&default_state, record.largest()),
         };
         let Some(plan) = plan_ack(record, state, override_largest, now, &self.config.ack) else {
+            if override_largest.is_none() {
+                // Everything this path could report has left the record (ACK-of-ACK pruning
+                // or the range cap): nothing remains to acknowledge, so the path owes nothing.
+                // Left owed, its ACK would stay due forever and nothing else could be sent
+                // for it.
+                if let Some(p) = self.paths.get_mut(&owner) {
+                    p.ack_state(owner_space).on_ack_sent();
+                }
+            }
             return false;
         };
         let ranges = plan.ranges.len();
@@ -92,6 +104,9 @@ impl Connection {
             return false;
         }
         frame.encode(packet);
+        if let Frame::Ack(ack) = &frame {
+            self.record(owner_space).on_ranges_reported(&ack.ranges);
+        }
         sent.ack = Some((owner_space, plan.reported.0, plan.reported.1));
         self.stats.on_ack_sent(len, ranges);
         if let Some(p) = self.paths.get_mut(&path) {

@@ -77,6 +77,17 @@ impl ReceiveRecord {
         self.newly_received = RangeSet::default();
     }
 
+    /// An ACK frame reporting `ranges` was sent: those packets have been acknowledged once.
+    /// Packets it left out stay "newly received" (in SPNS a path's ACK starts at that path's
+    /// largest, so packets of faster paths above it are not in the frame and must still be
+    /// reported by their own path's next ACK, Alibaba report §2.4).
+    pub fn on_ranges_reported(&mut self, ranges: &[std::ops::RangeInclusive<u64>]) {
+        for r in ranges {
+            self.newly_received
+                .remove(*r.start()..r.end().saturating_add(1));
+        }
+    }
+
     /// The peer acknowledged a packet carrying our ACK that reported every received packet
     /// number in `low..high`: stop repeating them (RFC 9000 §13.2.4). Ranges the frame left out
     /// (over the range limit) stay, so they are still acknowledged later. The caller passes a
@@ -92,6 +103,20 @@ impl ReceiveRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reported_ranges_are_no_longer_new_but_the_rest_is() {
+        let mut rec = ReceiveRecord::default();
+        for pn in [0, 1, 2, 5, 6, 9] {
+            rec.on_received(pn, Timestamp::ZERO);
+        }
+        // A slow path's ACK starts at its largest (2): packets above it stay new.
+        rec.on_ranges_reported(&[0..=2]);
+        let new: Vec<_> = rec.newly_received().iter().collect();
+        assert_eq!(new, vec![5..7, 9..10]);
+        rec.on_ranges_reported(&[9..=9, 5..=6]);
+        assert!(rec.newly_received().is_empty());
+    }
 
     #[test]
     fn detects_duplicates_and_reordering() {
