@@ -132,10 +132,13 @@ impl<'a> Run<'a> {
     }
 
     fn sample(&mut self, at: SimTime) {
+        // A closed connection's srtt no longer tracks anything (with
+        // successive connections the first one closes early).
         if let Some(conn) = self
             .sim
             .node(self.server)
             .and_then(QuicNode::main_connection)
+            .filter(|c| !c.is_closed())
         {
             for p in conn.path_stats() {
                 // No true RTT exists while a link of the path is down.

@@ -81,16 +81,14 @@ pub fn mahimahi_pairs(dir: &Path) -> anyhow::Result<Vec<TraceFiles>> {
         traces.push(TraceFiles { name, up, down });
     }
     if traces.len() < 2 {
+        let found: Vec<&str> = traces.iter().map(|t| t.name.as_str()).collect();
         bail!(
             "{}: expected at least two Mahimahi traces, each as NAME.up and NAME.down \
-             (found {} complete: {}); the Wi-Fi + cellular pair needs two",
+             (found {} complete{}{}); the Wi-Fi + cellular pair needs two",
             dir.display(),
-            traces.len(),
-            traces
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            found.len(),
+            if found.is_empty() { "" } else { ": " },
+            found.join(", ")
         );
     }
     traces.sort_by_key(|t| {
