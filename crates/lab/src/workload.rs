@@ -20,12 +20,9 @@ use std::sync::OnceLock;
 use mpquic_netsim::time::{ms, SimTime};
 use mpquic_proto::connection::PathError;
 use mpquic_proto::wire::stream_id::{Dir, StreamId};
-use mpquic_proto::{
-    ClientConfig, Connection, ConnectionHandle, Endpoint, Event, PathEvent, PathId, Timestamp,
-};
+use mpquic_proto::{Connection, ConnectionHandle, Endpoint, Event, PathEvent, PathId, Timestamp};
 use serde::Serialize;
 
-use crate::result::ConnectionFigures;
 use crate::video::{VideoClient, VideoSpec};
 
 /// Period of the response pattern (a prime, so shifted data never matches).
@@ -167,7 +164,7 @@ pub struct ConnectionTimes {
 /// What the client needs to open its next connection.
 #[derive(Debug, Clone)]
 struct Redial {
-    config: ClientConfig,
+    config: mpquic_proto::ClientConfig,
     local: SocketAddr,
     remote: SocketAddr,
     server_name: String,
@@ -213,7 +210,7 @@ pub struct ClientApp {
     /// Timeline of every connection opened, in order (the current is last).
     pub connections: Vec<ConnectionTimes>,
     /// Figures of the connections already closed, taken when they closed.
-    pub closed_figures: Vec<ConnectionFigures>,
+    pub closed_figures: Vec<crate::result::ConnectionFigures>,
 }
 
 impl ClientApp {
@@ -255,7 +252,7 @@ impl ClientApp {
     /// `local` to `remote` (those of its first connection).
     pub fn set_redial(
         &mut self,
-        config: ClientConfig,
+        config: mpquic_proto::ClientConfig,
         local: SocketAddr,
         remote: SocketAddr,
         server_name: &str,
@@ -306,7 +303,8 @@ impl ClientApp {
             return;
         };
         if let Some(conn) = endpoint.connection_mut(self.handle) {
-            self.closed_figures.push(ConnectionFigures::of(conn));
+            self.closed_figures
+                .push(crate::result::ConnectionFigures::of(conn));
             conn.close(Timestamp::from_nanos(now), 0, bytes::Bytes::new());
             endpoint.after_connection_call(self.handle);
         }
