@@ -213,3 +213,31 @@ fn server_and_client_processes_transfer_a_file() {
     assert_readable_error(&out, "not found");
     drop(server);
 }
+
+#[test]
+fn lab_run_traces_flag_is_documented_and_checked() {
+    let help = run(&["lab", "run", "--help"]);
+    assert!(help.status.success());
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        text.contains("--traces <DIR>") && text.contains("Mahimahi"),
+        "{text}"
+    );
+    let tmp = std::env::temp_dir().join(format!("mpquic-cli-no-traces-{}", std::process::id()));
+    let missing = tmp.join("missing");
+    let out = run(&[
+        "lab",
+        "run",
+        "spns-vs-mpns",
+        "--quick",
+        "--out",
+        tmp.join("out").to_str().expect("utf-8 path"),
+        "--traces",
+        missing.to_str().expect("utf-8 path"),
+    ]);
+    assert_readable_error(&out, "trace directory");
+    assert!(
+        !tmp.join("out").exists(),
+        "nothing is written before the traces are checked"
+    );
+}

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mpquic lab list
-//! mpquic lab run SUITE [--quick] [--seed N] [--jobs N] [--out DIR] [--shard I/N]
+//! mpquic lab run SUITE [--quick] [--seed N] [--jobs N] [--out DIR] [--shard I/N] [--traces DIR]
 //! mpquic lab report DIR
 //! mpquic lab merge OUT DIR1 DIR2 ...
 //! ```
@@ -12,7 +12,9 @@
 //! in `DIR/suite.json`, then builds the report from the JSON files only.
 //! With `--shard I/N` only the runs whose index `% N == I` are executed
 //! (for Slurm arrays or Kubernetes indexed Jobs); `merge` copies the shards'
-//! run files into one directory and builds the report. See `docs/LAB.md`.
+//! run files into one directory and builds the report. `--traces DIR`
+//! (spns-vs-mpns) replays Mahimahi files from DIR instead of the generated
+//! Wi-Fi and LTE traces. See `docs/LAB.md`.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::Scenario;
-use crate::suites::{self, ReportOutput, RunRecord, Suite};
+use crate::suites::{self, ReportOutput, RunRecord, Suite, SuiteOptions};
 
 /// Arguments of `mpquic lab`.
 #[derive(Debug, Clone, clap::Args)]
@@ -76,6 +78,11 @@ pub struct RunArgs {
     /// Run only runs with index % N == I, written `I/N`.
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
+    /// spns-vs-mpns only: replay the Mahimahi traces in DIR (each as
+    /// NAME.up and NAME.down, at least two; names containing "wifi" play
+    /// the Wi-Fi path first) instead of the generated Wi-Fi and LTE traces.
+    #[arg(long, value_name = "DIR")]
+    pub traces: Option<PathBuf>,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -103,6 +110,9 @@ pub struct SuiteMeta {
     pub quick: bool,
     /// Master seed.
     pub seed: u64,
+    /// Trace directory given with `--traces`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces: Option<PathBuf>,
 }
 
 /// Options of [`run_suite`].
@@ -120,6 +130,9 @@ pub struct RunOptions {
     pub shard: Option<(usize, usize)>,
     /// Show a progress bar (only drawn on a terminal).
     pub progress: bool,
+    /// Mahimahi trace directory replacing the generated traces
+    /// (suites that support it, see [`Suite::runs_with`]).
+    pub traces: Option<PathBuf>,
 }
 
 /// Entry point of `mpquic lab`.
@@ -141,6 +154,7 @@ pub fn lab_command(args: LabArgs) -> anyhow::Result<()> {
                 out: a.out.unwrap_or_else(|| Path::new("lab-out").join(&a.suite)),
                 shard: a.shard,
                 progress: true,
+                traces: a.traces,
             };
             let start = Instant::now();
             let out = run_suite(suite.as_ref(), &opts)?;
@@ -173,6 +187,11 @@ fn print_output(out: &ReportOutput) {
 /// Runs a suite's scenarios (those of the shard) in parallel, writes the
 /// run files and `suite.json`, and builds the report from the run files.
 pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportOutput> {
+    let all = suite.runs_with(&SuiteOptions {
+        quick: opts.quick,
+        seed: opts.seed,
+        traces: opts.traces.clone(),
+    })?;
     let runs_dir = opts.out.join("runs");
     std::fs::create_dir_all(&runs_dir)
         .with_context(|| format!("creating {}", runs_dir.display()))?;
@@ -180,12 +199,12 @@ pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportO
         suite: suite.name().to_owned(),
         quick: opts.quick,
         seed: opts.seed,
+        traces: opts.traces.clone(),
     };
     std::fs::write(
         opts.out.join("suite.json"),
         serde_json::to_string_pretty(&meta)?,
     )?;
-    let all = suite.runs(opts.quick, opts.seed);
     let selected: Vec<(String, Scenario)> = all
         .into_iter()
         .enumerate()
@@ -308,9 +327,13 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> anyhow::Result<ReportOutput> {
     std::fs::create_dir_all(&runs_out)?;
     for dir in dirs {
         let meta = read_meta(dir)?;
-        if meta.suite != first.suite || meta.seed != first.seed || meta.quick != first.quick {
+        if meta.suite != first.suite
+            || meta.seed != first.seed
+            || meta.quick != first.quick
+            || meta.traces != first.traces
+        {
             bail!(
-                "{}: suite/seed/quick differ from {}",
+                "{}: suite/seed/quick/traces differ from {}",
                 dir.display(),
                 dirs[0].display()
             );

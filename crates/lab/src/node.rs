@@ -33,8 +33,8 @@ pub const STALL_BACKOFF: SimTime = mpquic_netsim::time::MILLISECOND;
 /// The application running on a node.
 #[derive(Debug)]
 pub enum App {
-    /// Client workload.
-    Client(ClientApp),
+    /// Client workload (boxed: far larger than the server's state).
+    Client(Box<ClientApp>),
     /// Server workload.
     Server(ServerApp),
 }
@@ -94,10 +94,9 @@ impl QuicNode {
             .zip(servers.iter().copied())
             .skip(1)
             .collect();
-        Ok(Self::with_app(
-            endpoint,
-            App::Client(ClientApp::new(handle, response_sizes, &extra)),
-        ))
+        let mut app = ClientApp::new(handle, response_sizes, &extra);
+        app.set_redial(config, local, remote, SERVER_NAME);
+        Ok(Self::with_app(endpoint, App::Client(Box::new(app))))
     }
 
     /// A server accepting connections and answering requests.
@@ -155,10 +154,18 @@ impl QuicNode {
         }
     }
 
+    /// Spreads the client's requests over successive connections (see
+    /// [`ClientApp::set_connection_batches`]); no effect on a server.
+    pub fn set_connection_batches(&mut self, ends: Vec<usize>) {
+        if let App::Client(c) = &mut self.app {
+            c.set_connection_batches(ends);
+        }
+    }
+
     /// The client application, if this is a client.
     pub fn client_app(&self) -> Option<&ClientApp> {
         match &self.app {
-            App::Client(c) => Some(c),
+            App::Client(c) => Some(c.as_ref()),
             App::Server(_) => None,
         }
     }

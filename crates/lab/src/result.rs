@@ -27,8 +27,11 @@ pub struct RunResult {
     pub error: Option<String>,
     /// Virtual time from the start until the last response was read.
     pub completion_time_s: Option<f64>,
-    /// Virtual time until the client's handshake completed.
+    /// Virtual time until the client's (first) handshake completed.
     pub handshake_time_s: Option<f64>,
+    /// The client's connections in order: one, or one per batch of a
+    /// successive-connections workload.
+    pub connections: Vec<ConnectionResult>,
     /// Response bytes asked for.
     pub bytes_requested: u64,
     /// Response bytes read by the client.
@@ -40,7 +43,8 @@ pub struct RunResult {
     pub steady_goodput_mbps: Option<f64>,
     /// Negotiated multipath design (client's view).
     pub design: Option<Design>,
-    /// Per-path figures, by path ID.
+    /// Per-path figures, by path ID (of the first connection when the
+    /// workload uses successive connections).
     pub paths: Vec<PathResult>,
     /// ACK frames sent by the receiver (client).
     pub ack_frames_sent: u64,
@@ -54,9 +58,9 @@ pub struct RunResult {
     pub retransmitted_bytes: u64,
     /// Packets the sender declared lost that were acknowledged later.
     pub spurious_retransmissions: u64,
-    /// Sender (server) connection figures.
+    /// Sender (server) connection figures, summed over every connection.
     pub sender: ConnectionFigures,
-    /// Receiver (client) connection figures.
+    /// Receiver (client) connection figures, summed over every connection.
     pub receiver: ConnectionFigures,
     /// Per-request outcome, in issue order.
     pub requests: Vec<RequestResult>,
@@ -187,6 +191,57 @@ impl ConnectionFigures {
     }
 }
 
+impl ConnectionFigures {
+    /// The figures of several successive connections: counts summed,
+    /// means weighted by ACK frames, the error of the last. One part is
+    /// returned as is (so single-connection runs are unchanged).
+    pub fn combine(parts: &[ConnectionFigures]) -> ConnectionFigures {
+        if let [one] = parts {
+            return one.clone();
+        }
+        let mut out = ConnectionFigures::default();
+        let (mut ack_bytes, mut ranges) = (0.0, 0.0);
+        for p in parts {
+            out.packets_sent += p.packets_sent;
+            out.packets_received += p.packets_received;
+            out.packets_lost += p.packets_lost;
+            out.spurious_losses += p.spurious_losses;
+            out.bytes_sent += p.bytes_sent;
+            out.pto_count += p.pto_count;
+            out.handovers += p.handovers;
+            out.ack_frames_sent += p.ack_frames_sent;
+            for (o, n) in out
+                .ack_range_histogram
+                .iter_mut()
+                .zip(p.ack_range_histogram)
+            {
+                *o += n;
+            }
+            out.retransmitted_bytes += p.retransmitted_bytes;
+            out.timer_stalls += p.timer_stalls;
+            ack_bytes += p.avg_ack_frame_bytes * p.ack_frames_sent as f64;
+            ranges += p.mean_ranges_per_ack * p.ack_frames_sent as f64;
+            out.error.clone_from(&p.error);
+        }
+        if out.ack_frames_sent > 0 {
+            out.avg_ack_frame_bytes = ack_bytes / out.ack_frames_sent as f64;
+            out.mean_ranges_per_ack = ranges / out.ack_frames_sent as f64;
+        }
+        out
+    }
+}
+
+/// Timeline of one client connection.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectionResult {
+    /// When the client started the handshake (s).
+    pub opened_s: f64,
+    /// When the handshake completed (s).
+    pub handshake_s: Option<f64>,
+    /// When the client closed it after its last response (s).
+    pub closed_s: Option<f64>,
+}
+
 /// Upper bounds of the ACK range histogram buckets, as the core counts
 /// them (`ConnectionStats::ack_range_histogram`); the last bucket is
 /// unbounded.
@@ -203,6 +258,11 @@ pub struct RequestResult {
     pub completion_time_s: Option<f64>,
     /// What went wrong, if anything.
     pub error: Option<String>,
+    /// Index of the connection that carried it.
+    pub connection: usize,
+    /// When that connection's handshake started (s): its network time is
+    /// `completion_time_s - connection_start_s`, handshake included.
+    pub connection_start_s: f64,
 }
 
 /// Ground truth of one link.
@@ -364,4 +424,40 @@ pub fn mbps(bytes: u64, seconds: f64) -> f64 {
 /// Virtual nanoseconds to seconds.
 pub fn secs(ns: u64) -> f64 {
     as_secs_f64(ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combined_figures_sum_counts_and_weight_means_by_ack_frames() {
+        let a = ConnectionFigures {
+            ack_frames_sent: 10,
+            avg_ack_frame_bytes: 8.0,
+            mean_ranges_per_ack: 1.0,
+            ack_range_histogram: [10, 0, 0, 0, 0, 0, 0, 0],
+            retransmitted_bytes: 100,
+            ..ConnectionFigures::default()
+        };
+        let b = ConnectionFigures {
+            ack_frames_sent: 30,
+            avg_ack_frame_bytes: 16.0,
+            mean_ranges_per_ack: 3.0,
+            ack_range_histogram: [0, 0, 30, 0, 0, 0, 0, 0],
+            error: Some("closed".into()),
+            ..ConnectionFigures::default()
+        };
+        let c = ConnectionFigures::combine(&[a.clone(), b]);
+        assert_eq!(c.ack_frames_sent, 40);
+        assert_eq!(c.avg_ack_frame_bytes, 14.0);
+        assert_eq!(c.mean_ranges_per_ack, 2.5);
+        assert_eq!(c.ack_range_histogram, [10, 0, 30, 0, 0, 0, 0, 0]);
+        assert_eq!(c.retransmitted_bytes, 100);
+        assert_eq!(c.error.as_deref(), Some("closed"));
+        assert_eq!(
+            ConnectionFigures::combine(std::slice::from_ref(&a)).avg_ack_frame_bytes,
+            8.0
+        );
+    }
 }

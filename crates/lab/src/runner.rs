@@ -19,8 +19,8 @@ use mpquic_proto::{EndpointConfig, PathId};
 use crate::error::LabError;
 use crate::node::{App, QuicNode};
 use crate::result::{
-    mbps, mean, ns_to_ms, path_result, secs, ConnectionFigures, LinkResult, PathResult,
-    RequestResult, RttSeries, RttTruth, RunResult, SideEvent, TimeSeries,
+    mbps, mean, ns_to_ms, path_result, secs, ConnectionFigures, ConnectionResult, LinkResult,
+    PathResult, RequestResult, RttSeries, RttTruth, RunResult, SideEvent, TimeSeries,
 };
 use crate::scenario::{Network, Scenario, Workload};
 use crate::video::{SenderVideoFigures, VideoResult};
@@ -98,6 +98,7 @@ impl<'a> Run<'a> {
         if let Workload::Video(spec) = &scenario.workload {
             client_node.enable_video(spec.clone());
         }
+        client_node.set_connection_batches(scenario.workload.batch_ends());
         let server = sim.add_background_node(server_node, [SERVER_ADDR.ip()])?;
         let client = sim.add_node(client_node, client_ips.iter().copied())?;
         let topology = add_links(&mut sim, network, &client_ips)?;
@@ -131,10 +132,13 @@ impl<'a> Run<'a> {
     }
 
     fn sample(&mut self, at: SimTime) {
+        // A closed connection's srtt no longer tracks anything (with
+        // successive connections the first one closes early).
         if let Some(conn) = self
             .sim
             .node(self.server)
             .and_then(QuicNode::main_connection)
+            .filter(|c| !c.is_closed())
         {
             for p in conn.path_stats() {
                 // No true RTT exists while a link of the path is down.
@@ -306,16 +310,47 @@ impl<'a> Run<'a> {
         log
     }
 
+    /// The server's figures over every connection it accepted.
+    fn sender_figures(&self) -> ConnectionFigures {
+        let Some(node) = self.server_node() else {
+            return ConnectionFigures::default();
+        };
+        let App::Server(s) = node.app() else {
+            return ConnectionFigures::default();
+        };
+        let parts: Vec<ConnectionFigures> = s
+            .handles()
+            .into_iter()
+            .filter_map(|h| node.endpoint().connection(h))
+            .map(ConnectionFigures::of)
+            .collect();
+        ConnectionFigures::combine(&parts)
+    }
+
+    /// The client's figures over its closed connections and the current one.
+    fn receiver_figures(&self) -> ConnectionFigures {
+        let client = self.client_node();
+        let mut parts: Vec<ConnectionFigures> = client
+            .and_then(QuicNode::client_app)
+            .map(|a| a.closed_figures.clone())
+            .unwrap_or_default();
+        parts.extend(
+            client
+                .and_then(QuicNode::main_connection)
+                .map(ConnectionFigures::of),
+        );
+        ConnectionFigures::combine(&parts)
+    }
+
     fn finish(self, reason: StopReason, wall_s: f64) -> RunResult {
         let (truth, series) = self.rtt_truth();
         let client = self.client_node();
         let server = self.server_node();
         let app = client.and_then(QuicNode::client_app);
         let client_conn = client.and_then(QuicNode::main_connection);
-        let server_conn = server.and_then(QuicNode::main_connection);
-        let mut sender = server_conn.map(ConnectionFigures::of).unwrap_or_default();
+        let mut sender = self.sender_figures();
         sender.timer_stalls = server.map_or(0, QuicNode::timer_stalls);
-        let mut receiver = client_conn.map(ConnectionFigures::of).unwrap_or_default();
+        let mut receiver = self.receiver_figures();
         receiver.timer_stalls = client.map_or(0, QuicNode::timer_stalls);
         let now = self.sim.now();
         let finished_at = app.and_then(|a| a.finished_at);
@@ -334,6 +369,7 @@ impl<'a> Run<'a> {
             error,
             completion_time_s: finished_at.map(secs),
             handshake_time_s: app.and_then(|a| a.established_at).map(secs),
+            connections: app.map_or_else(Vec::new, connection_results),
             bytes_requested: self.scenario.workload.total_bytes(),
             bytes_received,
             goodput_mbps: mbps(bytes_received, secs(finished_at.unwrap_or(now))),
@@ -374,6 +410,22 @@ fn request_results(app: &ClientApp) -> Vec<RequestResult> {
             received: r.received,
             completion_time_s: r.completed_at.map(secs),
             error: r.error.clone(),
+            connection: r.connection,
+            connection_start_s: app
+                .connections
+                .get(r.connection)
+                .map_or(0.0, |c| secs(c.opened_at)),
+        })
+        .collect()
+}
+
+fn connection_results(app: &ClientApp) -> Vec<ConnectionResult> {
+    app.connections
+        .iter()
+        .map(|c| ConnectionResult {
+            opened_s: secs(c.opened_at),
+            handshake_s: c.established_at.map(secs),
+            closed_s: c.closed_at.map(secs),
         })
         .collect()
 }

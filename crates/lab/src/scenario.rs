@@ -11,6 +11,8 @@
 //!
 //! [workload]
 //! download = "20MB"            # or: requests = { sizes = ["10KB", "1MB"] }
+//!                              # or: requests = { sizes = [...], connections = 4 }
+//!                              #     (successive short connections, see Workload)
 //!                              # or: video = { bitrate_kbps = 8000, chunks = 30 } (crate::video)
 //!
 //! [transport]
@@ -62,6 +64,11 @@ pub const MAX_PATHS: usize = 8;
 
 /// Most requests in a [`Workload::Requests`] workload.
 pub const MAX_REQUESTS: usize = 10_000;
+
+/// Most successive connections of a [`Workload::ShortConnections`]
+/// workload (the server keeps at most 64 connections that have not
+/// drained; a closed one drains within a few RTTs).
+pub const MAX_CONNECTIONS: usize = 32;
 
 /// One path specification, written in a scenario as a spec string
 /// (`"rate=20mbit,rtt=40ms"`) or as a table with the same keys. Serialized
@@ -115,6 +122,20 @@ pub enum Workload {
         /// Response size of each request.
         sizes: Vec<ByteSize>,
     },
+    /// Successive short connections (the SPNS report's A/B test measured
+    /// short connections, seed 000): `sizes` are split in order into
+    /// `connections` batches of near-equal count (batch `k` is
+    /// `sizes[k*n/c .. (k+1)*n/c]`); batch `k` is requested in parallel
+    /// over connection `k`, which the client closes once its last response
+    /// was read, and only then opens connection `k + 1`. Written in TOML
+    /// as `requests = { sizes = [...], connections = N }` with `N >= 2`.
+    #[serde(rename = "requests")]
+    ShortConnections {
+        /// Response size of each request.
+        sizes: Vec<ByteSize>,
+        /// Number of successive connections.
+        connections: usize,
+    },
     /// Chunked video streaming (XLINK): the client is a player fetching
     /// chunks one stream each while its buffer is below a target; see
     /// [`crate::video`].
@@ -126,6 +147,7 @@ pub enum Workload {
 #[serde(deny_unknown_fields)]
 struct RequestsToml {
     sizes: Vec<ByteSize>,
+    connections: Option<usize>,
 }
 
 /// The `[workload]` table as written (gives precise errors).
@@ -178,7 +200,13 @@ impl TryFrom<WorkloadToml> for Workload {
     fn try_from(w: WorkloadToml) -> Result<Self, String> {
         match (w.download, w.requests, w.video) {
             (Some(n), None, None) => Ok(Workload::Download(n)),
-            (None, Some(r), None) => Ok(Workload::Requests { sizes: r.sizes }),
+            (None, Some(r), None) => Ok(match r.connections {
+                None | Some(1) => Workload::Requests { sizes: r.sizes },
+                Some(connections) => Workload::ShortConnections {
+                    sizes: r.sizes,
+                    connections,
+                },
+            }),
             (None, None, Some(v)) => Ok(Workload::Video(v)),
             _ => Err(
                 "the workload needs exactly one of `download` or `requests` (or `video`)"
@@ -193,8 +221,22 @@ impl Workload {
     pub fn response_sizes(&self) -> Vec<u64> {
         match self {
             Workload::Download(n) => vec![n.bytes()],
-            Workload::Requests { sizes } => sizes.iter().map(|s| s.bytes()).collect(),
+            Workload::Requests { sizes } | Workload::ShortConnections { sizes, .. } => {
+                sizes.iter().map(|s| s.bytes()).collect()
+            }
             Workload::Video(v) => vec![v.chunk_bytes(); v.chunks as usize],
+        }
+    }
+
+    /// For successive connections, the end (exclusive request index) of
+    /// every batch but the last; empty for one connection.
+    pub fn batch_ends(&self) -> Vec<usize> {
+        match self {
+            Workload::ShortConnections { sizes, connections } if *connections > 1 => {
+                let n = sizes.len();
+                (1..*connections).map(|k| k * n / connections).collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -211,6 +253,12 @@ impl fmt::Display for Workload {
             Workload::Requests { sizes } => write!(
                 f,
                 "{} requests, {} in total",
+                sizes.len(),
+                ByteSize(self.total_bytes())
+            ),
+            Workload::ShortConnections { sizes, connections } => write!(
+                f,
+                "{} requests over {connections} successive connections, {} in total",
                 sizes.len(),
                 ByteSize(self.total_bytes())
             ),
@@ -478,7 +526,22 @@ impl Scenario {
                 "must be at least 1us",
             ));
         }
-        if let Workload::Requests { sizes } = &self.workload {
+        if let Workload::ShortConnections { sizes, connections } = &self.workload {
+            let most = sizes.len().min(MAX_CONNECTIONS);
+            if *connections < 2 || *connections > most {
+                return Err(LabError::invalid(
+                    "workload.requests.connections",
+                    format!(
+                        "{connections} connections for {} requests; expected 2..={most} \
+                         (at most one connection per request and {MAX_CONNECTIONS} in all)",
+                        sizes.len()
+                    ),
+                ));
+            }
+        }
+        if let Workload::Requests { sizes } | Workload::ShortConnections { sizes, .. } =
+            &self.workload
+        {
             if sizes.is_empty() || sizes.len() > MAX_REQUESTS {
                 return Err(LabError::invalid(
                     "workload.requests.sizes",

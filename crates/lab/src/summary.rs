@@ -133,6 +133,14 @@ fn path_table(out: &mut String, r: &RunResult) {
         r.paths.iter().map(|p| p.packets_sent).sum::<u64>(),
         r.paths.iter().map(|p| p.packets_lost).sum::<u64>(),
     );
+    if r.connections.len() > 1 {
+        let _ = writeln!(
+            out,
+            "(paths of the first of {} successive connections; ACK and sender figures below \
+             cover all of them)",
+            r.connections.len()
+        );
+    }
 }
 
 fn connection_lines(out: &mut String, r: &RunResult) {

@@ -5,6 +5,13 @@
 //! with that many bytes of a fixed pseudo-random [`pattern`] and FIN. The
 //! client checks every byte against the pattern, so a completed request is
 //! byte-exact.
+//!
+//! With [`ClientApp::set_connection_batches`] the client fetches the
+//! requests over successive short connections, as in the production A/B
+//! test of the SPNS report (seed 000, "network time" of short connections):
+//! batch `k` goes in parallel over connection `k`, which the client closes
+//! once every response of the batch was read, and only then opens
+//! connection `k + 1` (new handshake, new paths).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -99,6 +106,15 @@ fn describe(event: &Event) -> Option<String> {
     })
 }
 
+/// The paths still to open: (interface index, local, remote, attempts).
+fn pending(extra_paths: &[(SocketAddr, SocketAddr)]) -> Vec<(usize, SocketAddr, SocketAddr, u32)> {
+    extra_paths
+        .iter()
+        .enumerate()
+        .map(|(i, (l, r))| (i + 1, *l, *r, 0))
+        .collect()
+}
+
 /// Progress of one request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestState {
@@ -116,6 +132,43 @@ pub struct RequestState {
     pub completed_at: Option<SimTime>,
     /// Why the response is wrong (short, long, corrupted, reset).
     pub error: Option<String>,
+    /// Index of the connection that carries it (0 unless the client uses
+    /// successive connections).
+    pub connection: usize,
+}
+
+impl RequestState {
+    fn new(size: u64) -> Self {
+        Self {
+            size,
+            stream: None,
+            request_written: 0,
+            received: 0,
+            completed_at: None,
+            error: None,
+            connection: 0,
+        }
+    }
+}
+
+/// Timeline of one of the client's connections.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ConnectionTimes {
+    /// When the client started the handshake.
+    pub opened_at: SimTime,
+    /// When the handshake completed.
+    pub established_at: Option<SimTime>,
+    /// When the client closed it (after its last response).
+    pub closed_at: Option<SimTime>,
+}
+
+/// What the client needs to open its next connection.
+#[derive(Debug, Clone)]
+struct Redial {
+    config: mpquic_proto::ClientConfig,
+    local: SocketAddr,
+    remote: SocketAddr,
+    server_name: String,
 }
 
 /// The client side: opens the extra paths, issues the requests, reads and
@@ -147,6 +200,18 @@ pub struct ClientApp {
     /// The player, when the workload is a video ([`ClientApp::enable_video`]).
     pub video: Option<Box<VideoClient>>,
     read_buf: Vec<u8>,
+    /// The extra paths every connection opens after its handshake.
+    extra_paths: Vec<(SocketAddr, SocketAddr)>,
+    /// End (exclusive request index) of each connection's batch but the
+    /// last, which runs to the end of `requests`.
+    batch_ends: Vec<usize>,
+    /// First request of the current connection's batch.
+    batch_start: usize,
+    redial: Option<Box<Redial>>,
+    /// Timeline of every connection opened, in order (the current is last).
+    pub connections: Vec<ConnectionTimes>,
+    /// Figures of the connections already closed, taken when they closed.
+    pub closed_figures: Vec<crate::result::ConnectionFigures>,
 }
 
 impl ClientApp {
@@ -158,24 +223,10 @@ impl ClientApp {
         sizes: &[u64],
         extra_paths: &[(SocketAddr, SocketAddr)],
     ) -> Self {
-        let requests = sizes
-            .iter()
-            .map(|&size| RequestState {
-                size,
-                stream: None,
-                request_written: 0,
-                received: 0,
-                completed_at: None,
-                error: None,
-            })
-            .collect();
+        let requests = sizes.iter().map(|&size| RequestState::new(size)).collect();
         Self {
             handle,
-            pending_paths: extra_paths
-                .iter()
-                .enumerate()
-                .map(|(i, (l, r))| (i + 1, *l, *r, 0))
-                .collect(),
+            pending_paths: pending(extra_paths),
             path_retry_at: None,
             opened_paths: Vec::new(),
             requests,
@@ -189,6 +240,100 @@ impl ClientApp {
             events: Vec::new(),
             video: None,
             read_buf: vec![0; 64 * 1024],
+            extra_paths: extra_paths.to_vec(),
+            batch_ends: Vec::new(),
+            batch_start: 0,
+            redial: None,
+            connections: vec![ConnectionTimes::default()],
+            closed_figures: Vec::new(),
+        }
+    }
+
+    /// Lets the client open further connections with `config` from
+    /// `local` to `remote` (those of its first connection).
+    pub fn set_redial(
+        &mut self,
+        config: mpquic_proto::ClientConfig,
+        local: SocketAddr,
+        remote: SocketAddr,
+        server_name: &str,
+    ) {
+        self.redial = Some(Box::new(Redial {
+            config,
+            local,
+            remote,
+            server_name: server_name.to_owned(),
+        }));
+    }
+
+    /// Splits the requests into successive connections: connection `k`
+    /// carries the requests before `ends[k]` not carried by an earlier
+    /// one; the last connection carries the rest. `ends` must increase and
+    /// stay below the number of requests (each batch non-empty); the
+    /// scenario validates this.
+    pub fn set_connection_batches(&mut self, ends: Vec<usize>) {
+        for (i, r) in self.requests.iter_mut().enumerate() {
+            r.connection = ends.iter().take_while(|&&end| end <= i).count();
+        }
+        self.batch_ends = ends;
+    }
+
+    /// Requests of the current connection.
+    fn batch(&self) -> std::ops::Range<usize> {
+        let k = self.connections.len() - 1;
+        let n = self.requests.len();
+        let end = self.batch_ends.get(k).map_or(n, |&e| e.min(n));
+        self.batch_start.min(end)..end
+    }
+
+    /// Whether the current connection's batch is complete and another
+    /// connection follows.
+    fn batch_done(&self) -> bool {
+        let k = self.connections.len() - 1;
+        k < self.batch_ends.len()
+            && self.requests[self.batch()]
+                .iter()
+                .all(|r| r.completed_at.is_some())
+    }
+
+    /// Closes the current connection (keeping its figures) and opens the
+    /// next one, which sends its batch once established.
+    fn next_connection(&mut self, now: SimTime, endpoint: &mut Endpoint) {
+        let Some(redial) = self.redial.clone() else {
+            self.failure = Some("successive connections need set_redial".to_owned());
+            return;
+        };
+        if let Some(conn) = endpoint.connection_mut(self.handle) {
+            self.closed_figures
+                .push(crate::result::ConnectionFigures::of(conn));
+            conn.close(Timestamp::from_nanos(now), 0, bytes::Bytes::new());
+            endpoint.after_connection_call(self.handle);
+        }
+        if let Some(c) = self.connections.last_mut() {
+            c.closed_at = Some(now);
+        }
+        let next = self.batch().end;
+        let k = self.connections.len();
+        match endpoint.connect(
+            Timestamp::from_nanos(now),
+            &redial.config,
+            redial.local,
+            redial.remote,
+            &redial.server_name,
+        ) {
+            Ok(handle) => {
+                log(&mut self.events, now, format!("connection {k} opened"));
+                self.handle = handle;
+                self.batch_start = next;
+                self.next_to_open = next;
+                self.pending_paths = pending(&self.extra_paths);
+                self.path_retry_at = None;
+                self.connections.push(ConnectionTimes {
+                    opened_at: now,
+                    ..ConnectionTimes::default()
+                });
+            }
+            Err(e) => self.failure = Some(format!("cannot open connection {k}: {e}")),
         }
     }
 
@@ -247,12 +392,18 @@ impl ClientApp {
             return;
         }
         self.established_at.get_or_insert(now);
+        if let Some(c) = self.connections.last_mut() {
+            c.established_at.get_or_insert(now);
+        }
         self.open_paths(now, conn);
         self.request_chunk(now);
         self.issue_requests(conn);
         self.read_responses(now, conn);
         self.update_video(now, conn);
         endpoint.after_connection_call(self.handle);
+        if self.failure.is_none() && self.batch_done() {
+            self.next_connection(now, endpoint);
+        }
     }
 
     fn drain_events(&mut self, now: SimTime, conn: &mut Connection) {
@@ -305,14 +456,7 @@ impl ClientApp {
         v.player.advance_to(now);
         if v.wants_chunk() {
             v.on_request(now);
-            self.requests.push(RequestState {
-                size: v.spec.chunk_bytes(),
-                stream: None,
-                request_written: 0,
-                received: 0,
-                completed_at: None,
-                error: None,
-            });
+            self.requests.push(RequestState::new(v.spec.chunk_bytes()));
         }
     }
 
@@ -328,12 +472,14 @@ impl ClientApp {
     }
 
     fn issue_requests(&mut self, conn: &mut Connection) {
-        while self.next_to_open < self.requests.len() {
+        let batch = self.batch();
+        while self.next_to_open < batch.end {
             let Some(id) = conn.open_bi() else { break };
             self.requests[self.next_to_open].stream = Some(id);
             self.next_to_open += 1;
         }
-        for r in self.requests.iter_mut().filter(|r| r.request_written < 8) {
+        let current = &mut self.requests[batch];
+        for r in current.iter_mut().filter(|r| r.request_written < 8) {
             let Some(id) = r.stream else { break };
             let req = r.size.to_be_bytes();
             while r.request_written < 8 {
@@ -349,7 +495,8 @@ impl ClientApp {
     }
 
     fn read_responses(&mut self, now: SimTime, conn: &mut Connection) {
-        for r in &mut self.requests {
+        let batch = self.batch();
+        for r in &mut self.requests[batch] {
             let Some(id) = r.stream else { break };
             if r.completed_at.is_some() || r.error.is_some() {
                 continue;

@@ -348,3 +348,47 @@ fn sim_command_writes_the_json_result() {
     }
     assert_eq!(v["scenario"]["seed"], 3);
 }
+
+#[test]
+fn successive_connections_parse_split_and_round_trip() {
+    let text = r#"
+        paths = ["rate=20mbit,rtt=40ms"]
+        [workload]
+        requests = { sizes = ["2KB", "4KB", "8KB", "16KB", "32KB"], connections = 2 }
+    "#;
+    let s = parse(text).expect("valid");
+    assert_eq!(
+        s.workload,
+        Workload::ShortConnections {
+            sizes: [2_000, 4_000, 8_000, 16_000, 32_000].map(ByteSize).to_vec(),
+            connections: 2
+        }
+    );
+    // Batches [0, 2) and [2, 5): batch k is sizes[k*n/c .. (k+1)*n/c].
+    assert_eq!(s.workload.batch_ends(), vec![2]);
+    let again = parse(&s.to_toml().expect("toml")).expect("round trip");
+    assert_eq!(again.workload, s.workload);
+    let one = text.replace("connections = 2", "connections = 1");
+    assert!(matches!(
+        parse(&one).expect("valid").workload,
+        Workload::Requests { .. }
+    ));
+}
+
+#[test]
+fn bad_connection_counts_are_named() {
+    let with = |n: &str| {
+        format!(
+            "paths = [\"rate=20mbit,rtt=40ms\"]\n[workload]\n\
+             requests = {{ sizes = [\"2KB\", \"4KB\", \"8KB\"], connections = {n} }}\n"
+        )
+    };
+    for n in ["0", "4"] {
+        let e = error_of(&with(n));
+        assert!(e.contains("workload.requests.connections"), "{n}: {e}");
+    }
+    let e = error_of(&with("-1"));
+    assert!(e.contains("connections"), "{e}");
+    let e = error_of(&with("2, batches = 3"));
+    assert!(e.contains("batches"), "{e}");
+}

@@ -7,6 +7,7 @@ use std::path::Path;
 use mpquic_lab::labcmd::{load_runs, merge, report_dir, run_suite, RunOptions};
 use mpquic_lab::suites;
 use mpquic_lab::suites::spns_vs_mpns::{SpnsVsMpns, DEFAULT_LIMIT};
+use mpquic_lab::suites::SuiteOptions;
 use mpquic_report::{Cell, Table};
 use serde_json::Value;
 
@@ -41,6 +42,7 @@ fn tiny_opts(out: &Path) -> RunOptions {
         out: out.to_path_buf(),
         shard: None,
         progress: false,
+        traces: None,
     }
 }
 
@@ -147,6 +149,16 @@ fn tiny_spns_vs_mpns_end_to_end_and_tables_match_runs() {
         before,
         std::fs::read_to_string(out.join("tables/table1.csv")).expect("csv")
     );
+    // The check can fail: a changed run file no longer matches the table.
+    let path = out
+        .join("runs")
+        .join(format!("t0-spns-l{DEFAULT_LIMIT:02}.json"));
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("run")).expect("json");
+    let ack = v["avg_ack_frame_bytes"].as_f64().expect("ack");
+    v["avg_ack_frame_bytes"] = serde_json::json!(ack * 3.0);
+    std::fs::write(&path, v.to_string()).expect("write");
+    assert!(std::panic::catch_unwind(|| check_table1(&out)).is_err());
 }
 
 #[test]
@@ -170,4 +182,87 @@ fn shards_merge_into_the_full_report() {
     merge(&merged, &dirs).expect("merge");
     assert_eq!(load_runs(&merged).expect("runs").len(), 3);
     check_table1(&merged);
+}
+
+/// The Mahimahi traces shipped beside the repository (`../shared/traces`).
+fn shared_traces() -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    assert!(
+        dir.is_dir(),
+        "{} missing: the Mahimahi test traces live beside the repository",
+        dir.display()
+    );
+    dir
+}
+
+#[test]
+fn spns_vs_mpns_replays_mahimahi_files_on_request() {
+    let traces = shared_traces();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("svm-traces");
+    let suite = SpnsVsMpns {
+        tiny: Some((300_000, 2)),
+    };
+    let mut opts = tiny_opts(&out);
+    opts.traces = Some(traces.clone());
+    run_suite(&suite, &opts).expect("run with traces");
+    let runs = load_runs(&out).expect("runs");
+    assert_eq!(runs.len(), 6);
+    let canonical = traces.canonicalize().expect("canonical");
+    for (id, r) in &runs {
+        assert!(r.completed, "{id}: {:?}", r.outcome);
+        let paths = r.scenario["paths"].to_string();
+        assert!(!paths.contains("gen:"), "{id}: generated trace in {paths}");
+        // Pair k plays trace k on the Wi-Fi-role path and trace k+1 on the
+        // cellular-role path, in name order (no name contains "wifi").
+        let (first, second) = if id.starts_with("t0-") {
+            ("ATT-LTE-driving", "TMobile-LTE-short")
+        } else {
+            ("TMobile-LTE-short", "Verizon-LTE-short")
+        };
+        let p = r.scenario["paths"].as_array().expect("paths");
+        for (spec, name) in p.iter().zip([first, second]) {
+            let spec = spec.as_str().expect("spec");
+            let file = canonical.join(format!("{name}.down"));
+            assert!(spec.contains(&file.display().to_string()), "{id}: {spec}");
+        }
+    }
+    check_table1(&out);
+    let html = std::fs::read_to_string(out.join("index.html")).expect("html");
+    assert!(html.contains("user-supplied Mahimahi traces"));
+    let meta = std::fs::read_to_string(out.join("suite.json")).expect("meta");
+    assert!(meta.contains("traces"), "{meta}");
+}
+
+fn traces_error(suite: &dyn suites::Suite, dir: &Path) -> String {
+    let opts = SuiteOptions {
+        quick: true,
+        seed: 1,
+        traces: Some(dir.to_path_buf()),
+    };
+    match suite.runs_with(&opts) {
+        Ok(runs) => panic!("accepted {} runs", runs.len()),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+#[test]
+fn bad_trace_directories_are_clear_errors() {
+    let svm = SpnsVsMpns::default();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let e = traces_error(&svm, &tmp.path().join("nope"));
+    assert!(e.contains("nope"), "{e}");
+    std::fs::write(tmp.path().join("a.up"), "1\n2\n").expect("write");
+    std::fs::write(tmp.path().join("a.down"), "1\n2\n").expect("write");
+    std::fs::write(tmp.path().join("b.down"), "1\n2\n").expect("write");
+    let e = traces_error(&svm, tmp.path());
+    assert!(
+        e.contains("expected at least two Mahimahi traces") && e.contains("found 1"),
+        "{e}"
+    );
+    std::fs::write(tmp.path().join("b.up"), "not a trace\n").expect("write");
+    let e = traces_error(&svm, tmp.path());
+    assert!(e.contains("b.up"), "{e}");
+    let e = traces_error(&suites::rpc::Rpc::default(), &shared_traces());
+    assert!(e.contains("does not replay trace files"), "{e}");
 }

@@ -44,6 +44,10 @@ pub struct RequestRecord {
     pub received: u64,
     /// Completion time from the start of the run (s).
     pub completion_time_s: Option<f64>,
+    /// Index of the connection that carried it.
+    pub connection: usize,
+    /// When that connection's handshake started (s; 0 for the first).
+    pub connection_start_s: f64,
 }
 
 /// srtt samples of one path: `[time_s, srtt_ms, true_rtt_ms]`.

@@ -20,7 +20,15 @@ use crate::scenario::Scenario;
 
 /// The `mp-vs-sp` suite.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MpVsSp;
+pub struct MpVsSp {
+    /// Test hook: WSP points and download size in bytes (also of the
+    /// handover runs), replacing the quick/full values (for fast
+    /// end-to-end tests).
+    pub tiny: Option<(usize, u64)>,
+}
+
+/// Handover download size (bytes).
+const HANDOVER_BYTES: u64 = 20_000_000;
 
 /// A path spec of the CoNEXT 2017 design space from four unit coordinates.
 pub fn path_spec(u: &[f64]) -> String {
@@ -46,11 +54,12 @@ impl Suite for MpVsSp {
     }
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
-        let (n, bytes, limit_s) = if quick {
-            (16, 2_000_000, 600)
-        } else {
-            (253, 20_000_000, 3600)
+        let (n, bytes, limit_s) = match self.tiny {
+            Some((n, bytes)) => (n, bytes, 600),
+            None if quick => (16, 2_000_000, 600),
+            None => (253, 20_000_000, 3600),
         };
+        let handover_bytes = self.tiny.map_or(HANDOVER_BYTES, |t| t.1);
         let mut out = Vec::new();
         for (i, u) in wsp::design(n, 8, seed).iter().enumerate() {
             let paths = [path_spec(&u[0..4]), path_spec(&u[4..8])];
@@ -89,7 +98,7 @@ impl Suite for MpVsSp {
                 name: &id,
                 seed,
                 paths: p,
-                workload: "download = \"20MB\"".into(),
+                workload: format!("download = \"{handover_bytes}B\""),
                 multipath: mode,
                 cc: "cubic",
                 ack_range_limit: None,

@@ -23,7 +23,11 @@ use crate::scenario::Scenario;
 
 /// The `pn-space-debate` suite.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct PnSpaceDebate;
+pub struct PnSpaceDebate {
+    /// Test hook: WSP points per space and download size in bytes,
+    /// replacing the quick/full values (for fast end-to-end tests).
+    pub tiny: Option<(usize, u64)>,
+}
 
 /// A transport configuration: (design, cc, ACK-range limit, receiver fixes).
 pub type Config = (&'static str, &'static str, usize, bool);
@@ -95,11 +99,11 @@ impl Suite for PnSpaceDebate {
     }
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
-        let (n, bytes) = if quick {
+        let (n, bytes) = self.tiny.unwrap_or(if quick {
             (5, 10_000_000)
         } else {
             (95, 50_000_000)
-        };
+        });
         let mut out = Vec::new();
         for (s, (space, dims)) in SPACES.iter().enumerate() {
             for (i, u) in wsp::design(n, *dims, seed.wrapping_add(s as u64 * 7919))

@@ -1,11 +1,15 @@
 //! `spns-vs-mpns`: the Alibaba SPNS report's Table 1 and Figs. 3–4.
 //!
 //! A GET of 50 MB (quick: 10 MB) over a Wi-Fi-like and an LTE-like path
-//! (the project's generated traces), Cubic and the min-RTT scheduler, with
-//! MPNS and SPNS, and an SPNS Default_Limit sweep. Each condition is run
-//! over several trace pairs (different generator seeds); tables show means.
+//! (the project's generated traces, or with `--traces DIR` the user's
+//! Mahimahi files, see [`super::trace_dir`]), Cubic and the min-RTT
+//! scheduler, with MPNS and SPNS, and an SPNS Default_Limit sweep. Each
+//! condition is run over several trace pairs (different generator seeds,
+//! or different pairings of the user's traces); tables show means.
 
 use std::path::Path;
+
+use anyhow::Context;
 
 use mpquic_report::{Axis, Cell, Plot, PlotKind, Section, Table};
 
@@ -13,7 +17,8 @@ use super::common::{
     config_text, histogram_cdf, mean_of, num, rate_pct, reference_table, run_map, ReportBuilder,
     ReportOutput, RunRecord, RunSpec,
 };
-use super::Suite;
+use super::trace_dir::{mahimahi_pairs, CELLULAR_DELAY, WIFI_DELAY};
+use super::{Suite, SuiteOptions};
 use crate::scenario::Scenario;
 
 /// The SPNS limit that plays "SPNS" in Table 1 (the core's default).
@@ -46,6 +51,16 @@ impl SpnsVsMpns {
     }
 }
 
+/// Whether the runs replayed the generated traces (not `--traces` files):
+/// the scenarios' path specs say `trace=gen:`.
+fn uses_generated_traces(runs: &[(String, RunRecord)]) -> bool {
+    runs.iter().all(|(_, r)| {
+        r.scenario["paths"]
+            .as_array()
+            .is_none_or(|ps| ps.iter().all(|p| p.to_string().contains("trace=gen:")))
+    })
+}
+
 /// Run ID of trace pair `k` with design `mpns` or SPNS limit `l`.
 pub fn run_id(k: usize, limit: Option<usize>) -> String {
     match limit {
@@ -54,24 +69,18 @@ pub fn run_id(k: usize, limit: Option<usize>) -> String {
     }
 }
 
-impl Suite for SpnsVsMpns {
-    fn name(&self) -> &'static str {
-        "spns-vs-mpns"
-    }
-
-    fn description(&self) -> &'static str {
-        "SPNS report Table 1, Figs 3-4: 50 MB GET over Wi-Fi + LTE traces, MPNS vs SPNS, Default_Limit sweep"
-    }
-
-    fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
+impl SpnsVsMpns {
+    /// The runs, with the two path specs of trace pair `k` from `pair_paths`.
+    fn build_runs(
+        &self,
+        quick: bool,
+        seed: u64,
+        pair_paths: impl Fn(usize) -> [String; 2],
+    ) -> Vec<(String, Scenario)> {
         let (bytes, pairs) = self.sizes(quick);
         let mut out = Vec::new();
         for k in 0..pairs {
-            let ts = seed.wrapping_mul(1000).wrapping_add(2 * k as u64);
-            let paths = [
-                format!("trace=gen:wifi:{},delay=10ms,queue=1bdp", ts + 1),
-                format!("trace=gen:lte:{},delay=30ms,queue=1bdp", ts + 2),
-            ];
+            let paths = pair_paths(k);
             let limits = std::iter::once(None).chain(Self::limits(quick).into_iter().map(Some));
             for limit in limits {
                 let id = run_id(k, limit);
@@ -91,18 +100,66 @@ impl Suite for SpnsVsMpns {
         }
         out
     }
+}
+
+impl Suite for SpnsVsMpns {
+    fn name(&self) -> &'static str {
+        "spns-vs-mpns"
+    }
+
+    fn description(&self) -> &'static str {
+        "SPNS report Table 1, Figs 3-4: 50 MB GET over Wi-Fi + LTE traces, MPNS vs SPNS, Default_Limit sweep"
+    }
+
+    fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
+        self.build_runs(quick, seed, |k| {
+            let ts = seed.wrapping_mul(1000).wrapping_add(2 * k as u64);
+            [
+                format!("trace=gen:wifi:{},delay=10ms,queue=1bdp", ts + 1),
+                format!("trace=gen:lte:{},delay=30ms,queue=1bdp", ts + 2),
+            ]
+        })
+    }
+
+    fn runs_with(&self, opts: &SuiteOptions) -> anyhow::Result<Vec<(String, Scenario)>> {
+        let Some(dir) = &opts.traces else {
+            return Ok(self.runs(opts.quick, opts.seed));
+        };
+        let traces = mahimahi_pairs(dir)?;
+        // Load every trace once now: a bad file is one clear error before
+        // anything runs (the suite's scenario builder treats an invalid
+        // scenario as its own bug and panics).
+        for t in &traces {
+            let spec = t.path_spec(WIFI_DELAY);
+            mpquic_netsim::PathSpec::parse(&spec)
+                .and_then(|p| p.resolve())
+                .with_context(|| format!("trace {} in {}", t.name, dir.display()))?;
+        }
+        let n = traces.len();
+        let runs = self.build_runs(opts.quick, opts.seed, |k| {
+            [
+                traces[k % n].path_spec(WIFI_DELAY),
+                traces[(k + 1) % n].path_spec(CELLULAR_DELAY),
+            ]
+        });
+        Ok(runs)
+    }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
         let mut rb = ReportBuilder::new(out_dir)?;
         let mut s1 = Section::new("Table 1: transmission speed, MPNS vs SPNS");
-        s1.paragraphs.push(
-            "Two paths: generated Wi-Fi-like trace (10 ms one-way delay) and LTE-like trace \
-             (30 ms), drop-tail queues of 1 BDP, Cubic, min-RTT scheduler. Speed = bytes / \
-             completion time (kB = 1000 bytes), averaged over the trace pairs; ACK frame size is \
-             the receiver's mean ACK frame size. SPNS uses Default_Limit 32 (the core default). \
-             The paper used recorded office traces, XQUIC and 50 MB."
-                .into(),
-        );
+        let traces = if uses_generated_traces(runs) {
+            "generated Wi-Fi-like trace (10 ms one-way delay) and LTE-like trace (30 ms)"
+        } else {
+            "user-supplied Mahimahi traces (--traces; Wi-Fi role 10 ms one-way delay, cellular \
+             role 30 ms; files in each run's scenario below)"
+        };
+        s1.paragraphs.push(format!(
+            "Two paths: {traces}, drop-tail queues of 1 BDP, Cubic, min-RTT scheduler. Speed = \
+             bytes / completion time (kB = 1000 bytes), averaged over the trace pairs; ACK frame \
+             size is the receiver's mean ACK frame size. SPNS uses Default_Limit 32 (the core \
+             default). The paper used recorded office traces, XQUIC and 50 MB."
+        ));
         let t1 = table1(runs);
         rb.table(&mut s1, "table1", t1.clone())?;
         s1.reference = Some(reference_table(

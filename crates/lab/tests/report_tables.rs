@@ -1,0 +1,488 @@
+//! "No number in a report that is not computed from a run" for the suites
+//! `rpc`, `pn-space-debate`, `mp-vs-sp` and `xlink`: each test runs a tiny
+//! run set of the suite, rebuilds the report through the registry (the
+//! code `mpquic lab report` uses), recomputes every cell of the report's
+//! tables from the run JSON files with this file's own code, and then
+//! shows that the check fails once a run file is changed.
+
+mod table_check;
+
+use std::path::Path;
+
+use mpquic_lab::labcmd::{report_dir, run_suite, RunOptions};
+use mpquic_lab::suites::mp_vs_sp::MpVsSp;
+use mpquic_lab::suites::pn_space_debate::PnSpaceDebate;
+use mpquic_lab::suites::rpc::Rpc;
+use serde_json::Value;
+use table_check::{
+    f, label, mean, num_cell, percentile, rate, read_runs, read_table, tamper, text_cell, Check,
+};
+
+fn tiny_opts(out: &Path) -> RunOptions {
+    RunOptions {
+        quick: true,
+        seed: 5,
+        jobs: 1,
+        out: out.to_path_buf(),
+        shard: None,
+        progress: false,
+        traces: None,
+    }
+}
+
+/// Runs of `runs` whose ID ends with `-TAG`.
+fn tagged<'a>(runs: &'a [(String, Value)], tag: &str) -> Vec<&'a Value> {
+    let suffix = format!("-{tag}");
+    runs.iter()
+        .filter(|(id, _)| id.ends_with(&suffix))
+        .map(|(_, v)| v)
+        .collect()
+}
+
+// ---------------------------------------------------------------- rpc
+
+/// Per completed request of the runs: `(size, network time s)`, network
+/// time counted from the start of its connection's handshake; plus the
+/// number of requests.
+fn rpc_requests(runs: &[&Value]) -> (Vec<(f64, f64)>, usize) {
+    let mut done = Vec::new();
+    let mut all = 0;
+    for r in runs {
+        for q in r["requests"].as_array().expect("requests") {
+            all += 1;
+            let (size, got) = (f(q, "size"), f(q, "received"));
+            if let Some(t) = q["completion_time_s"].as_f64().filter(|_| got >= size) {
+                done.push((size, t - f(q, "connection_start_s")));
+            }
+        }
+    }
+    (done, all)
+}
+
+/// `[network ms, one-second completion %, ACK frame bytes]` of a design.
+fn rpc_design(runs: &[(String, Value)], tag: &str) -> [Option<f64>; 3] {
+    let rs = tagged(runs, tag);
+    let (done, all) = rpc_requests(&rs);
+    let times: Vec<f64> = done.iter().map(|d| d.1 * 1000.0).collect();
+    let within = done.iter().filter(|d| d.1 <= 1.0).count();
+    let acks: Vec<f64> = rs.iter().map(|r| f(r, "avg_ack_frame_bytes")).collect();
+    [
+        mean(&times),
+        (all > 0).then(|| 100.0 * within as f64 / all as f64),
+        mean(&acks),
+    ]
+}
+
+fn check_rpc_comparison(dir: &Path, stem: &str, a: &str, b: &str) -> Check {
+    let runs = read_runs(dir);
+    let t = read_table(dir, stem)?;
+    let (x, y) = (rpc_design(&runs, a), rpc_design(&runs, b));
+    if t.rows.len() != 3 {
+        return Err(format!("{stem}: {} rows", t.rows.len()));
+    }
+    for (row, fig) in t.rows.iter().zip([x, y]) {
+        for (i, e) in fig.iter().enumerate() {
+            num_cell(
+                &row[i + 1],
+                *e,
+                &format!("{stem} {:?} col {}", row[0], i + 1),
+            )?;
+        }
+    }
+    let diff = x[1].zip(y[1]).map(|(p, q)| q - p);
+    num_cell(
+        &t.rows[2][1],
+        rate(x[0], y[0]),
+        &format!("{stem} rate time"),
+    )?;
+    num_cell(&t.rows[2][2], diff, &format!("{stem} completion diff"))?;
+    num_cell(&t.rows[2][3], rate(x[2], y[2]), &format!("{stem} rate ack"))
+}
+
+/// Lower bounds of the Fig. 5a size bins in KB (the last is open).
+const FIG5A_BINS_KB: [f64; 10] = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0];
+
+fn check_rpc_speed_by_bin(dir: &Path) -> Check {
+    let runs = read_runs(dir);
+    let t = read_table(dir, "speed_by_bin")?;
+    if t.rows.len() != FIG5A_BINS_KB.len() {
+        return Err(format!("speed_by_bin: {} rows", t.rows.len()));
+    }
+    for (d, tag) in ["mpns", "spns", "spns-l04"].iter().enumerate() {
+        let (done, _) = rpc_requests(&tagged(&runs, tag));
+        for (b, lo) in FIG5A_BINS_KB.iter().enumerate() {
+            let hi = FIG5A_BINS_KB.get(b + 1).copied().unwrap_or(f64::INFINITY);
+            let speeds: Vec<f64> = done
+                .iter()
+                .filter(|(size, t)| *size >= lo * 1024.0 && *size < hi * 1024.0 && *t > 0.0)
+                .map(|(size, t)| size / t / 1000.0)
+                .collect();
+            let what = format!("speed_by_bin bin {b} design {tag}");
+            num_cell(&t.rows[b][d + 1], mean(&speeds), &what)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_rpc(dir: &Path) -> Check {
+    check_rpc_comparison(dir, "table2", "mpns", "spns")?;
+    check_rpc_comparison(dir, "table3", "mpns", "spns-l04")?;
+    check_rpc_speed_by_bin(dir)
+}
+
+#[test]
+fn rpc_tables_match_runs_of_successive_connections() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("rpc");
+    run_suite(&Rpc { tiny: Some(2) }, &tiny_opts(&out)).expect("run");
+    let runs = read_runs(&out);
+    assert_eq!(runs.len(), 6, "two conditions x three designs");
+    for (id, r) in &runs {
+        assert_eq!(r["completed"].as_bool(), Some(true), "{id}: {}", r["error"]);
+        let conns = r["connections"].as_array().expect("connections");
+        assert_eq!(conns.len(), 4, "{id}: four successive short connections");
+        for w in conns.windows(2) {
+            // Connection k+1 opens only once connection k was closed.
+            assert!(f(&w[1], "opened_s") >= f(&w[0], "closed_s"), "{id}");
+        }
+        let used: std::collections::BTreeSet<u64> = r["requests"]
+            .as_array()
+            .expect("requests")
+            .iter()
+            .map(|q| q["connection"].as_u64().expect("connection"))
+            .collect();
+        assert_eq!(used.len(), 4, "{id}: every connection carries requests");
+    }
+    report_dir(&out).expect("report");
+    check_rpc(&out).unwrap_or_else(|e| panic!("{e}"));
+    tamper(&out, "c00-spns", "/avg_ack_frame_bytes", 3.0);
+    assert!(
+        check_rpc(&out).is_err(),
+        "a changed run must fail the check"
+    );
+}
+
+// ---------------------------------------------------- pn-space-debate
+
+/// Runs of `space` (ID `SPACE` + point number + `-TAG`) for a tag.
+fn space_runs<'a>(runs: &'a [(String, Value)], space: &str, tag: &str) -> Vec<&'a Value> {
+    let suffix = format!("-{tag}");
+    runs.iter()
+        .filter(|(id, _)| {
+            id.strip_prefix(space)
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+                && id.ends_with(&suffix)
+        })
+        .map(|(_, v)| v)
+        .collect()
+}
+
+fn check_space_row(row: &[mpquic_report::Cell], rs: &[&Value], what: &str) -> Check {
+    let completed: Vec<&&Value> = rs
+        .iter()
+        .filter(|r| r["completed"].as_bool() == Some(true))
+        .collect();
+    let times: Vec<f64> = completed
+        .iter()
+        .filter_map(|r| r["completion_time_s"].as_f64())
+        .collect();
+    let ranges: Vec<f64> = rs.iter().map(|r| f(r, "mean_ranges_per_ack")).collect();
+    let retx: Vec<f64> = rs
+        .iter()
+        .map(|r| {
+            let asked = f(r, "bytes_requested");
+            if asked == 0.0 {
+                0.0
+            } else {
+                100.0 * f(r, "retransmitted_bytes") / asked
+            }
+        })
+        .collect();
+    let expected = [
+        Some(rs.len() as f64),
+        Some(completed.len() as f64),
+        percentile(&times, 50.0),
+        percentile(&ranges, 50.0),
+        percentile(&retx, 50.0),
+        retx.iter().copied().reduce(f64::max),
+    ];
+    for (i, e) in expected.iter().enumerate() {
+        num_cell(&row[i + 1], *e, &format!("{what} col {}", i + 1))?;
+    }
+    Ok(())
+}
+
+fn check_pn_space_debate(dir: &Path) -> Check {
+    let runs = read_runs(dir);
+    for space in ["homo", "hetero", "tri"] {
+        let t = read_table(dir, &format!("{space}_summary"))?;
+        let mut covered = 0;
+        for row in &t.rows {
+            let tag = label(&row[0]);
+            let rs = space_runs(&runs, space, &tag);
+            covered += rs.len();
+            check_space_row(row, &rs, &format!("{space} {tag}"))?;
+        }
+        let all = runs.iter().filter(|(id, _)| id.starts_with(space)).count();
+        if covered != all || t.rows.len() != 10 {
+            return Err(format!(
+                "{space}: {} rows cover {covered} of {all} runs",
+                t.rows.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn pn_space_debate_tables_match_runs() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("pn");
+    let suite = PnSpaceDebate {
+        tiny: Some((1, 1_000_000)),
+    };
+    run_suite(&suite, &tiny_opts(&out)).expect("run");
+    let runs = read_runs(&out);
+    assert_eq!(
+        runs.len(),
+        30,
+        "three spaces x one point x ten configurations"
+    );
+    report_dir(&out).expect("report");
+    check_pn_space_debate(&out).unwrap_or_else(|e| panic!("{e}"));
+    let id = runs
+        .iter()
+        .find(|(id, _)| id.starts_with("hetero") && id.ends_with("-spns-cubic-l32"))
+        .map(|(id, _)| id.clone())
+        .expect("hetero run");
+    tamper(&out, &id, "/mean_ranges_per_ack", 5.0);
+    assert!(check_pn_space_debate(&out).is_err());
+}
+
+// ------------------------------------------------------------ mp-vs-sp
+
+fn completed_time(r: Option<&Value>) -> Option<f64> {
+    let r = r.filter(|r| r["completed"].as_bool() == Some(true))?;
+    r["completion_time_s"].as_f64()
+}
+
+fn check_mp_vs_sp(dir: &Path) -> Check {
+    let runs = read_runs(dir);
+    let by_id: std::collections::BTreeMap<&str, &Value> =
+        runs.iter().map(|(id, v)| (id.as_str(), v)).collect();
+    let mut ratios = Vec::new();
+    for (id, mp) in &runs {
+        let Some(point) = id.strip_suffix("-mp").filter(|p| p.starts_with('p')) else {
+            continue;
+        };
+        let single = |k: &str| {
+            completed_time(by_id.get(format!("{point}-{k}").as_str()).copied())
+                .unwrap_or(f64::INFINITY)
+        };
+        let best = single("sp0").min(single("sp1"));
+        ratios.push(
+            completed_time(Some(mp))
+                .filter(|t| *t > 0.0)
+                .map(|t| best / t),
+        );
+    }
+    let values: Vec<f64> = ratios.iter().flatten().copied().collect();
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let faster = values.iter().filter(|v| **v > 1.0).count();
+    let expected = [
+        Some(ratios.len() as f64),
+        Some(ratios.iter().filter(|r| r.is_none()).count() as f64),
+        percentile(&finite, 50.0),
+        mean(&finite),
+        percentile(&finite, 10.0),
+        percentile(&finite, 90.0),
+        (!values.is_empty()).then(|| 100.0 * faster as f64 / values.len() as f64),
+    ];
+    let t = read_table(dir, "ratio_summary")?;
+    for (i, e) in expected.iter().enumerate() {
+        num_cell(&t.rows[0][i], *e, &format!("ratio_summary col {i}"))?;
+    }
+    let h = read_table(dir, "handover")?;
+    let handover: Vec<&(String, Value)> = runs
+        .iter()
+        .filter(|(id, _)| id.starts_with("handover-"))
+        .collect();
+    if h.rows.len() != handover.len() {
+        return Err(format!("handover: {} rows", h.rows.len()));
+    }
+    for (row, (id, r)) in h.rows.iter().zip(handover) {
+        let done = r["completed"].as_bool() == Some(true);
+        text_cell(&row[1], if done { "yes" } else { "no" }, id)?;
+        num_cell(&row[2], completed_time(Some(r)), id)?;
+        num_cell(&row[3], Some(f(r, "goodput_mbps")), id)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn mp_vs_sp_tables_match_runs() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("mpsp");
+    let suite = MpVsSp {
+        tiny: Some((3, 1_000_000)),
+    };
+    run_suite(&suite, &tiny_opts(&out)).expect("run");
+    let runs = read_runs(&out);
+    assert!(runs.len() >= 9, "{} runs", runs.len());
+    report_dir(&out).expect("report");
+    check_mp_vs_sp(&out).unwrap_or_else(|e| panic!("{e}"));
+    tamper(&out, "handover-mp", "/goodput_mbps", 2.0);
+    assert!(check_mp_vs_sp(&out).is_err());
+}
+
+// ---------------------------------------------------------------- xlink
+
+/// Per configuration label (`single`, `vanilla`, `qoe-95-80`, ...), the
+/// `video` sections of its runs (run IDs are `tTRACE-LABEL`).
+fn xlink_groups(runs: &[(String, Value)]) -> std::collections::BTreeMap<String, Vec<&Value>> {
+    let mut m: std::collections::BTreeMap<String, Vec<&Value>> = Default::default();
+    for (id, r) in runs {
+        let (_, label) = id.split_once('-').expect("tTRACE-LABEL");
+        m.entry(label.to_owned()).or_default().push(&r["video"]);
+    }
+    m
+}
+
+/// `(samples below 50 ms, samples, re-injected bytes, stream bytes sent)`.
+fn xlink_low_and_cost(vids: &[&Value]) -> (usize, usize, f64, f64) {
+    let mut out = (0, 0, 0.0, 0.0);
+    for v in vids {
+        let buffer = v["buffer"].as_array().expect("buffer");
+        out.0 += buffer
+            .iter()
+            .filter(|p| p[1].as_f64().expect("level") < 50.0)
+            .count();
+        out.1 += buffer.len();
+        out.2 += f(v, "reinjected_bytes");
+        out.3 += f(v, "stream_bytes_sent");
+    }
+    out
+}
+
+fn check_xlink_summary(
+    dir: &Path,
+    groups: &std::collections::BTreeMap<String, Vec<&Value>>,
+) -> Check {
+    let t = read_table(dir, "summary")?;
+    if t.rows.len() != groups.len() {
+        return Err(format!(
+            "summary: {} rows for {} configurations",
+            t.rows.len(),
+            groups.len()
+        ));
+    }
+    for row in &t.rows {
+        let name = label(&row[0]);
+        let vids = groups
+            .get(&name)
+            .ok_or(format!("summary: unknown row {name}"))?;
+        let rebuffer: Vec<f64> = vids.iter().map(|v| f(v, "rebuffer_rate")).collect();
+        let first: Vec<f64> = vids
+            .iter()
+            .filter_map(|v| v["first_frame_s"].as_f64())
+            .map(|s| s * 1000.0)
+            .collect();
+        let chunks: Vec<f64> = vids
+            .iter()
+            .flat_map(|v| v["chunk_completion_ms"].as_array().expect("chunks").iter())
+            .map(|c| c.as_f64().expect("ms"))
+            .collect();
+        let (_, _, reinjected, sent) = xlink_low_and_cost(vids);
+        let expected = [
+            Some(vids.len() as f64),
+            mean(&rebuffer).map(|r| r * 100.0),
+            mean(&first),
+            percentile(&chunks, 50.0),
+            percentile(&chunks, 95.0),
+            percentile(&chunks, 99.0),
+            Some(100.0 * reinjected / sent.max(1.0)),
+        ];
+        for (i, e) in expected.iter().enumerate() {
+            num_cell(&row[i + 1], *e, &format!("summary {name} col {}", i + 1))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_xlink(dir: &Path) -> Check {
+    let runs = read_runs(dir);
+    let groups = xlink_groups(&runs);
+    check_xlink_summary(dir, &groups)?;
+    let t = read_table(dir, "table2")?;
+    let low_share = |vids: &[&Value]| {
+        let (low, n, _, _) = xlink_low_and_cost(vids);
+        low as f64 / n.max(1) as f64
+    };
+    let base = groups.get("vanilla").map(|v| low_share(v));
+    if t.rows.len() != groups.len() {
+        return Err(format!("table2: {} rows", t.rows.len()));
+    }
+    for row in &t.rows {
+        let name = label(&row[0]);
+        let vids = groups
+            .get(&name)
+            .ok_or(format!("table2: unknown row {name}"))?;
+        let share = low_share(vids);
+        let (_, _, reinjected, sent) = xlink_low_and_cost(vids);
+        let reduction = base.filter(|b| *b > 0.0).map(|b| (b - share) / b * 100.0);
+        num_cell(&row[1], Some(share * 100.0), &format!("table2 {name} low"))?;
+        num_cell(&row[2], reduction, &format!("table2 {name} reduction"))?;
+        num_cell(
+            &row[3],
+            Some(100.0 * reinjected / sent.max(1.0)),
+            &format!("table2 {name} cost"),
+        )?;
+    }
+    Ok(())
+}
+
+/// The xlink suite's own run list simulates its vanilla runs first to set
+/// the QoE thresholds (minutes even in quick mode), so this test builds a
+/// tiny run set with the same scenario builder: one trace, four chunks,
+/// single path, vanilla, re-injection always, QoE (95, 80) — and has the
+/// registry's xlink report read it, as `mpquic lab report` would.
+#[test]
+fn xlink_tables_match_runs() {
+    use mpquic_lab::video::{xlink_scenario, XlinkScheme};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("xlink");
+    std::fs::create_dir_all(out.join("runs")).expect("runs dir");
+    let (trace, chunks) = (101, 4);
+    let vanilla =
+        mpquic_lab::run(&xlink_scenario(trace, chunks, XlinkScheme::Vanilla)).expect("run");
+    let ptl: Vec<f64> = vanilla
+        .video
+        .as_ref()
+        .expect("video")
+        .play_time_left_ms()
+        .collect();
+    let mut results = vec![("vanilla".to_owned(), vanilla)];
+    for (label, scheme) in [
+        ("single", XlinkScheme::SinglePath),
+        ("always", XlinkScheme::Always),
+        ("qoe-95-80", XlinkScheme::qoe_at(95.0, 80.0, &ptl)),
+    ] {
+        let r = mpquic_lab::run(&xlink_scenario(trace, chunks, scheme)).expect("run");
+        results.push((label.to_owned(), r));
+    }
+    for (label, r) in &results {
+        let path = out.join("runs").join(format!("t{trace}-{label}.json"));
+        std::fs::write(path, serde_json::to_string_pretty(r).expect("json")).expect("write");
+    }
+    let meta = serde_json::json!({"suite": "xlink", "quick": true, "seed": 1});
+    std::fs::write(out.join("suite.json"), meta.to_string()).expect("suite.json");
+    report_dir(&out).expect("report");
+    check_xlink(&out).unwrap_or_else(|e| panic!("{e}"));
+    tamper(
+        &out,
+        &format!("t{trace}-vanilla"),
+        "/video/first_frame_s",
+        2.0,
+    );
+    assert!(check_xlink(&out).is_err());
+}
