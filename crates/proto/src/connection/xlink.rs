@@ -10,13 +10,14 @@ use mpquic_wire::frame::{Frame, QoeSignal};
 use super::{Connection, Transmit};
 use crate::crypto::Epoch;
 use crate::path::PathId;
+use crate::recovery::{Ledger, SentPacket};
 use crate::reinjection::ReinjectionContext;
 use crate::streams::SentStreamFrames;
 use crate::time::{Duration, Timestamp};
 
 /// Stream bytes below this offset count as the first frame of a video (first-frame acceleration).
 pub const FIRST_FRAME_BYTES: u64 = 64 * 1024;
-/// Outstanding packets examined per re-injection attempt (bounds the cost of a send call).
+/// Not-yet-copied packets considered per re-injection attempt (bounds the policy calls per send).
 const REINJECTION_SCAN: usize = 64;
 
 /// The player state a client reports (XLINK §4.2).
@@ -121,13 +122,18 @@ impl Connection {
             .qoe
             .peer
             .map(|s| Duration::from_millis(s.play_time_left_ms));
-        let sources: Vec<PathId> = self.paths.keys().copied().collect();
-        for source in sources {
-            let Some(target) = self.best_other_path(&views, source) else {
+        // MP-HoL blocking (XLINK §3, Fig. 6) is the tail stuck on the slowest path: its copies get
+        // the other paths' window first, before the faster paths' tails are duplicated.
+        let sources = slowest_first(
+            self.paths
+                .keys()
+                .map(|&id| (self.estimated_delivery(now, id), id))
+                .collect(),
+        );
+        for (est_current, source) in sources {
+            let Some((target, est_other)) = self.best_other_path(now, &views, source) else {
                 continue;
             };
-            let est_current = self.estimated_delivery(source);
-            let est_other = self.estimated_delivery(target);
             let Some(copy) = self.pick_tail_packet(source, |stream_start| ReinjectionContext {
                 play_time_left,
                 est_delivery_current: est_current,
@@ -164,10 +170,7 @@ impl Connection {
     ) -> Option<SentStreamFrames> {
         let path = self.paths.get_mut(&source)?;
         let ledger = &mut path.ledgers[Epoch::Data.index()];
-        for (_, packet) in ledger.outstanding_mut().take(REINJECTION_SCAN) {
-            if packet.reinjected || packet.frames.streams.stream.is_empty() {
-                continue;
-            }
+        for packet in tail_candidates(ledger) {
             let stream_start = packet
                 .frames
                 .streams
@@ -190,27 +193,147 @@ impl Connection {
         None
     }
 
-    /// The usable path other than `source` that can send now with the lowest estimated delivery.
+    /// The usable path other than `source` that can send now with the lowest estimated delivery,
+    /// with that estimate.
     fn best_other_path(
         &self,
+        now: Timestamp,
         views: &[crate::scheduler::PathView],
         source: PathId,
-    ) -> Option<PathId> {
+    ) -> Option<(PathId, Duration)> {
         views
             .iter()
             .filter(|v| v.id != source && v.usable && v.can_send)
-            .min_by_key(|v| self.estimated_delivery(v.id))
-            .map(|v| v.id)
+            .map(|v| (v.id, self.estimated_delivery(now, v.id)))
+            .min_by_key(|&(id, est)| (est, id))
     }
 
-    /// One-way delivery estimate of new data on a path: half an RTT plus the queue ahead of it
-    /// (bytes in flight drained at cwnd per RTT).
-    fn estimated_delivery(&self, id: PathId) -> Duration {
+    /// One-way delivery estimate of data sent now on a path (see [`delivery_estimate`]).
+    fn estimated_delivery(&self, now: Timestamp, id: PathId) -> Duration {
         let Some(p) = self.paths.get(&id) else {
             return Duration::MAX;
         };
-        let srtt = p.rtt.smoothed();
-        let queue = srtt.mul_f64(p.bytes_in_flight() as f64 / p.cc.window().max(1) as f64);
-        srtt / 2 + queue
+        let oldest = p.ledgers[Epoch::Data.index()]
+            .outstanding()
+            .find(|(_, s)| s.in_flight)
+            .map(|(_, s)| now.saturating_duration_since(s.time_sent));
+        delivery_estimate(p.rtt.smoothed(), p.bytes_in_flight(), p.cc.window(), oldest)
+    }
+}
+
+/// One-way delivery estimate of data sent now on a path: half an RTT plus the queue ahead of it
+/// (`in_flight` bytes drained at `cwnd` per RTT).
+///
+/// A path whose capacity dropped to near zero stops producing RTT samples, so its smoothed RTT
+/// stays stale while its data waits. The age of its oldest unacknowledged packet bounds the
+/// delivery from below: that packet has been on its way for at least `age - srtt/2` (its ACK
+/// needs about half an RTT back), and new data queues behind it. Without this bound XLINK's
+/// comparison of the delivery time on the current path with the other path's (Alg. 1) never sees
+/// the stall that causes the multipath head-of-line blocking it is meant to cut.
+fn delivery_estimate(
+    srtt: Duration,
+    in_flight: u64,
+    cwnd: u64,
+    oldest_unacked_age: Option<Duration>,
+) -> Duration {
+    let queue = srtt.mul_f64(in_flight as f64 / cwnd.max(1) as f64);
+    let stalled = oldest_unacked_age.map_or(Duration::ZERO, |age| age.saturating_sub(srtt / 2));
+    (srtt / 2 + queue).max(stalled)
+}
+
+/// Source paths in re-injection order: slowest estimated delivery first. Multipath
+/// head-of-line blocking (XLINK §3, Fig. 6) is the tail stuck on the slow path, so its copies
+/// must get the faster paths' congestion window before the fast path's own tail is duplicated
+/// onto the slow one (each call sends one copy, and the window room runs out).
+fn slowest_first(mut paths: Vec<(Duration, PathId)>) -> Vec<(Duration, PathId)> {
+    paths.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    paths
+}
+
+/// The packets of a path's ledger that may still be re-injected, oldest first: not yet copied
+/// and carrying stream data, at most [`REINJECTION_SCAN`] of them. Already-copied packets are
+/// skipped *before* the limit applies, so once the oldest packets were copied the younger part
+/// of a long tail is still reached.
+fn tail_candidates(ledger: &mut Ledger) -> impl Iterator<Item = &mut SentPacket> {
+    ledger
+        .outstanding_mut()
+        .map(|(_, p)| p)
+        .filter(|p| !p.reinjected && !p.frames.streams.stream.is_empty())
+        .take(REINJECTION_SCAN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sent_frames::SentFrames;
+    use crate::streams::StreamChunk;
+    use mpquic_wire::stream_id::StreamId;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn delivery_estimate_sees_a_stalled_path() {
+        // Healthy: half an RTT plus a full window queued (in flight = cwnd).
+        assert_eq!(
+            delivery_estimate(ms(80), 30_000, 30_000, Some(ms(70))),
+            ms(120)
+        );
+        assert_eq!(delivery_estimate(ms(80), 0, 30_000, None), ms(40));
+        // Capacity fell to near zero 900 ms ago: srtt is stale, the oldest packet is not.
+        assert_eq!(
+            delivery_estimate(ms(80), 30_000, 30_000, Some(ms(900))),
+            ms(860)
+        );
+        // So a 20 ms path now beats it, where the stale srtt said otherwise.
+        assert!(delivery_estimate(ms(20), 60_000, 60_000, Some(ms(20))) < ms(120));
+    }
+
+    #[test]
+    fn the_slowest_source_is_rescued_first() {
+        let order = slowest_first(vec![(ms(30), 0), (ms(860), 1), (ms(30), 2)]);
+        let ids: Vec<PathId> = order.iter().map(|&(_, id)| id).collect();
+        assert_eq!(ids, vec![1, 0, 2]);
+    }
+
+    fn stream_packet(pn: u64, offset: u64) -> SentPacket {
+        let mut frames = SentFrames::default();
+        frames.streams.stream.push(StreamChunk {
+            id: StreamId(1),
+            offset,
+            len: 1000,
+            fin: false,
+        });
+        SentPacket {
+            pn,
+            space: crate::space::SpaceId::Data(0),
+            time_sent: Timestamp::from_nanos(pn * 1_000_000),
+            size: 1100,
+            ack_eliciting: true,
+            in_flight: true,
+            delivery: Default::default(),
+            frames,
+            reinjected: false,
+        }
+    }
+
+    #[test]
+    fn copied_packets_do_not_hide_the_rest_of_a_long_tail() {
+        let mut ledger = Ledger::default();
+        let n = REINJECTION_SCAN as u64 + 10;
+        for pn in 0..n {
+            ledger.on_sent(stream_packet(pn, pn * 1000));
+        }
+        // An ACK-only packet in between carries nothing to copy.
+        ledger.on_sent(SentPacket {
+            frames: SentFrames::default(),
+            ..stream_packet(n, 0)
+        });
+        for p in tail_candidates(&mut ledger).take(REINJECTION_SCAN) {
+            p.reinjected = true;
+        }
+        let rest: Vec<u64> = tail_candidates(&mut ledger).map(|p| p.pn).collect();
+        assert_eq!(rest, (REINJECTION_SCAN as u64..n).collect::<Vec<_>>());
     }
 }
