@@ -401,9 +401,12 @@ impl Connection {
         sent: &mut crate::sent_frames::SentFrames,
         multipath: bool,
     ) {
-        let ids: Vec<PathId> = self.local_cids.keys().copied().collect();
-        for id in ids {
-            let pool = self.local_cids.get_mut(&id).expect("key from map");
+        // Runs for every packet: look only at pools with something queued.
+        let reset_key = &self.reset_key;
+        for (&id, pool) in self.local_cids.iter_mut() {
+            if !pool.has_pending() {
+                continue;
+            }
             for seq in pool.take_pending() {
                 let Some(&cid) = pool.get(seq) else { continue };
                 let frame = Frame::NewConnectionId(NewConnectionId {
@@ -412,7 +415,7 @@ impl Connection {
                     sequence: seq,
                     retire_prior_to: pool.retire_prior_to(),
                     cid,
-                    reset_token: reset_token_for(&self.reset_key, &cid),
+                    reset_token: reset_token_for(reset_key, &cid),
                 });
                 if packet.len() + frame.encoded_len() > limit {
                     pool.requeue(seq);
@@ -425,9 +428,10 @@ impl Connection {
                 });
             }
         }
-        let ids: Vec<PathId> = self.remote_cids.keys().copied().collect();
-        for id in ids {
-            let pool = self.remote_cids.get_mut(&id).expect("key from map");
+        for (&id, pool) in self.remote_cids.iter_mut() {
+            if !pool.has_pending_retire() {
+                continue;
+            }
             for seq in pool.take_pending_retire() {
                 let frame = Frame::RetireConnectionId {
                     path_id: (multipath && id != 0).then_some(u64::from(id)),

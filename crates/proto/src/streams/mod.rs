@@ -44,7 +44,9 @@ pub mod send_buffer;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 
 use mpquic_wire::stream_id::{Dir, Side, StreamId};
 use mpquic_wire::transport_params::TransportParameters;
@@ -303,8 +305,8 @@ struct PeerStreamLimits {
 pub struct Streams {
     side: Side,
     config: StreamsConfig,
-    send: HashMap<StreamId, SendStream>,
-    recv: HashMap<StreamId, RecvStream>,
+    send: FxHashMap<StreamId, SendStream>,
+    recv: FxHashMap<StreamId, RecvStream>,
     /// Indexed by `Dir as usize`.
     local: [LocalStreams; 2],
     remote: [RemoteStreams; 2],
@@ -343,8 +345,8 @@ impl Streams {
             side,
             conn_window: RecvWindow::new(config.max_data, config.max_window),
             config,
-            send: HashMap::new(),
-            recv: HashMap::new(),
+            send: FxHashMap::default(),
+            recv: FxHashMap::default(),
             local: Default::default(),
             remote,
             peer_limits: PeerStreamLimits::default(),
