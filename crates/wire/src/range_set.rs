@@ -110,6 +110,16 @@ impl RangeSet {
             .is_some_and(|(_, &end)| end > v)
     }
 
+    /// Whether any value of `x` is in the set (O(log n)).
+    pub fn intersects(&self, x: Range<u64>) -> bool {
+        !x.is_empty()
+            && self
+                .0
+                .range(..x.end)
+                .next_back()
+                .is_some_and(|(_, &end)| end > x.start)
+    }
+
     /// The smallest value in the set.
     pub fn min(&self) -> Option<u64> {
         self.0.first_key_value().map(|(&s, _)| s)
@@ -259,6 +269,16 @@ mod tests {
         prop_assert_eq!(set.max(), model.last().copied());
         prop_assert_eq!(set.elements_count(), model.len() as u64);
         prop_assert_eq!(set.is_empty(), model.is_empty());
+        for (a, len) in [(0u64, 5u64), (7, 1), (50, 30), (150, 0), (199, 3)] {
+            let want = model.range(a..a + len).next().is_some();
+            prop_assert_eq!(
+                set.intersects(a..a + len),
+                want,
+                "intersects {}..{}",
+                a,
+                a + len
+            );
+        }
         // Canonical: disjoint, non-adjacent, non-empty, ascending.
         let ranges: Vec<_> = set.iter().collect();
         for w in ranges.windows(2) {

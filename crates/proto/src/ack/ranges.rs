@@ -58,7 +58,7 @@ fn lowest_first(
         if count == hard_limit {
             break;
         }
-        if new.iter().any(|n| n.start < r.end && n.end > r.start) {
+        if new.intersects(r.clone()) {
             keep[i] = true;
             count += 1;
         }
@@ -97,7 +97,7 @@ fn last_range_with_new_packet(all: &[Range<u64>], record: &ReceiveRecord) -> Opt
     let new = record.newly_received();
     let lowest_new = new.min()?;
     all.iter()
-        .rposition(|r| r.end > lowest_new && new.iter().any(|n| n.start < r.end && n.end > r.start))
+        .rposition(|r| r.end > lowest_new && new.intersects(r.clone()))
 }
 
 #[cfg(test)]

@@ -49,7 +49,10 @@ impl ReceiveRecord {
             }
         }
         while self.to_ack.len() > MAX_TO_ACK_RANGES {
-            self.to_ack.pop_min();
+            if let Some(r) = self.to_ack.pop_min() {
+                // Never to be acknowledged now: not "new" either (keeps the set bounded).
+                self.newly_received.remove(0..r.end);
+            }
         }
         out_of_order
     }
@@ -96,6 +99,7 @@ impl ReceiveRecord {
     pub fn on_ack_acked(&mut self, low: u64, high: u64) {
         if high > low {
             self.to_ack.remove(low..high);
+            self.newly_received.remove(low..high);
         }
     }
 }
