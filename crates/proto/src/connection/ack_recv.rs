@@ -1,8 +1,6 @@
 //! Processing received ACK / PATH_ACK frames: which packets are acknowledged, RTT samples per
 //! path, congestion-controller feedback, and loss detection (RFC 9002 §5–7; Alibaba report §2.1).
 
-use std::collections::BTreeMap;
-
 use mpquic_wire::error::TransportErrorCode;
 use mpquic_wire::frame::AckFrame;
 
@@ -73,14 +71,16 @@ impl Connection {
             self.stats.spurious_losses += 1;
         }
         let ack_delay = self.decode_ack_delay(epoch, ack.ack_delay);
-        let mut by_path: BTreeMap<PathId, Vec<u64>> = BTreeMap::new();
-        for (_, path, seq) in acked {
-            by_path.entry(path).or_default().push(seq);
-        }
+        // Grouped by path (one ledger each), in path order; within a path in ACK order (stable).
+        acked.sort_by_key(|&(_, path, _)| path);
         // RFC 9002 §A.7 order: remove acknowledged packets, update RTTs, then detect losses and
         // inform the controllers.
-        let mut outcomes = Vec::with_capacity(by_path.len());
-        for (path, seqs) in by_path {
+        let mut outcomes = Vec::new();
+        let mut seqs = Vec::with_capacity(acked.len());
+        for group in acked.chunk_by(|a, b| a.1 == b.1) {
+            let path = group[0].1;
+            seqs.clear();
+            seqs.extend(group.iter().map(|&(_, _, seq)| seq));
             if let Some(outcome) = self.remove_acked(now, epoch, space, path, &seqs) {
                 outcomes.push((path, outcome));
             }
