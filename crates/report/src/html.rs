@@ -144,7 +144,7 @@ pub struct Section {
     pub figures: Vec<Figure>,
     /// The paper's numbers, shown side by side with our tables.
     pub reference: Option<Table>,
-    /// Configuration and seed of the run, shown verbatim in a `<pre>`.
+    /// Configuration and seed of the run, shown verbatim in a collapsed `<pre>`.
     pub config: Option<String>,
 }
 
@@ -187,9 +187,12 @@ impl Section {
             out.push_str("</div>\n");
         }
         if let Some(config) = &self.config {
+            // Collapsed: a suite's configuration lists every run and would push the plots
+            // far down the page.
             let _ = write!(
                 out,
-                "<div class=\"config\"><h3>Configuration and seed</h3>\n<pre>{}</pre></div>\n",
+                "<details class=\"config\"><summary>Configuration and seed ({} lines)</summary>\n<pre>{}</pre></details>\n",
+                config.lines().count(),
                 escape(config)
             );
         }

@@ -125,6 +125,7 @@ fn report_references_existing_figures() {
     assert!(refs >= 4, "expected svg+png references, got {refs}");
     assert!(html.contains("figure file not found: missing.svg"));
     assert!(html.contains("<pre>seed = 7"));
+    assert!(html.contains("<summary>Configuration and seed ("));
     assert!(html.contains("Paper (reference)"));
     assert!(html.contains("href=\"#sec-2\""));
 }
