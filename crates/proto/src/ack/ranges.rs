@@ -19,11 +19,14 @@ pub fn select_ranges(
     config: &AckConfig,
 ) -> (Vec<RangeInclusive<u64>>, Reported) {
     let hard_limit = config.max_range_limit.max(1);
-    let all: Vec<Range<u64>> = record.ack_ranges_desc(largest).collect();
-    let inclusive = |v: &[Range<u64>]| v.iter().map(|r| r.start..=r.end - 1).collect::<Vec<_>>();
+    // Built once, in the frame's form; the common case (within the limit) returns it as is.
+    let mut all: Vec<RangeInclusive<u64>> = record
+        .ack_ranges_desc(largest)
+        .map(|r| r.start..=r.end - 1)
+        .collect();
     let default_limit = config.default_range_limit.clamp(1, hard_limit);
     if all.len() <= default_limit {
-        return (inclusive(&all), (0, largest));
+        return (all, (0, largest));
     }
     match config.range_order {
         RangeOrder::HighestFirst => {
@@ -32,7 +35,9 @@ pub fn select_ranges(
                 .max(newest_needed.map_or(0, |i| i + 1))
                 .min(hard_limit);
             // Everything from the lowest included range up to the largest was reported.
-            (inclusive(&all[..count]), (all[count - 1].start, largest))
+            let low = *all[count - 1].start();
+            all.truncate(count);
+            (all, (low, largest))
         }
         RangeOrder::LowestFirst => lowest_first(&all, record, default_limit, hard_limit),
     }
@@ -45,7 +50,7 @@ pub fn select_ranges(
 /// Maximum_Limit): a packet that is never acknowledged is retransmitted for nothing, and on
 /// a path with reordering those are the newest packets in the middle ranges.
 fn lowest_first(
-    all: &[Range<u64>],
+    all: &[RangeInclusive<u64>],
     record: &ReceiveRecord,
     default_limit: usize,
     hard_limit: usize,
@@ -58,7 +63,7 @@ fn lowest_first(
         if count == hard_limit {
             break;
         }
-        if new.intersects(r.clone()) {
+        if new.intersects(half_open(r)) {
             keep[i] = true;
             count += 1;
         }
@@ -76,28 +81,39 @@ fn lowest_first(
         .iter()
         .zip(&keep)
         .filter(|(_, &k)| k)
-        .map(|(r, _)| r.start..=r.end - 1)
+        .map(|(r, _)| r.clone())
         .collect();
     // The completely reported block: the kept run at the bottom when the lowest range is
     // kept, otherwise the kept run at the top.
     let reported = if keep[all.len() - 1] {
         let first = keep.iter().rposition(|&k| !k).map_or(0, |i| i + 1);
-        let high = if first == 0 { u64::MAX } else { all[first].end };
+        let high = if first == 0 {
+            u64::MAX
+        } else {
+            *all[first].end() + 1
+        };
         (0, high)
     } else {
         let run = keep.iter().position(|&k| !k).unwrap_or(all.len());
-        (all[run - 1].start, u64::MAX)
+        (*all[run - 1].start(), u64::MAX)
     };
     (picked, reported)
 }
 
 /// Index (in descending order) of the lowest range that holds a packet received since the last
 /// ACK: a range that must be reported so the new packet is acknowledged.
-fn last_range_with_new_packet(all: &[Range<u64>], record: &ReceiveRecord) -> Option<usize> {
+fn last_range_with_new_packet(
+    all: &[RangeInclusive<u64>],
+    record: &ReceiveRecord,
+) -> Option<usize> {
     let new = record.newly_received();
     let lowest_new = new.min()?;
     all.iter()
-        .rposition(|r| r.end > lowest_new && new.intersects(r.clone()))
+        .rposition(|r| *r.end() >= lowest_new && new.intersects(half_open(r)))
+}
+
+fn half_open(r: &RangeInclusive<u64>) -> Range<u64> {
+    *r.start()..*r.end() + 1
 }
 
 #[cfg(test)]
