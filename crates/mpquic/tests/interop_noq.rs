@@ -24,7 +24,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use common::{
-    addr, client_config, payload, quinn_configs, root_with, transport, within, MB, TEST_TIMEOUT,
+    addr, connect_from, payload, quinn_configs, root_with, server_endpoint, transport, within, MB,
+    TEST_TIMEOUT,
 };
 use mpquic::{hq, Design, Endpoint, MultipathMode, PathEvent, SchedulerKind, TransportConfig};
 use tokio::io::AsyncWriteExt;
@@ -105,16 +106,7 @@ async fn our_client(
     server: SocketAddr,
     transport: TransportConfig,
 ) -> (Endpoint, mpquic::Connection) {
-    let client =
-        Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
-    let conn = within(
-        "handshake",
-        client
-            .connect(server, "localhost", client_config(transport))
-            .expect("connect"),
-    )
-    .await
-    .expect("handshake with noq");
+    let (client, conn) = connect_from(&["127.0.0.1:0", "127.0.0.2:0"], server, transport).await;
     assert_eq!(conn.alpn_protocol().as_deref(), Some(hq::ALPN));
     (client, conn)
 }
@@ -330,13 +322,7 @@ fn our_server(
     root: Arc<std::path::PathBuf>,
     transport: TransportConfig,
 ) -> (Endpoint, mpsc::UnboundedReceiver<mpquic::Connection>) {
-    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("certificate");
-    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
-    let endpoint = Endpoint::server(
-        mpquic::config::server(tls, transport),
-        &[addr("127.0.0.1:0")],
-    )
-    .expect("bind server");
+    let endpoint = server_endpoint(transport);
     let (tx, rx) = mpsc::unbounded_channel();
     let ep = endpoint.clone();
     tokio::spawn(async move {

@@ -6,9 +6,10 @@ mod common;
 use std::sync::Arc;
 
 use common::{
-    addr, client_config, payload, quinn_configs, root_with, start_server, transport, within, MB,
+    addr, connect_client, payload, quinn_configs, root_with, server_endpoint, start_server,
+    transport, within, MB,
 };
-use mpquic::{hq, Endpoint, MultipathMode};
+use mpquic::{hq, MultipathMode};
 use tokio::io::AsyncWriteExt;
 
 /// A quinn server answering `GET /<n>` with `data` and, on any other first line, reading the
@@ -47,19 +48,7 @@ async fn our_client_downloads_from_quinn_server() {
     common::init_tracing();
     let data = Arc::new(payload(10 * MB, 3));
     let (_quinn, server_addr) = quinn_server(data.clone());
-    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within(
-        "handshake",
-        client
-            .connect(
-                server_addr,
-                "localhost",
-                client_config(transport(MultipathMode::Auto)),
-            )
-            .expect("connect"),
-    )
-    .await
-    .expect("handshake with quinn");
+    let (client, conn) = connect_client(server_addr, transport(MultipathMode::Auto)).await;
     assert_eq!(conn.alpn_protocol().as_deref(), Some(hq::ALPN));
     let mut body = hq::request(&conn, "/file").await.expect("request");
     let got = within("download", body.read_to_end(20 * MB))
@@ -79,19 +68,7 @@ async fn our_client_downloads_from_quinn_server() {
 async fn our_client_uploads_to_quinn_server() {
     let data = payload(10 * MB, 4);
     let (_quinn, server_addr) = quinn_server(Arc::new(Vec::new()));
-    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within(
-        "handshake",
-        client
-            .connect(
-                server_addr,
-                "localhost",
-                client_config(transport(MultipathMode::Auto)),
-            )
-            .expect("connect"),
-    )
-    .await
-    .expect("handshake with quinn");
+    let (_client, conn) = connect_client(server_addr, transport(MultipathMode::Auto)).await;
     let (mut send, mut recv) = conn.open_bi().await.expect("open");
     within("upload", async {
         send.write_all(&data).await.expect("write");
@@ -156,13 +133,7 @@ async fn quinn_client_downloads_from_our_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quinn_client_uploads_to_our_server() {
     let data = payload(10 * MB, 6);
-    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("cert");
-    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
-    let server = Endpoint::server(
-        mpquic::config::server(tls, transport(MultipathMode::Auto)),
-        &[addr("127.0.0.1:0")],
-    )
-    .expect("bind");
+    let server = server_endpoint(transport(MultipathMode::Auto));
     let server_addr = server.local_addr();
     let receiver = tokio::spawn(async move {
         let conn = server.accept().await.expect("incoming");

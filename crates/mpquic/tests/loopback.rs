@@ -3,7 +3,8 @@
 mod common;
 
 use common::{
-    addr, client_config, connect_client, payload, root_with, start_server, transport, within, MB,
+    addr, client_config, connect_client, payload, root_with, server_endpoint, start_server,
+    transport, within, MB,
 };
 use mpquic::{hq, Endpoint, MultipathMode};
 use tokio::io::AsyncWriteExt;
@@ -121,28 +122,10 @@ async fn uploads_ten_megabytes_byte_exact() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_is_reported_to_both_sides() {
     let (_dir, root) = root_with("file.bin", b"x");
-    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("cert");
-    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
-    let server = Endpoint::server(
-        mpquic::config::server(tls, transport(MultipathMode::Auto)),
-        &[addr("127.0.0.1:0")],
-    )
-    .expect("bind");
+    let server = server_endpoint(transport(MultipathMode::Auto));
     drop(root);
     let server_addr = server.local_addr();
-    let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let conn = within(
-        "handshake",
-        client
-            .connect(
-                server_addr,
-                "localhost",
-                client_config(transport(MultipathMode::Auto)),
-            )
-            .expect("connect"),
-    )
-    .await
-    .expect("handshake");
+    let (_client, conn) = connect_client(server_addr, transport(MultipathMode::Auto)).await;
     let accepted = within("accept", server.accept()).await.expect("incoming");
     // A stream waiting for data is woken by the close.
     let (_send, mut recv) = conn.open_bi().await.expect("open");
@@ -179,13 +162,7 @@ async fn close_is_reported_to_both_sides() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_last_handle_closes_the_connection() {
-    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("cert");
-    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
-    let server = Endpoint::server(
-        mpquic::config::server(tls, transport(MultipathMode::Auto)),
-        &[addr("127.0.0.1:0")],
-    )
-    .expect("bind");
+    let server = server_endpoint(transport(MultipathMode::Auto));
     let (client, conn) = connect_client(server.local_addr(), transport(MultipathMode::Auto)).await;
     let accepted = within("accept", server.accept()).await.expect("incoming");
     // A stream round trip first (closing before HANDSHAKE_DONE is covered by

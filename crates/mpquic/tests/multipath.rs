@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::{addr, client_config, payload, root_with, start_server, transport, within, MB};
-use mpquic::{hq, Design, Endpoint, MultipathMode, PathEvent, SchedulerKind, TransportConfig};
+use common::{addr, connect_from, payload, root_with, start_server, transport, within, MB};
+use mpquic::{hq, Design, MultipathMode, PathEvent, SchedulerKind, TransportConfig};
 
 async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     common::init_tracing();
@@ -21,21 +21,13 @@ async fn download_over_two_paths(mode: MultipathMode, design: Design) {
             ..transport(mode)
         },
     );
-    let client =
-        Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
-    let second = client.local_addrs()[1];
-    let conn = within(
-        "handshake",
-        client
-            .connect(
-                server.local_addr(),
-                "localhost",
-                client_config(transport(mode)),
-            )
-            .expect("connect"),
+    let (client, conn) = connect_from(
+        &["127.0.0.1:0", "127.0.0.2:0"],
+        server.local_addr(),
+        transport(mode),
     )
-    .await
-    .expect("handshake");
+    .await;
+    let second = client.local_addrs()[1];
     assert_eq!(conn.design(), Some(design));
     let path = conn.open_path(second).await.expect("open second path");
     within("validation", async {
@@ -95,20 +87,12 @@ async fn spns_download_uses_both_paths() {
 async fn open_path_needs_a_bound_address_and_multipath() {
     let (_dir, root) = root_with("file.bin", b"x");
     let server = start_server(root, transport(MultipathMode::Single));
-    let client =
-        Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind client");
-    let conn = within(
-        "handshake",
-        client
-            .connect(
-                server.local_addr(),
-                "localhost",
-                client_config(transport(MultipathMode::Auto)),
-            )
-            .expect("connect"),
+    let (client, conn) = connect_from(
+        &["127.0.0.1:0", "127.0.0.2:0"],
+        server.local_addr(),
+        transport(MultipathMode::Auto),
     )
-    .await
-    .expect("handshake");
+    .await;
     assert_eq!(conn.design(), Some(Design::Single));
     let unbound = addr("127.0.0.3:9");
     assert_eq!(

@@ -53,12 +53,17 @@ pub fn root_with(name: &str, data: &[u8]) -> (tempfile::TempDir, Arc<PathBuf>) {
     (dir, root)
 }
 
-/// Our hq-interop server on 127.0.0.1:0 serving `root`.
-pub fn start_server(root: Arc<PathBuf>, transport: TransportConfig) -> Endpoint {
+/// A server endpoint on 127.0.0.1:0 with a fresh self-signed certificate and ALPN hq-interop;
+/// the test accepts its connections itself.
+pub fn server_endpoint(transport: TransportConfig) -> Endpoint {
     let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
     let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
-    let endpoint = Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")])
-        .expect("bind server");
+    Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")]).expect("bind server")
+}
+
+/// Our hq-interop server on 127.0.0.1:0 serving `root`.
+pub fn start_server(root: Arc<PathBuf>, transport: TransportConfig) -> Endpoint {
+    let endpoint = server_endpoint(transport);
     let ep = endpoint.clone();
     tokio::spawn(async move {
         while let Some(conn) = ep.accept().await {
@@ -108,7 +113,18 @@ pub async fn connect_client(
     server: SocketAddr,
     transport: TransportConfig,
 ) -> (mpquic::Endpoint, mpquic::Connection) {
-    let client = mpquic::Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
+    connect_from(&["127.0.0.1:0"], server, transport).await
+}
+
+/// A client endpoint bound to `locals` (the first carries the handshake) connected (handshake
+/// done) to `server`.
+pub async fn connect_from(
+    locals: &[&str],
+    server: SocketAddr,
+    transport: TransportConfig,
+) -> (mpquic::Endpoint, mpquic::Connection) {
+    let locals: Vec<SocketAddr> = locals.iter().map(|l| addr(l)).collect();
+    let client = mpquic::Endpoint::client(&locals).expect("bind client");
     let conn = within(
         "handshake",
         client
