@@ -441,6 +441,22 @@ async fn noq_client_downloads_from_round_robin_server_over_two_paths() {
 
 /// quinn does not know multipath: our `Auto` client falls back to one path (no path can be
 /// opened) and the transfer works.
+/// Without multipath negotiated a second path cannot be opened; the download works on one path.
+async fn single_path_download(client: &Endpoint, conn: &mpquic::Connection, data: &[u8]) {
+    assert!(matches!(
+        conn.try_open_path(client.local_addrs()[1]),
+        Err(mpquic::OpenPathError::Path(_))
+    ));
+    let mut body = hq::request(conn, "/file.bin").await.expect("request");
+    let got = within("download", body.read_to_end(20 * MB))
+        .await
+        .expect("read");
+    assert!(got == data, "got {} bytes, content differs", got.len());
+    assert_eq!(conn.path_stats().len(), 1);
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_client_against_quinn_uses_one_path() {
     common::init_tracing();
@@ -463,18 +479,7 @@ async fn auto_client_against_quinn_uses_one_path() {
     });
     let (client, conn) = our_client(server_addr, transport(MultipathMode::Auto)).await;
     assert_eq!(conn.design(), Some(Design::Single));
-    assert!(matches!(
-        conn.try_open_path(client.local_addrs()[1]),
-        Err(mpquic::OpenPathError::Path(_))
-    ));
-    let mut body = hq::request(&conn, "/file.bin").await.expect("request");
-    let got = within("download", body.read_to_end(20 * MB))
-        .await
-        .expect("read");
-    assert!(got == *data, "got {} bytes, content differs", got.len());
-    assert_eq!(conn.path_stats().len(), 1);
-    conn.close(0, b"done");
-    within("close", client.wait_idle()).await;
+    single_path_download(&client, &conn, &data).await;
 }
 
 /// Our client in SPNS mode against a multipath noq server: SPNS sends `enable_multipath` = 1
@@ -493,18 +498,7 @@ async fn spns_client_against_noq_falls_back_to_one_path() {
         !noq_conn.is_multipath_enabled(),
         "noq enabled multipath with SPNS"
     );
-    assert!(matches!(
-        conn.try_open_path(client.local_addrs()[1]),
-        Err(mpquic::OpenPathError::Path(_))
-    ));
-    let mut body = hq::request(&conn, "/file.bin").await.expect("request");
-    let got = within("download", body.read_to_end(20 * MB))
-        .await
-        .expect("read");
-    assert!(got == *data, "got {} bytes, content differs", got.len());
-    assert_eq!(conn.path_stats().len(), 1);
-    conn.close(0, b"done");
-    within("close", client.wait_idle()).await;
+    single_path_download(&client, &conn, &data).await;
 }
 
 /// A multipath noq client against our server in SPNS mode: noq sees no `initial_max_path_id`,
