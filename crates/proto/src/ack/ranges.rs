@@ -129,6 +129,16 @@ mod tests {
         rec
     }
 
+    /// An ACK reporting every received packet was sent: nothing is new any more.
+    fn report_all(rec: &mut ReceiveRecord) {
+        let all: Vec<_> = rec
+            .ack_ranges_desc(u64::MAX - 1)
+            .map(|r| r.start..=r.end - 1)
+            .collect();
+        rec.on_ranges_reported(&all);
+        assert!(rec.newly_received().is_empty());
+    }
+
     fn config(default: usize, max: usize, order: RangeOrder) -> AckConfig {
         AckConfig {
             default_range_limit: default,
@@ -157,7 +167,7 @@ mod tests {
     fn default_limit_is_exceeded_only_for_new_packets() {
         // Ranges (descending): 20, 16, 12, 8, 4, 0.
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
-        rec.on_ack_sent();
+        report_all(&mut rec);
         let cfg = config(2, 64, RangeOrder::HighestFirst);
         assert_eq!(select_ranges(&rec, 20, &cfg).0, vec![20..=20, 16..=16]);
         // A newly received packet in an old range must be covered: limit grows to reach it.
@@ -174,7 +184,7 @@ mod tests {
     #[test]
     fn reported_block_excludes_ranges_left_out() {
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
-        rec.on_ack_sent();
+        report_all(&mut rec);
         let (_, reported) = select_ranges(&rec, 20, &config(2, 64, RangeOrder::HighestFirst));
         assert_eq!(
             reported,
@@ -195,7 +205,7 @@ mod tests {
     fn lowest_first_still_covers_new_packets() {
         // Ranges (descending): 20, 16, 12, 8, 4, 0; then 13 arrives late on a slow path.
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
-        rec.on_ack_sent();
+        report_all(&mut rec);
         rec.on_received(13, Timestamp::ZERO);
         let (ranges, reported) = select_ranges(&rec, 20, &config(3, 64, RangeOrder::LowestFirst));
         assert_eq!(ranges, vec![20..=20, 12..=13, 0..=0]);
@@ -219,7 +229,7 @@ mod tests {
     #[test]
     fn lowest_first_keeps_the_first_range() {
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
-        rec.on_ack_sent();
+        report_all(&mut rec);
         let cfg = config(3, 64, RangeOrder::LowestFirst);
         assert_eq!(select_ranges(&rec, 20, &cfg).0, vec![20..=20, 4..=4, 0..=0]);
     }

@@ -75,11 +75,6 @@ impl ReceiveRecord {
         &self.newly_received
     }
 
-    /// An ACK frame for this space was sent.
-    pub fn on_ack_sent(&mut self) {
-        self.newly_received = RangeSet::default();
-    }
-
     /// An ACK frame reporting `ranges` was sent: those packets have been acknowledged once.
     /// Packets it left out stay "newly received" (in SPNS a path's ACK starts at that path's
     /// largest, so packets of faster paths above it are not in the frame and must still be
