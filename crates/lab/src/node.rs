@@ -106,11 +106,9 @@ impl QuicNode {
         rng_seed: [u8; 32],
     ) -> Self {
         let (_, tls) = test_tls_configs(&[ALPN]);
-        let config = ServerConfig {
-            tls,
-            transport: Arc::new(transport),
-            max_connections: 64,
-        };
+        let mut token_rng = <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
+        let mut config = ServerConfig::new(tls, Arc::new(transport), &mut token_rng);
+        config.max_connections = 64;
         let endpoint = Endpoint::new(endpoint_config, Some(Arc::new(config)), rng_seed);
         Self::with_app(endpoint, App::Server(ServerApp::default()))
     }

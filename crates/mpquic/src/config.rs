@@ -4,8 +4,7 @@ use std::sync::Arc;
 
 use crate::{ClientConfig, ServerConfig, TransportConfig};
 
-/// Connections a server keeps open at once unless told otherwise.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+pub use crate::proto::config::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
 
 /// A client configuration from a rustls configuration (TLS 1.3, with ALPN set; see
 /// [`crate::tls::client_config`]) and transport settings.
@@ -17,11 +16,8 @@ pub fn client(tls: Arc<rustls::ClientConfig>, transport: TransportConfig) -> Cli
 }
 
 /// A server configuration from a rustls configuration (see [`crate::tls::server_config`]) and
-/// transport settings, accepting up to [`DEFAULT_MAX_CONNECTIONS`] connections.
+/// transport settings, accepting up to [`DEFAULT_MAX_CONNECTIONS`] connections, with Retry
+/// under load and random token keys (see [`ServerConfig::new`]).
 pub fn server(tls: Arc<rustls::ServerConfig>, transport: TransportConfig) -> ServerConfig {
-    ServerConfig {
-        tls,
-        transport: Arc::new(transport),
-        max_connections: DEFAULT_MAX_CONNECTIONS,
-    }
+    ServerConfig::new(tls, Arc::new(transport), &mut rand::rngs::OsRng)
 }

@@ -71,12 +71,10 @@ fn close_before_handshake_done_reaches_the_server() {
     let client_tls =
         mpquic::tls::client_config(&[b"x"], mpquic::tls::ServerTrust::Insecure).expect("tls");
     let transport = Arc::new(TransportConfig::default());
-    let server_config = mpquic::proto::ServerConfig {
-        tls: server_tls,
-        transport: transport.clone(),
-        max_connections: 4,
-    };
     let mut rng = rand::rngs::OsRng;
+    let mut server_config =
+        mpquic::proto::ServerConfig::new(server_tls, transport.clone(), &mut rng);
+    server_config.max_connections = 4;
     let mut client = Endpoint::new(Arc::new(EndpointConfig::new(&mut rng)), None, [1; 32]);
     let mut server = Endpoint::new(
         Arc::new(EndpointConfig::new(&mut rng)),

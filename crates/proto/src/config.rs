@@ -137,6 +137,111 @@ pub struct ServerConfig {
     pub transport: Arc<TransportConfig>,
     /// Refuse new connections (CONNECTION_REFUSED) when this many are open.
     pub max_connections: usize,
+    /// Handshakes in progress allowed at once (connections not yet confirmed). Beyond it new
+    /// clients are refused with CONNECTION_REFUSED, or asked to Retry under
+    /// [`RetryPolicy::UnderLoad`] (RFC 9000 §8.1.2).
+    pub max_handshakes: usize,
+    /// When to validate a client's address with a Retry before keeping any state for it.
+    pub retry: RetryPolicy,
+    /// Keys sealing Retry and NEW_TOKEN tokens (RFC 9000 §8.1.3–8.1.4).
+    pub token_keys: TokenKeys,
+    /// How long a Retry token is accepted after it was issued.
+    pub retry_token_lifetime: Duration,
+    /// How long a NEW_TOKEN token is accepted after it was issued; zero sends none.
+    pub new_token_lifetime: Duration,
+}
+
+/// Connections a server accepts at once unless told otherwise.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+/// Handshakes a server keeps in progress at once unless told otherwise.
+pub const DEFAULT_MAX_HANDSHAKES: usize = 1_000;
+
+impl ServerConfig {
+    /// A server configuration with defaults: up to [`DEFAULT_MAX_CONNECTIONS`] connections,
+    /// Retry under load (more than half of [`DEFAULT_MAX_HANDSHAKES`] in progress), token keys
+    /// drawn from `rng`.
+    pub fn new(
+        tls: Arc<rustls::ServerConfig>,
+        transport: Arc<TransportConfig>,
+        rng: &mut dyn rand_core::RngCore,
+    ) -> Self {
+        Self {
+            tls,
+            transport,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_handshakes: DEFAULT_MAX_HANDSHAKES,
+            retry: RetryPolicy::UnderLoad {
+                handshakes: DEFAULT_MAX_HANDSHAKES / 2,
+            },
+            token_keys: TokenKeys::random(rng),
+            retry_token_lifetime: Duration::from_secs(10),
+            new_token_lifetime: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// When a server answers an Initial with a Retry (RFC 9000 §8.1.2) instead of creating state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryPolicy {
+    /// Never: every client is accepted on its first Initial (subject to the limits).
+    Never,
+    /// Always: every client without a valid token must prove its address first.
+    Always,
+    /// Only while at least this many handshakes are in progress.
+    UnderLoad { handshakes: usize },
+}
+
+impl std::str::FromStr for RetryPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "never" | "off" => Ok(Self::Never),
+            "always" | "on" => Ok(Self::Always),
+            "auto" | "under-load" => Ok(Self::UnderLoad {
+                handshakes: DEFAULT_MAX_HANDSHAKES / 2,
+            }),
+            _ => Err(format!(
+                "unknown retry policy '{s}' (expected never, always or auto)"
+            )),
+        }
+    }
+}
+
+/// Secret keys authenticating address-validation tokens. Tokens are sealed with `current` and
+/// accepted under `current` or any of `previous`, so an operator can rotate keys without
+/// invalidating tokens already handed out.
+#[derive(Clone)]
+pub struct TokenKeys {
+    pub current: [u8; 32],
+    pub previous: Vec<[u8; 32]>,
+}
+
+impl TokenKeys {
+    /// A fresh random key (tokens do not survive a restart).
+    pub fn random(rng: &mut dyn rand_core::RngCore) -> Self {
+        let mut current = [0u8; 32];
+        rng.fill_bytes(&mut current);
+        Self {
+            current,
+            previous: Vec::new(),
+        }
+    }
+
+    /// Make `key` current, keeping the old current key for validation only.
+    pub fn rotate(&mut self, key: [u8; 32]) {
+        let old = std::mem::replace(&mut self.current, key);
+        self.previous.insert(0, old);
+        self.previous.truncate(3);
+    }
+}
+
+impl std::fmt::Debug for TokenKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenKeys")
+            .field("previous", &self.previous.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Settings of an endpoint (client and server alike).
@@ -149,6 +254,15 @@ pub struct EndpointConfig {
 }
 
 impl EndpointConfig {
+    /// Configuration with the given stateless-reset key (an operator's key, so that a
+    /// restarted server still resets the connections of its previous life: RFC 9000 §10.3.2).
+    pub fn with_reset_key(reset_key: [u8; 32]) -> Self {
+        Self {
+            cid_len: 8,
+            reset_key,
+        }
+    }
+
     /// Configuration with a reset key drawn from `rng`.
     pub fn new(rng: &mut dyn rand_core::RngCore) -> Self {
         let mut reset_key = [0u8; 32];

@@ -18,7 +18,9 @@ pub mod space;
 pub mod streams;
 pub mod time;
 
-pub use config::{ClientConfig, EndpointConfig, MultipathMode, ServerConfig, TransportConfig};
+pub use config::{
+    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys, TransportConfig,
+};
 pub use connection::{Connection, ConnectionError, ConnectionStats, Event, PathEvent, Transmit};
 pub use endpoint::{ConnectionHandle, Endpoint};
 pub use path::{PathId, PathStats};

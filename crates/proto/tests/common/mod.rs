@@ -92,11 +92,8 @@ impl Pair {
             rng.fill(&mut s);
             s
         };
-        let server_config = ServerConfig {
-            tls: server_tls,
-            transport: Arc::new(server_transport),
-            max_connections: 16,
-        };
+        let mut server_config = ServerConfig::new(server_tls, Arc::new(server_transport), &mut rng);
+        server_config.max_connections = 16;
         let client_ep_config = Arc::new(EndpointConfig::new(&mut rng));
         let server_ep_config = Arc::new(EndpointConfig::new(&mut rng));
         let client = Endpoint::new(client_ep_config, None, seed_for(&mut rng));
