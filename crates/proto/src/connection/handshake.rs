@@ -247,7 +247,7 @@ impl Connection {
         }
         self.drive_tls()
             .map_err(|e| TransportError::internal(e.to_string()))?;
-        if self.peer_params.is_none() {
+        if self.peer_params.is_none() && self.peer_params_final() {
             if let Some(raw) = self.tls.peer_transport_params() {
                 let raw = raw.to_vec();
                 self.on_peer_params(&raw)?;
@@ -257,6 +257,20 @@ impl Connection {
             self.on_handshake_complete(now);
         }
         Ok(())
+    }
+
+    /// Whether what TLS reports as the peer's transport parameters are this connection's.
+    ///
+    /// The server reads them from the ClientHello. A client resuming a session gets, from the
+    /// moment it writes its ClientHello, the parameters remembered with the ticket (RFC 9000
+    /// §7.4.1: for 0-RTT only) until the server's EncryptedExtensions replace them; the
+    /// server's new parameters carry this connection's CIDs (§7.3), so reading earlier (e.g.
+    /// after the ServerHello) checks another connection's CIDs. EncryptedExtensions is the first
+    /// Handshake message and the handshake only completes after it, so the client reads them
+    /// once the handshake is complete (before that it sends nothing that needs them: no 0-RTT,
+    /// and 1-RTT keys arrive with the completion).
+    fn peer_params_final(&self) -> bool {
+        self.side == Side::Server || !self.tls.is_handshaking()
     }
 
     /// Move TLS output into CRYPTO send buffers and install keys as TLS produces them.
