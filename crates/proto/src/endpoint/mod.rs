@@ -1,13 +1,21 @@
-//! The endpoint: routes datagrams to connections by connection ID, accepts new connections,
-//! answers unknown versions (RFC 9000 §6) and unknown connection IDs (stateless reset, §10.3).
+//! The endpoint: routes datagrams to connections by connection ID, accepts new connections
+//! (`accept`: authentication, limits, Retry), and answers what no connection owns
+//! (`stateless`: version negotiation, stateless reset, Retry, refusals).
+//!
+//! Every per-datagram operation is O(1) in the number of connections: routing and reset-token
+//! lookups are hash maps, the open and handshaking counts are kept as counters, and each
+//! connection's entry lists its own CIDs and tokens so that removing it touches only those.
+
+mod accept;
+mod stateless;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use mpquic_wire::cid::ConnectionId;
-use mpquic_wire::header::{Header, HeaderError, PacketKind, PartialDecode, SUPPORTED_VERSIONS};
+use mpquic_wire::cid::{ConnectionId, ResetToken};
+use mpquic_wire::header::{HeaderError, PacketKind, PartialDecode};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
@@ -22,18 +30,59 @@ pub struct ConnectionHandle(pub u64);
 
 /// RFC 9000 §14.1: servers only answer Initial datagrams of at least this size.
 const MIN_INITIAL_DATAGRAM: usize = 1200;
+/// Endpoint-generated datagrams waiting to be sent, at most: beyond it stateless answers are
+/// dropped rather than queued (they are responses to unauthenticated input).
+const MAX_OUTBOX: usize = 256;
+/// Peer reset tokens indexed per connection before retired ones are pruned.
+const MAX_TRACKED_PEER_TOKENS: usize = 32;
+
+/// What an endpoint counts, for operators and tests.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Initial datagrams dropped because their first packet did not authenticate.
+    pub unauthenticated_initials: u64,
+    /// Retry packets sent (RFC 9000 §8.1.2).
+    pub retries_sent: u64,
+    /// Connection attempts refused with CONNECTION_REFUSED (limits reached).
+    pub refused: u64,
+    /// Initials whose token failed validation (closed with INVALID_TOKEN when it was a Retry
+    /// token, otherwise treated as having none).
+    pub invalid_tokens: u64,
+    /// Stateless resets sent (RFC 9000 §10.3).
+    pub stateless_resets_sent: u64,
+}
+
+/// A connection and what the endpoint tracks for it.
+struct Entry {
+    conn: Connection,
+    /// Destination CIDs routed to it (removed with it).
+    cids: Vec<ConnectionId>,
+    /// Reset tokens its peer issued (RFC 9000 §10.3.1), indexed in `reset_tokens`.
+    peer_tokens: Vec<ResetToken>,
+    /// Counted in `handshaking`.
+    handshaking: bool,
+    /// Counted in `open`.
+    open: bool,
+}
 
 /// A QUIC endpoint holding all its connections.
 pub struct Endpoint {
     config: Arc<EndpointConfig>,
     server_config: Option<Arc<ServerConfig>>,
     rng: ChaCha20Rng,
-    connections: BTreeMap<ConnectionHandle, Connection>,
+    connections: BTreeMap<ConnectionHandle, Entry>,
     /// Destination CID -> connection and the path the CID belongs to (RFC 10069 §5).
     routes: HashMap<ConnectionId, (ConnectionHandle, PathId)>,
+    /// Peer-issued stateless reset token -> connection.
+    reset_tokens: HashMap<ResetToken, ConnectionHandle>,
+    /// Connections not yet drained.
+    open: usize,
+    /// Server connections whose handshake has not completed.
+    handshaking: usize,
     incoming: VecDeque<ConnectionHandle>,
-    /// Endpoint-generated datagrams (version negotiation, stateless reset).
+    /// Endpoint-generated datagrams (version negotiation, stateless reset, Retry, refusals).
     outbox: VecDeque<(Transmit, Vec<u8>)>,
+    stats: EndpointStats,
     next_handle: u64,
     next_poll: u64,
 }
@@ -42,6 +91,7 @@ impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
             .field("connections", &self.connections.len())
+            .field("handshaking", &self.handshaking)
             .finish_non_exhaustive()
     }
 }
@@ -60,8 +110,12 @@ impl Endpoint {
             rng: ChaCha20Rng::from_seed(rng_seed),
             connections: BTreeMap::new(),
             routes: HashMap::new(),
+            reset_tokens: HashMap::new(),
+            open: 0,
+            handshaking: 0,
             incoming: VecDeque::new(),
             outbox: VecDeque::new(),
+            stats: EndpointStats::default(),
             next_handle: 0,
             next_poll: 0,
         }
@@ -70,6 +124,26 @@ impl Endpoint {
     /// Replace (or remove) the server configuration.
     pub fn set_server_config(&mut self, server_config: Option<Arc<ServerConfig>>) {
         self.server_config = server_config;
+    }
+
+    /// The server configuration, if this endpoint accepts connections.
+    pub fn server_config(&self) -> Option<&Arc<ServerConfig>> {
+        self.server_config.as_ref()
+    }
+
+    /// The endpoint's own configuration (CID length, reset key).
+    pub fn config(&self) -> &Arc<EndpointConfig> {
+        &self.config
+    }
+
+    /// What the endpoint has counted so far.
+    pub fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+
+    /// Connections not yet drained, and of them the server handshakes still in progress.
+    pub fn open_connections(&self) -> (usize, usize) {
+        (self.open, self.handshaking)
     }
 
     /// Start a connection to `remote` from `local`.
@@ -107,25 +181,97 @@ impl Endpoint {
     fn insert(&mut self, conn: Connection) -> ConnectionHandle {
         let handle = ConnectionHandle(self.next_handle);
         self.next_handle += 1;
-        self.connections.insert(handle, conn);
+        self.connections.insert(
+            handle,
+            Entry {
+                conn,
+                cids: Vec::new(),
+                peer_tokens: Vec::new(),
+                handshaking: false,
+                open: false,
+            },
+        );
         self.sync(handle);
         handle
     }
 
-    /// Apply a connection's endpoint events (CID routes, teardown).
+    /// Apply a connection's endpoint events (CID routes, reset tokens, teardown) and update
+    /// the open and handshaking counts.
     fn sync(&mut self, handle: ConnectionHandle) {
-        let Some(conn) = self.connections.get_mut(&handle) else {
+        let Some(entry) = self.connections.get_mut(&handle) else {
             return;
         };
-        while let Some(event) = conn.poll_endpoint_event() {
+        while let Some(event) = entry.conn.poll_endpoint_event() {
             match event {
                 EndpointEvent::NewCid { cid, path, .. } => {
                     self.routes.insert(cid, (handle, path));
+                    entry.cids.push(cid);
                 }
                 EndpointEvent::RetireCid(cid) => {
-                    self.routes.remove(&cid);
+                    if self.routes.get(&cid).is_some_and(|(h, _)| *h == handle) {
+                        self.routes.remove(&cid);
+                    }
+                    entry.cids.retain(|c| *c != cid);
                 }
-                EndpointEvent::Drained => self.routes.retain(|_, (h, _)| *h != handle),
+                EndpointEvent::PeerResetToken(token) => {
+                    if entry.peer_tokens.len() >= MAX_TRACKED_PEER_TOKENS {
+                        // Keep the index to the tokens the connection still honours, so a
+                        // peer churning CIDs cannot grow it without bound.
+                        let conn = &entry.conn;
+                        entry.peer_tokens.retain(|t| {
+                            let live = conn.is_reset_token(&t.0);
+                            if !live && self.reset_tokens.get(t) == Some(&handle) {
+                                self.reset_tokens.remove(t);
+                            }
+                            live
+                        });
+                    }
+                    if !entry.peer_tokens.contains(&token) {
+                        self.reset_tokens.insert(token, handle);
+                        entry.peer_tokens.push(token);
+                    }
+                }
+                EndpointEvent::Drained => {
+                    Self::unroute(&mut self.routes, &mut self.reset_tokens, handle, entry)
+                }
+            }
+        }
+        let open = !entry.conn.is_drained();
+        let handshaking = open && !entry.conn.is_established() && !entry.conn.is_closed();
+        let handshaking = handshaking && entry.conn.side() == mpquic_wire::stream_id::Side::Server;
+        if open != entry.open {
+            entry.open = open;
+            if open {
+                self.open += 1;
+            } else {
+                self.open -= 1;
+            }
+        }
+        if handshaking != entry.handshaking {
+            entry.handshaking = handshaking;
+            if handshaking {
+                self.handshaking += 1;
+            } else {
+                self.handshaking -= 1;
+            }
+        }
+    }
+
+    /// Remove every route and reset token that points at `handle`.
+    fn unroute(
+        routes: &mut HashMap<ConnectionId, (ConnectionHandle, PathId)>,
+        reset_tokens: &mut HashMap<ResetToken, ConnectionHandle>,
+        handle: ConnectionHandle,
+        entry: &mut Entry,
+    ) {
+        for cid in entry.cids.drain(..) {
+            if routes.get(&cid).is_some_and(|(h, _)| *h == handle) {
+                routes.remove(&cid);
+            }
+        }
+        for token in entry.peer_tokens.drain(..) {
+            if reset_tokens.get(&token) == Some(&handle) {
+                reset_tokens.remove(&token);
             }
         }
     }
@@ -151,7 +297,7 @@ impl Endpoint {
         };
         let dcid = first.dcid();
         if let Some(&(handle, path)) = self.routes.get(&dcid) {
-            let conn = self.connections.get_mut(&handle)?;
+            let conn = &mut self.connections.get_mut(&handle)?.conn;
             conn.handle_datagram(now, local, remote, first, rest, Some(path));
             self.sync(handle);
             return Some(handle);
@@ -159,7 +305,7 @@ impl Endpoint {
         match first.kind() {
             PacketKind::Initial => self.accept_initial(now, local, remote, first, rest, len),
             PacketKind::Short => {
-                if let Some(handle) = self.stateless_reset_target(first.packet(), rest.as_deref()) {
+                if let Some(handle) = self.stateless_reset_target(now, first.packet(), &rest) {
                     return Some(handle);
                 }
                 self.send_stateless_reset(local, remote, &dcid, len);
@@ -169,128 +315,30 @@ impl Endpoint {
         }
     }
 
-    fn accept_initial(
-        &mut self,
-        now: Timestamp,
-        local: SocketAddr,
-        remote: SocketAddr,
-        first: PartialDecode,
-        rest: Option<BytesMut>,
-        len: usize,
-    ) -> Option<ConnectionHandle> {
-        let server = self.server_config.clone()?;
-        // RFC 9000 §14.1: drop Initial datagrams below 1200 bytes; §7.2: DCID at least 8 bytes.
-        if len < MIN_INITIAL_DATAGRAM || first.dcid().len() < 8 {
-            return None;
-        }
-        let open = self
-            .connections
-            .values()
-            .filter(|c| !c.is_drained())
-            .count();
-        if open >= server.max_connections {
-            return None;
-        }
-        let client_dcid = first.dcid();
-        let client_scid = first.scid()?;
-        let params = self.connection_params(now, local, remote);
-        let conn = Connection::new_server(&server, client_dcid, client_scid, params).ok()?;
-        let handle = self.insert(conn);
-        // The client keeps using its chosen DCID until it sees our SCID (RFC 9000 §7.2).
-        self.routes.insert(client_dcid, (handle, 0));
-        self.incoming.push_back(handle);
-        let conn = self.connections.get_mut(&handle)?;
-        conn.handle_datagram(now, local, remote, first, rest, Some(0));
-        self.sync(handle);
-        Some(handle)
-    }
-
     /// RFC 9000 §10.3.1: an unroutable datagram whose last 16 bytes equal a reset token the peer
     /// of one of our connections issued is a stateless reset for that connection.
     fn stateless_reset_target(
         &mut self,
+        now: Timestamp,
         first: &[u8],
-        rest: Option<&[u8]>,
+        rest: &Option<BytesMut>,
     ) -> Option<ConnectionHandle> {
+        let rest = rest.as_deref();
         let tail = rest.filter(|r| !r.is_empty()).unwrap_or(first);
         if first.len() + rest.map_or(0, <[u8]>::len) < 21 || tail.len() < 16 {
             return None;
         }
         let mut token = [0u8; 16];
         token.copy_from_slice(&tail[tail.len() - 16..]);
-        let handle = self
-            .connections
-            .iter()
-            .find(|(_, c)| c.is_reset_token(&token))
-            .map(|(h, _)| *h)?;
-        let now = self
-            .connections
-            .get(&handle)
-            .and_then(|c| c.poll_timeout())
-            .unwrap_or_default();
-        self.connections
-            .get_mut(&handle)?
-            .handle_stateless_reset(now);
+        let handle = *self.reset_tokens.get(&ResetToken(token))?;
+        let entry = self.connections.get_mut(&handle)?;
+        // The index may hold tokens of CIDs the peer has since retired: ask the connection.
+        if !entry.conn.is_reset_token(&token) {
+            return None;
+        }
+        entry.conn.handle_stateless_reset(now);
         self.sync(handle);
         Some(handle)
-    }
-
-    fn send_version_negotiation(
-        &mut self,
-        local: SocketAddr,
-        remote: SocketAddr,
-        dcid: ConnectionId,
-        scid: ConnectionId,
-    ) {
-        let mut buf = Vec::new();
-        // RFC 9000 §17.2.1: echo the CIDs swapped; list the versions we support.
-        Header::VersionNegotiation {
-            dcid: scid,
-            scid: dcid,
-            versions: SUPPORTED_VERSIONS.to_vec(),
-        }
-        .encode(0, None, &mut buf);
-        if let Some(first) = buf.first_mut() {
-            *first |= (self.rng.next_u32() as u8) & 0x7f;
-        }
-        let size = buf.len();
-        self.outbox.push_back((
-            Transmit {
-                local,
-                remote,
-                size,
-            },
-            buf,
-        ));
-    }
-
-    /// RFC 9000 §10.3: answer a short-header packet for an unknown CID with a stateless reset
-    /// smaller than it (to avoid loops), if it is large enough to hide the token.
-    fn send_stateless_reset(
-        &mut self,
-        local: SocketAddr,
-        remote: SocketAddr,
-        dcid: &ConnectionId,
-        trigger_len: usize,
-    ) {
-        const MIN_RESET: usize = 21;
-        if trigger_len <= MIN_RESET + 1 || self.outbox.len() > 64 {
-            return;
-        }
-        let size = (trigger_len - 1).min(43);
-        let mut buf = vec![0u8; size];
-        self.rng.fill_bytes(&mut buf[..size - 16]);
-        buf[0] = 0x40 | (buf[0] & 0x3f);
-        let token = crate::connection::reset_token_for_endpoint(&self.config.reset_key, dcid);
-        buf[size - 16..].copy_from_slice(&token.0);
-        self.outbox.push_back((
-            Transmit {
-                local,
-                remote,
-                size,
-            },
-            buf,
-        ));
     }
 
     /// Next connection accepted by the server side.
@@ -299,12 +347,12 @@ impl Endpoint {
     }
 
     pub fn connection(&self, handle: ConnectionHandle) -> Option<&Connection> {
-        self.connections.get(&handle)
+        self.connections.get(&handle).map(|e| &e.conn)
     }
 
     /// Mutable access; call [`Endpoint::after_connection_call`] afterwards if CIDs may change.
     pub fn connection_mut(&mut self, handle: ConnectionHandle) -> Option<&mut Connection> {
-        self.connections.get_mut(&handle)
+        self.connections.get_mut(&handle).map(|e| &mut e.conn)
     }
 
     /// Apply CID changes a direct connection call may have made.
@@ -317,10 +365,13 @@ impl Endpoint {
         self.connections.keys().copied().collect()
     }
 
-    /// Forget a drained connection.
+    /// Forget a connection (normally once drained).
     pub fn remove(&mut self, handle: ConnectionHandle) -> Option<Connection> {
-        self.routes.retain(|_, (h, _)| *h != handle);
-        self.connections.remove(&handle)
+        let mut entry = self.connections.remove(&handle)?;
+        Self::unroute(&mut self.routes, &mut self.reset_tokens, handle, &mut entry);
+        self.open -= usize::from(entry.open);
+        self.handshaking -= usize::from(entry.handshaking);
+        Some(entry.conn)
     }
 
     /// Next datagram to send from any connection (round robin), written into `buf`.
@@ -337,9 +388,9 @@ impl Endpoint {
                 Some(entry) => Some(entry),
                 None => self.connections.iter_mut().next(),
             };
-            let (&h, conn) = next?;
+            let (&h, entry) = next?;
             cursor = ConnectionHandle(h.0.wrapping_add(1));
-            if let Some(t) = conn.poll_transmit(now, buf) {
+            if let Some(t) = entry.conn.poll_transmit(now, buf) {
                 self.next_poll = h.0 + 1;
                 self.sync(h);
                 return Some(t);
@@ -353,7 +404,7 @@ impl Endpoint {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         self.connections
             .values()
-            .filter_map(Connection::poll_timeout)
+            .filter_map(|e| e.conn.poll_timeout())
             .min()
     }
 
@@ -362,12 +413,12 @@ impl Endpoint {
         let due: Vec<ConnectionHandle> = self
             .connections
             .iter()
-            .filter(|(_, c)| c.poll_timeout().is_some_and(|t| t <= now))
+            .filter(|(_, e)| e.conn.poll_timeout().is_some_and(|t| t <= now))
             .map(|(h, _)| *h)
             .collect();
         for h in due {
-            if let Some(c) = self.connections.get_mut(&h) {
-                c.handle_timeout(now);
+            if let Some(e) = self.connections.get_mut(&h) {
+                e.conn.handle_timeout(now);
             }
             self.sync(h);
         }
