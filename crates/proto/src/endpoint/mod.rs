@@ -5,11 +5,15 @@
 //! Every per-datagram operation is O(1) in the number of connections: routing and reset-token
 //! lookups are hash maps, the open and handshaking counts are kept as counters, and each
 //! connection's entry lists its own CIDs and tokens so that removing it touches only those.
+//! Timers and transmissions are O(log n) per connection that has something to do: each
+//! connection's next timeout is kept in an ordered index, and `poll_transmit` visits only
+//! connections that may have something to send (one that had an event since it last had
+//! nothing: a datagram, a timer, an application call).
 
 mod accept;
 mod stateless;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -63,6 +67,12 @@ struct Entry {
     handshaking: bool,
     /// Counted in `open`.
     open: bool,
+    /// Its entry in `Endpoint::timers`.
+    timer: Option<Timestamp>,
+    /// Handed out by `connection_mut` since the last sync: its timer may be stale.
+    dirty: bool,
+    /// Listed in `Endpoint::dirty`.
+    queued: bool,
 }
 
 /// A QUIC endpoint holding all its connections.
@@ -80,6 +90,12 @@ pub struct Endpoint {
     /// Server connections whose handshake has not completed.
     handshaking: usize,
     incoming: VecDeque<ConnectionHandle>,
+    /// Each connection's next timeout.
+    timers: BTreeSet<(Timestamp, ConnectionHandle)>,
+    /// Connections whose timer may be stale (see `Entry::dirty`).
+    dirty: Vec<ConnectionHandle>,
+    /// Connections that may have something to send.
+    ready: BTreeSet<ConnectionHandle>,
     /// Endpoint-generated datagrams (version negotiation, stateless reset, Retry, refusals).
     outbox: VecDeque<(Transmit, Vec<u8>)>,
     stats: EndpointStats,
@@ -114,6 +130,9 @@ impl Endpoint {
             open: 0,
             handshaking: 0,
             incoming: VecDeque::new(),
+            timers: BTreeSet::new(),
+            dirty: Vec::new(),
+            ready: BTreeSet::new(),
             outbox: VecDeque::new(),
             stats: EndpointStats::default(),
             next_handle: 0,
@@ -189,8 +208,12 @@ impl Endpoint {
                 peer_tokens: Vec::new(),
                 handshaking: false,
                 open: false,
+                timer: None,
+                dirty: false,
+                queued: false,
             },
         );
+        self.ready.insert(handle);
         self.sync(handle);
         handle
     }
@@ -255,6 +278,29 @@ impl Endpoint {
                 self.handshaking -= 1;
             }
         }
+        entry.dirty = false;
+        let timer = entry.conn.poll_timeout();
+        if timer != entry.timer {
+            if let Some(old) = entry.timer {
+                self.timers.remove(&(old, handle));
+            }
+            if let Some(new) = timer {
+                self.timers.insert((new, handle));
+            }
+            entry.timer = timer;
+        }
+    }
+
+    /// Bring the timer index up to date for connections handed out by `connection_mut`.
+    fn sync_dirty(&mut self) {
+        for handle in std::mem::take(&mut self.dirty) {
+            if let Some(entry) = self.connections.get_mut(&handle) {
+                entry.queued = false;
+                if entry.dirty {
+                    self.sync(handle);
+                }
+            }
+        }
     }
 
     /// Remove every route and reset token that points at `handle`.
@@ -299,6 +345,7 @@ impl Endpoint {
         if let Some(&(handle, path)) = self.routes.get(&dcid) {
             let conn = &mut self.connections.get_mut(&handle)?.conn;
             conn.handle_datagram(now, local, remote, first, rest, Some(path));
+            self.ready.insert(handle);
             self.sync(handle);
             return Some(handle);
         }
@@ -337,6 +384,7 @@ impl Endpoint {
             return None;
         }
         entry.conn.handle_stateless_reset(now);
+        self.ready.insert(handle);
         self.sync(handle);
         Some(handle)
     }
@@ -350,9 +398,17 @@ impl Endpoint {
         self.connections.get(&handle).map(|e| &e.conn)
     }
 
-    /// Mutable access; call [`Endpoint::after_connection_call`] afterwards if CIDs may change.
+    /// Mutable access; call [`Endpoint::after_connection_call`] afterwards if CIDs may change
+    /// (the endpoint also catches up on its own at the next poll).
     pub fn connection_mut(&mut self, handle: ConnectionHandle) -> Option<&mut Connection> {
-        self.connections.get_mut(&handle).map(|e| &mut e.conn)
+        let entry = self.connections.get_mut(&handle)?;
+        entry.dirty = true;
+        if !entry.queued {
+            entry.queued = true;
+            self.dirty.push(handle);
+        }
+        self.ready.insert(handle);
+        Some(&mut entry.conn)
     }
 
     /// Apply CID changes a direct connection call may have made.
@@ -369,6 +425,11 @@ impl Endpoint {
     pub fn remove(&mut self, handle: ConnectionHandle) -> Option<Connection> {
         let mut entry = self.connections.remove(&handle)?;
         Self::unroute(&mut self.routes, &mut self.reset_tokens, handle, &mut entry);
+        if let Some(t) = entry.timer {
+            self.timers.remove(&(t, handle));
+        }
+        self.ready.remove(&handle);
+        self.dirty.retain(|h| *h != handle);
         self.open -= usize::from(entry.open);
         self.handshaking -= usize::from(entry.handshaking);
         Some(entry.conn)
@@ -381,45 +442,56 @@ impl Endpoint {
             buf.extend_from_slice(&data);
             return Some(t);
         }
-        // Round robin from the cursor, wrapping around once.
+        self.sync_dirty();
+        // Round robin over the connections that may send, from the cursor, wrapping around
+        // once; one with nothing to send leaves the set until its next event.
         let mut cursor = ConnectionHandle(self.next_poll);
-        for _ in 0..self.connections.len() {
-            let next = match self.connections.range_mut(cursor..).next() {
-                Some(entry) => Some(entry),
-                None => self.connections.iter_mut().next(),
-            };
-            let (&h, entry) = next?;
+        for _ in 0..self.ready.len() {
+            let next = self.ready.range(cursor..).next().or(self.ready.first());
+            let h = *next?;
             cursor = ConnectionHandle(h.0.wrapping_add(1));
-            if let Some(t) = entry.conn.poll_transmit(now, buf) {
+            let Some(entry) = self.connections.get_mut(&h) else {
+                self.ready.remove(&h);
+                continue;
+            };
+            let sent = entry.conn.poll_transmit(now, buf);
+            if sent.is_none() {
+                self.ready.remove(&h);
+            }
+            // Sending (or finding nothing to send) moves loss, pacing and ACK timers.
+            self.sync(h);
+            if let Some(t) = sent {
                 self.next_poll = h.0 + 1;
-                self.sync(h);
                 return Some(t);
             }
-            self.sync(h);
         }
         None
     }
 
     /// Earliest timer of any connection.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        self.connections
-            .values()
-            .filter_map(|e| e.conn.poll_timeout())
-            .min()
+        let indexed = self.timers.first().map(|(t, _)| *t);
+        let stale = self.dirty.iter().filter_map(|h| {
+            let entry = self.connections.get(h)?;
+            entry.dirty.then(|| entry.conn.poll_timeout())?
+        });
+        indexed.into_iter().chain(stale).min()
     }
 
     /// Run expired timers of every connection.
     pub fn handle_timeout(&mut self, now: Timestamp) {
+        self.sync_dirty();
         let due: Vec<ConnectionHandle> = self
-            .connections
+            .timers
             .iter()
-            .filter(|(_, e)| e.conn.poll_timeout().is_some_and(|t| t <= now))
-            .map(|(h, _)| *h)
+            .take_while(|(t, _)| *t <= now)
+            .map(|(_, h)| *h)
             .collect();
         for h in due {
             if let Some(e) = self.connections.get_mut(&h) {
                 e.conn.handle_timeout(now);
             }
+            self.ready.insert(h);
             self.sync(h);
         }
     }
