@@ -91,6 +91,9 @@ impl Connection {
         if frames.handshake_done {
             self.handshake_done_pending = true;
         }
+        if frames.new_token {
+            self.new_token_pending = true;
+        }
         for frame in &frames.path_frames {
             match *frame {
                 PathFrame::NewCid { path, sequence } => {

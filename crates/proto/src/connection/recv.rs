@@ -114,9 +114,9 @@ impl Connection {
         }
         match packet.kind() {
             PacketKind::VersionNegotiation => return self.on_vn_packet(&packet),
-            PacketKind::Retry | PacketKind::ZeroRtt => {
-                // Retry is not supported by this client (servers here never send it) and 0-RTT
-                // is not offered: both are dropped (RFC 9000 §17.2.5.2, §17.2.3).
+            PacketKind::Retry => return self.on_retry_packet(&packet),
+            PacketKind::ZeroRtt => {
+                // 0-RTT is not offered: dropped (RFC 9000 §17.2.3).
                 self.stats.packets_dropped += 1;
                 return;
             }

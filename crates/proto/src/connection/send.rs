@@ -1,7 +1,6 @@
 //! Sending: choosing the path and level of the next datagram, assembling and protecting packets,
 //! and recording them for loss recovery (RFC 9000 §12–14, RFC 9002 §7.7, RFC 10069 §4–5).
 
-use bytes::Bytes;
 use mpquic_wire::frame::Frame;
 use mpquic_wire::header::{Header, PartialEncode, QUIC_V1};
 use mpquic_wire::stream_id::Side;
@@ -276,6 +275,7 @@ impl Connection {
             || self.has_pending_qoe()
             || self.streams.has_pending_control()
             || self.handshake_done_pending
+            || (self.new_token_pending && self.handshake_confirmed)
             || self.max_path_id_pending
             || self.local_cids.values().any(|c| c.has_pending())
             || self.remote_cids.values().any(|c| c.has_pending_retire())
@@ -508,7 +508,7 @@ impl Connection {
                 version: QUIC_V1,
                 dcid,
                 scid,
-                token: Bytes::new(),
+                token: self.initial_token.clone(),
             },
             Epoch::Handshake => Header::Long {
                 kind: mpquic_wire::header::PacketKind::Handshake,

@@ -133,10 +133,7 @@ impl Pair {
             server_addr: addr("10.0.1.1:443"),
             net,
             seed,
-            client_config: ClientConfig {
-                tls: client_tls,
-                transport: Arc::new(client_transport),
-            },
+            client_config: ClientConfig::new(client_tls, Arc::new(client_transport)),
             dropped: [0, 0],
             blackholed: Vec::new(),
             path_net: Vec::new(),
