@@ -20,8 +20,8 @@ pub mod time;
 pub(crate) mod token;
 
 pub use config::{
-    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore,
-    TokenStore, TransportConfig,
+    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
+    TokenMemoryStore, TokenStore, TransportConfig,
 };
 pub use connection::{Connection, ConnectionError, ConnectionStats, Event, PathEvent, Transmit};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats};

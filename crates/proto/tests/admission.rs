@@ -150,12 +150,15 @@ fn a_new_token_lets_the_next_connection_skip_the_retry() {
     pair.run_for(Duration::from_millis(100));
     assert_eq!(pair.server.stats().retries_sent, 1);
     let store = pair.client_config.token_store.clone().expect("store");
-    let token = store.take("localhost").expect("a NEW_TOKEN token was stored");
+    let token = store
+        .take("localhost")
+        .expect("a NEW_TOKEN token was stored");
     store.insert("localhost", token);
-    pair.client
-        .connection_mut(first)
-        .expect("client")
-        .close(pair.now, 0, bytes::Bytes::from_static(b"done"));
+    pair.client.connection_mut(first).expect("client").close(
+        pair.now,
+        0,
+        bytes::Bytes::from_static(b"done"),
+    );
     let (_, received) = connect_and_upload(&mut pair, 10_000);
     assert_eq!(received.len(), 10_000);
     assert_eq!(
@@ -164,7 +167,10 @@ fn a_new_token_lets_the_next_connection_skip_the_retry() {
         "the token validated the second connection's address"
     );
     pair.run_for(Duration::from_millis(100));
-    assert!(store.take("localhost").is_some(), "a fresh token replaced it");
+    assert!(
+        store.take("localhost").is_some(),
+        "a fresh token replaced it"
+    );
 }
 
 /// Run until the client connection ends; returns its error and how long that took.

@@ -13,9 +13,9 @@ use mpquic_wire::stream_id::Side;
 
 use super::{ConnectionHandle, Endpoint, MIN_INITIAL_DATAGRAM};
 use crate::config::{RetryPolicy, ServerConfig};
+use crate::connection::random_cid;
 use crate::connection::{Connection, ServerAccept};
 use crate::crypto::{initial_keys, open_payload, remove_header_protection, KeyPair};
-use crate::connection::random_cid;
 use crate::time::Timestamp;
 use crate::token::{self, Lifetimes, TokenCheck, ValidToken};
 
@@ -47,23 +47,23 @@ impl Endpoint {
             retry: server.retry_token_lifetime,
             new_token: server.new_token_lifetime,
         };
-        let validated = match token::check(&server.token_keys, first.token(), now, remote, lifetimes)
-        {
-            TokenCheck::Valid(ValidToken::Retry { retry_scid, .. }) if retry_scid != dcid => {
-                self.refuse_invalid_token(local, remote, &keys, dcid, scid);
-                return None;
-            }
-            TokenCheck::Valid(valid) => Some(valid),
-            TokenCheck::InvalidRetry => {
-                self.refuse_invalid_token(local, remote, &keys, dcid, scid);
-                return None;
-            }
-            TokenCheck::Invalid => {
-                self.stats.invalid_tokens += 1;
-                None
-            }
-            TokenCheck::Absent => None,
-        };
+        let validated =
+            match token::check(&server.token_keys, first.token(), now, remote, lifetimes) {
+                TokenCheck::Valid(ValidToken::Retry { retry_scid, .. }) if retry_scid != dcid => {
+                    self.refuse_invalid_token(local, remote, &keys, dcid, scid);
+                    return None;
+                }
+                TokenCheck::Valid(valid) => Some(valid),
+                TokenCheck::InvalidRetry => {
+                    self.refuse_invalid_token(local, remote, &keys, dcid, scid);
+                    return None;
+                }
+                TokenCheck::Invalid => {
+                    self.stats.invalid_tokens += 1;
+                    None
+                }
+                TokenCheck::Absent => None,
+            };
         if self.open >= server.max_connections || self.handshaking >= server.max_handshakes {
             // RFC 9000 §5.2.2 / §20.1: refuse explicitly rather than let the client time out.
             self.send_initial_close(
@@ -177,7 +177,8 @@ impl Endpoint {
 fn authenticates(keys: &KeyPair, first: &PartialDecode) -> bool {
     let mut packet = first.packet().to_vec();
     let pn_offset = first.pn_offset();
-    let Ok((_, pn_len)) = remove_header_protection(keys.remote.header.as_ref(), &mut packet, pn_offset)
+    let Ok((_, pn_len)) =
+        remove_header_protection(keys.remote.header.as_ref(), &mut packet, pn_offset)
     else {
         return false;
     };

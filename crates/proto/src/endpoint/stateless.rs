@@ -149,7 +149,16 @@ impl Endpoint {
         }
         let length = buf.len() - enc.pn_offset + TAG_LEN;
         enc.set_length(&mut buf, length);
-        if seal_packet(keys, None, 0, &mut buf, enc.header_len, enc.pn_offset, enc.pn_len).is_ok()
+        if seal_packet(
+            keys,
+            None,
+            0,
+            &mut buf,
+            enc.header_len,
+            enc.pn_offset,
+            enc.pn_len,
+        )
+        .is_ok()
             && self.queue(local, remote, buf)
         {
             self.stats.refused += 1;
