@@ -19,7 +19,8 @@ pub mod streams;
 pub mod time;
 
 pub use config::{
-    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys, TransportConfig,
+    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
+    TransportConfig,
 };
 pub use connection::{Connection, ConnectionError, ConnectionStats, Event, PathEvent, Transmit};
 pub use endpoint::{ConnectionHandle, Endpoint};
