@@ -106,7 +106,8 @@ impl QuicNode {
         rng_seed: [u8; 32],
     ) -> Self {
         let (_, tls) = test_tls_configs(&[ALPN]);
-        let mut token_rng = <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
+        let mut token_rng =
+            <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
         let mut config = ServerConfig::new(tls, Arc::new(transport), &mut token_rng);
         config.max_connections = 64;
         let endpoint = Endpoint::new(endpoint_config, Some(Arc::new(config)), rng_seed);
