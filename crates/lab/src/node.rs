@@ -74,10 +74,7 @@ impl QuicNode {
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
         let (tls, _) = test_tls_configs(&[ALPN]);
-        let config = ClientConfig {
-            tls,
-            transport: Arc::new(transport),
-        };
+        let config = ClientConfig::new(tls, Arc::new(transport));
         let mut endpoint = Endpoint::new(endpoint_config, None, rng_seed);
         let (Some(&local), Some(&remote)) = (interfaces.first(), servers.first()) else {
             return Err(LabError::invalid(
