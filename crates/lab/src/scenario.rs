@@ -316,6 +316,10 @@ pub struct TransportSettings {
     /// Offer / accept the XLINK QoE feedback extension.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub qoe_feedback: bool,
+    /// Initiate a 1-RTT key update every this many packets (RFC 9001 §6; default: only near
+    /// the AEAD limits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_update_interval: Option<u64>,
 }
 
 impl Default for TransportSettings {
@@ -334,6 +338,7 @@ impl Default for TransportSettings {
             max_datagram_size: None,
             reinjection: d.reinjection,
             qoe_feedback: d.qoe_feedback,
+            key_update_interval: d.key_update_interval,
         }
     }
 }
@@ -349,6 +354,7 @@ impl TransportSettings {
             pacing: self.pacing,
             reinjection: self.reinjection,
             qoe_feedback: self.qoe_feedback,
+            key_update_interval: self.key_update_interval,
             ..TransportConfig::default()
         };
         if let Some(ack) = &self.ack {

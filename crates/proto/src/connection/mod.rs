@@ -11,6 +11,7 @@ mod handshake;
 mod loss;
 mod negotiate;
 mod paths;
+mod pn_len;
 mod recv;
 mod send;
 mod stats;

@@ -214,6 +214,9 @@ impl Connection {
         let (range, outcome) = match opened {
             Ok(ok) => ok,
             Err(e) => {
+                if matches!(e, crate::crypto::CryptoError::Decrypt) {
+                    self.stats.auth_failures += 1;
+                }
                 if let Some(code) = e.transport_error_code() {
                     return Err(TransportError::new(code, e.to_string()));
                 }

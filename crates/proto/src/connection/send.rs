@@ -421,9 +421,10 @@ impl Connection {
             Epoch::Data => self.layout.space_for(path),
         };
         let header = self.header_for(epoch, path)?;
-        let largest_acked = self.send_space(space).largest_acked();
         let pn = self.send_space(space).peek_pn();
-        let enc = header.encode(pn, largest_acked, packet);
+        // RFC 9000 §17.1: long enough to decode even behind packets of faster paths (pn_len.rs).
+        let pn_len = self.packet_number_len(now, space, path, pn);
+        let enc = header.encode_with_pn_len(pn, pn_len, packet);
         let limit = max_len.checked_sub(TAG_LEN)?;
         if packet.len() + 4 > limit {
             return None;

@@ -184,22 +184,27 @@ impl Pair {
                 return;
             }
         }
-        if self.blackholed.contains(&client_side) || self.rng.gen_bool(self.net.loss) {
+        let net = self
+            .path_net
+            .iter()
+            .find(|(a, _)| *a == client_side)
+            .map_or(self.net, |&(_, n)| n);
+        if self.blackholed.contains(&client_side) || self.rng.gen_bool(net.loss) {
             self.dropped[usize::from(!to_server)] += 1;
             return;
         }
-        let copies = if self.rng.gen_bool(self.net.duplicate) {
+        let copies = if self.rng.gen_bool(net.duplicate) {
             2
         } else {
             1
         };
         for _ in 0..copies {
-            let jitter = if self.net.jitter.is_zero() {
+            let jitter = if net.jitter.is_zero() {
                 Duration::ZERO
             } else {
-                self.net.jitter.mul_f64(self.rng.gen::<f64>())
+                net.jitter.mul_f64(self.rng.gen::<f64>())
             };
-            let at = self.now + self.net.one_way_delay + jitter;
+            let at = self.now + net.one_way_delay + jitter;
             self.seq += 1;
             self.queue.push(Reverse(InFlight {
                 at,
