@@ -110,6 +110,22 @@ impl Connection {
         path.amplification_limited = self.side == Side::Server;
         self.paths.insert(id, path);
         self.push_path_event(PathEvent::Opened { id });
+        if id != 0 && self.layout.is_multipath() {
+            // A path in use gets a spare CID for migration (RFC 10069 §5.1).
+            self.issue_cids_for(id, self.cids_wanted(id));
+        }
+    }
+
+    /// CIDs to keep issued for a path ID (RFC 10069 §5.1): "at least one" for each unused path
+    /// ID so the peer can open it, and one more for a path in use so it can migrate. One, not
+    /// two, per unused ID keeps an idle multipath connection's CID state (pools, routes, reset
+    /// tokens) half as large.
+    fn cids_wanted(&self, id: PathId) -> usize {
+        if self.paths.contains_key(&id) {
+            2
+        } else {
+            1
+        }
     }
 
     /// Make sure the path a packet arrived on exists and its 4-tuple is current.
@@ -269,7 +285,7 @@ impl Connection {
             if self.paths.get(&id).is_some_and(|p| !p.is_active()) {
                 continue;
             }
-            self.issue_cids_for(id, 2);
+            self.issue_cids_for(id, self.cids_wanted(id));
         }
     }
 
@@ -302,7 +318,7 @@ impl Connection {
             self.endpoint_events
                 .push_back(EndpointEvent::RetireCid(cid));
             if self.paths.get(&id).is_none_or(|p| p.is_active()) {
-                self.issue_cids_for(id, 2);
+                self.issue_cids_for(id, self.cids_wanted(id));
             }
         }
         Ok(())
