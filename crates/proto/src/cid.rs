@@ -1,17 +1,66 @@
 //! Connection ID pools (RFC 9000 §5.1; RFC 10069 §5: one pool per path ID in each direction).
 
-use std::collections::BTreeMap;
-
 use mpquic_wire::cid::{ConnectionId, ResetToken};
 use mpquic_wire::error::TransportErrorCode;
 
 use crate::error::TransportError;
 
+/// A small map from CID sequence number to `V`, kept as a vector sorted by sequence number:
+/// a pool holds a handful of CIDs (active_connection_id_limit), and a multipath connection
+/// holds a pool per path ID in each direction, so a tree map's node per pool would dominate an
+/// idle connection's memory.
+#[derive(Debug, Clone)]
+struct SeqMap<V>(Vec<(u64, V)>);
+
+impl<V> Default for SeqMap<V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<V> SeqMap<V> {
+    fn position(&self, seq: u64) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&seq, |(s, _)| *s)
+    }
+    fn get(&self, seq: u64) -> Option<&V> {
+        self.position(seq).ok().map(|i| &self.0[i].1)
+    }
+    fn get_mut(&mut self, seq: u64) -> Option<&mut V> {
+        let i = self.position(seq).ok()?;
+        Some(&mut self.0[i].1)
+    }
+    fn insert(&mut self, seq: u64, value: V) {
+        match self.position(seq) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (seq, value)),
+        }
+    }
+    fn remove(&mut self, seq: u64) -> Option<V> {
+        let i = self.position(seq).ok()?;
+        Some(self.0.remove(i).1)
+    }
+    fn contains_key(&self, seq: u64) -> bool {
+        self.position(seq).is_ok()
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.0.iter().map(|(s, _)| *s)
+    }
+    fn values(&self) -> impl Iterator<Item = &V> {
+        self.0.iter().map(|(_, v)| v)
+    }
+}
+
 /// Connection IDs we issued for one path ID; the peer uses them as destination.
 #[derive(Debug, Default)]
 pub struct LocalCids {
     /// Sequence number -> CID, still active (not retired by the peer).
-    active: BTreeMap<u64, ConnectionId>,
+    active: SeqMap<ConnectionId>,
     next_seq: u64,
     /// Sequence numbers whose (PATH_)NEW_CONNECTION_ID frame is waiting to be (re)sent.
     pending_announce: Vec<u64>,
@@ -39,11 +88,11 @@ impl LocalCids {
             ));
         }
         self.pending_announce.retain(|&s| s != seq);
-        Ok(self.active.remove(&seq))
+        Ok(self.active.remove(seq))
     }
 
     pub fn get(&self, seq: u64) -> Option<&ConnectionId> {
-        self.active.get(&seq)
+        self.active.get(seq)
     }
 
     pub fn active_count(&self) -> usize {
@@ -65,7 +114,7 @@ impl LocalCids {
 
     /// Queue an announcement again (its packet was lost) if the CID is still active.
     pub fn requeue(&mut self, seq: u64) {
-        if self.active.contains_key(&seq) && !self.pending_announce.contains(&seq) {
+        if self.active.contains_key(seq) && !self.pending_announce.contains(&seq) {
             self.pending_announce.push(seq);
         }
     }
@@ -84,7 +133,7 @@ impl LocalCids {
 #[derive(Debug, Default)]
 pub struct RemoteCids {
     /// Sequence -> (CID, stateless reset token).
-    available: BTreeMap<u64, (ConnectionId, Option<ResetToken>)>,
+    available: SeqMap<(ConnectionId, Option<ResetToken>)>,
     /// Sequence number of the CID in use.
     in_use: Option<u64>,
     retire_prior_to: u64,
@@ -111,7 +160,7 @@ impl RemoteCids {
         token: ResetToken,
         limit: u64,
     ) -> Result<(), TransportError> {
-        if let Some((existing, _)) = self.available.get(&seq) {
+        if let Some((existing, _)) = self.available.get(seq) {
             if *existing != cid {
                 return Err(TransportError::protocol_violation(
                     "same sequence number with a different connection ID",
@@ -129,15 +178,15 @@ impl RemoteCids {
             self.retire_prior_to = retire_prior_to;
             let old: Vec<u64> = self
                 .available
-                .range(..retire_prior_to)
-                .map(|(&s, _)| s)
+                .keys()
+                .take_while(|&s| s < retire_prior_to)
                 .collect();
             for s in old {
-                self.available.remove(&s);
+                self.available.remove(s);
                 self.pending_retire.push(s);
             }
             if self.in_use.is_some_and(|u| u < retire_prior_to) {
-                self.in_use = self.available.keys().next().copied();
+                self.in_use = self.available.keys().next();
             }
         }
         if self.available.len() as u64 > limit {
@@ -147,7 +196,7 @@ impl RemoteCids {
             ));
         }
         if self.in_use.is_none() {
-            self.in_use = self.available.keys().next().copied();
+            self.in_use = self.available.keys().next();
         }
         Ok(())
     }
@@ -155,7 +204,7 @@ impl RemoteCids {
     /// The CID to send to, if any.
     pub fn current(&self) -> Option<ConnectionId> {
         self.in_use
-            .and_then(|s| self.available.get(&s))
+            .and_then(|s| self.available.get(s))
             .map(|(c, _)| *c)
     }
 
@@ -168,7 +217,7 @@ impl RemoteCids {
 
     /// Set the reset token of sequence 0 (from the server's transport parameters).
     pub fn set_initial_token(&mut self, token: ResetToken) {
-        if let Some(entry) = self.available.get_mut(&0) {
+        if let Some(entry) = self.available.get_mut(0) {
             entry.1 = Some(token);
         }
     }
@@ -177,16 +226,11 @@ impl RemoteCids {
     /// none is available.
     pub fn rotate(&mut self) -> bool {
         let current = self.in_use;
-        let Some(next) = self
-            .available
-            .keys()
-            .find(|&&s| Some(s) != current)
-            .copied()
-        else {
+        let Some(next) = self.available.keys().find(|&s| Some(s) != current) else {
             return false;
         };
         if let Some(c) = current {
-            self.available.remove(&c);
+            self.available.remove(c);
             self.pending_retire.push(c);
         }
         self.in_use = Some(next);
