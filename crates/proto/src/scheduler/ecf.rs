@@ -149,6 +149,16 @@ mod tests {
     }
 
     #[test]
+    fn slow_path_without_rtt_sample_is_judged_by_its_initial_rtt() {
+        let mut paths = fast_full_and_slow();
+        paths[1].rtt_known = false;
+        paths[1].srtt = Duration::from_millis(333);
+        // Min-RTT would probe the new path at once; ECF does only if even 333 ms pays off.
+        assert_eq!(Ecf::default().select(&paths, &backlog(20_000)), None);
+        assert_eq!(Ecf::default().select(&paths, &backlog(1_000_000)), Some(1));
+    }
+
+    #[test]
     fn nothing_can_send_gives_none() {
         let mut s = Ecf::default();
         let mut paths = fast_full_and_slow();

@@ -160,7 +160,9 @@ pub(crate) fn backlog(bytes: u64) -> Backlog {
 /// The first step of ECF and BLEST: min-RTT's choice, unless the fastest path is blocked (no
 /// window room or paced) and a slower path could send, in which case the two paths are returned
 /// for the scheduler's own rule. Eligibility (backup paths, paths without an RTT sample) is the
-/// same as min-RTT's, so both behave like min-RTT whenever the fastest path can send.
+/// same as min-RTT's, so both behave like min-RTT whenever the fastest path can send. A slower
+/// path without an RTT sample is judged by its initial RTT (RFC 9002 §6.2.2, 333 ms unless
+/// configured), so it is tried only when the rule says even that slow a path helps.
 pub(crate) enum FastOrSlow<'a> {
     /// Send on this path (or nowhere), as min-RTT would.
     Decided(Option<PathId>),
@@ -180,9 +182,7 @@ pub(crate) fn fast_or_slow(paths: &[PathView]) -> FastOrSlow<'_> {
         .min_by_key(|p| (p.srtt, p.id));
     let slow = pick.and_then(|id| paths.iter().find(|p| p.id == id));
     match (fastest, slow) {
-        (Some(fast), Some(slow)) if fast.id != slow.id && slow.rtt_known => {
-            FastOrSlow::Blocked { fast, slow }
-        }
+        (Some(fast), Some(slow)) if fast.id != slow.id => FastOrSlow::Blocked { fast, slow },
         _ => FastOrSlow::Decided(pick),
     }
 }
@@ -190,4 +190,18 @@ pub(crate) fn fast_or_slow(paths: &[PathView]) -> FastOrSlow<'_> {
 /// `bytes` in whole packets of `mtu` bytes, rounded up.
 pub(crate) fn packets(bytes: u64, mtu: u64) -> u64 {
     bytes.div_ceil(mtu.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ecf_and_blest_are_selectable_by_name() {
+        assert_eq!("ecf".parse::<SchedulerKind>(), Ok(SchedulerKind::Ecf));
+        assert_eq!("BLEST".parse::<SchedulerKind>(), Ok(SchedulerKind::Blest));
+        assert!("ecf2".parse::<SchedulerKind>().is_err());
+        assert_eq!(SchedulerKind::Ecf.build().name(), "ecf");
+        assert_eq!(SchedulerKind::Blest.build().name(), "blest");
+    }
 }
