@@ -17,7 +17,7 @@ pub struct TransportArgs {
     pub cc: CcAlgorithm,
     /// Scheduler of new data over paths: min-rtt, round-robin, redundant, backup-aware, ecf or
     /// blest.
-    #[arg(long, value_name = "NAME", default_value = "min-rtt", value_parser = parse_scheduler)]
+    #[arg(long, value_name = "NAME", default_value = "ecf", value_parser = parse_scheduler)]
     pub scheduler: mpquic::proto::scheduler::SchedulerKind,
     /// Default_Limit of ranges per ACK frame (Alibaba report §2.4; never above 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]

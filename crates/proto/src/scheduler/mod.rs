@@ -72,8 +72,7 @@ pub trait Scheduler: std::fmt::Debug + Send {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
-    /// Lowest smoothed RTT among paths with congestion window space (default).
-    #[default]
+    /// Lowest smoothed RTT among paths with congestion window space.
     MinRtt,
     RoundRobin,
     /// Every packet on every path.
@@ -81,7 +80,9 @@ pub enum SchedulerKind {
     /// Min-RTT over available paths; backup paths only when no available path works.
     BackupAware,
     /// Earliest Completion First (Lim et al., CoNEXT 2017): min-RTT, but a slower path is
-    /// skipped when the data left completes sooner by waiting for the fastest one.
+    /// skipped when the data left completes sooner by waiting for the fastest one. The default
+    /// since issue 15 (measurements in docs/MULTIPATH.md, "Scheduler").
+    #[default]
     Ecf,
     /// Blocking estimation (Ferlin et al., IFIP Networking 2016): min-RTT, but a slower path is
     /// skipped when its packets would make the fast path block on the peer's flow control.
