@@ -53,9 +53,11 @@ fn fast_bytes_during_slow_rtt(fast: &PathView, slow: &PathView, mtu: u64) -> f64
 
 impl Blest {
     /// λ adaptation, once per fast-path RTT: up by δλ if the window blocked the sender during
-    /// the interval, down otherwise.
+    /// the interval, down otherwise. Writes reserve flow-control credit, so the backlog always
+    /// fits into the window; the sender is window-limited when the credit left beyond the
+    /// backlog (what the application may still write) is under one packet.
     fn adapt(&mut self, backlog: &Backlog, fast_rtt: Duration) {
-        if backlog.bytes > 0 && backlog.send_window < backlog.mtu {
+        if backlog.send_window.saturating_sub(backlog.bytes) < backlog.mtu {
             self.blocked = true;
         }
         let start = *self.interval_start.get_or_insert(backlog.now);
@@ -152,6 +154,29 @@ mod tests {
         let mut paths = fast_full_and_slow();
         paths[0].can_send = true;
         assert_eq!(s.select(&paths, &with_window(1_000)), Some(0));
+    }
+
+    #[test]
+    fn lambda_shrinks_while_the_window_has_room() {
+        let mut s = Blest::default();
+        let roomy = |t_ms: u64| Backlog {
+            now: Timestamp::from_nanos(t_ms * 1_000_000),
+            ..with_window(2_000_000)
+        };
+        s.select(&fast_full_and_slow(), &roomy(0));
+        s.select(&fast_full_and_slow(), &roomy(10));
+        assert_eq!(s.lambda, LAMBDA_START - LAMBDA_DOWN);
+        // A backlog that fills the window is blocking even though the window is not zero.
+        let mut t = Blest::default();
+        t.select(&fast_full_and_slow(), &with_window(1_000_500));
+        t.select(
+            &fast_full_and_slow(),
+            &Backlog {
+                now: Timestamp::from_nanos(10_000_000),
+                ..with_window(1_000_500)
+            },
+        );
+        assert_eq!(t.lambda, LAMBDA_START + LAMBDA_UP);
     }
 
     #[test]
