@@ -15,8 +15,9 @@ pub struct TransportArgs {
     /// name lists what the core offers).
     #[arg(long, value_name = "ALGORITHM", default_value = "cubic", value_parser = parse_cc)]
     pub cc: CcAlgorithm,
-    /// Scheduler of new data over paths: min-rtt, round-robin, redundant or backup-aware.
-    #[arg(long, value_name = "NAME", default_value = "min-rtt", value_parser = parse_scheduler)]
+    /// Scheduler of new data over paths: min-rtt, round-robin, redundant, backup-aware, ecf or
+    /// blest.
+    #[arg(long, value_name = "NAME", default_value = "ecf", value_parser = parse_scheduler)]
     pub scheduler: mpquic::proto::scheduler::SchedulerKind,
     /// Default_Limit of ranges per ACK frame (Alibaba report §2.4; never above 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]

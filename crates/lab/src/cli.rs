@@ -48,7 +48,7 @@ pub struct SimArgs {
     /// Multipath design: single, spns, mpns or auto.
     #[arg(long, value_name = "MODE")]
     pub multipath: Option<MultipathMode>,
-    /// Path scheduler: min-rtt, round-robin, redundant, backup-aware.
+    /// Path scheduler: min-rtt, round-robin, redundant, backup-aware, ecf, blest.
     #[arg(long, value_name = "NAME")]
     pub scheduler: Option<SchedulerKind>,
     /// Default_Limit of ranges per ACK frame.

@@ -4,8 +4,9 @@
 //! 0.1–100 Mbit/s (log scale), RTT 0–50 ms, queuing delay 0–100 ms (the
 //! drop-tail queue holds rate × queuing delay) and random loss 0–2.5 %.
 //! Each point runs single-path QUIC on each path and MPNS multipath over
-//! both; the figure of merit is best single-path time / multipath time.
-//! Plus the handover scenario (path 0 goes down at 2 s).
+//! both, once per scheduler of [`SCHEDULERS`] (the same points, seeds and
+//! paths); the figure of merit is best single-path time / multipath time.
+//! Plus the handover scenario (path 0 goes down at 2 s, min-RTT).
 
 use std::path::Path;
 
@@ -17,6 +18,15 @@ use super::common::{
 use super::wsp;
 use super::Suite;
 use crate::scenario::Scenario;
+use mpquic_proto::scheduler::SchedulerKind;
+
+/// Multipath schedulers compared on every point: run id suffix and scheduler. Min-RTT keeps the
+/// suffix `mp` (the run ids of earlier reports).
+pub const SCHEDULERS: [(&str, SchedulerKind); 3] = [
+    ("mp", SchedulerKind::MinRtt),
+    ("mp-ecf", SchedulerKind::Ecf),
+    ("mp-blest", SchedulerKind::Blest),
+];
 
 /// The `mp-vs-sp` suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -63,12 +73,16 @@ impl Suite for MpVsSp {
         let mut out = Vec::new();
         for (i, u) in wsp::design(n, 8, seed).iter().enumerate() {
             let paths = [path_spec(&u[0..4]), path_spec(&u[4..8])];
-            let cases = [
-                ("sp0", &paths[0..1], "single"),
-                ("sp1", &paths[1..2], "single"),
-                ("mp", &paths[..], "mpns"),
+            let mut cases = vec![
+                ("sp0", &paths[0..1], "single", SchedulerKind::MinRtt),
+                ("sp1", &paths[1..2], "single", SchedulerKind::MinRtt),
             ];
-            for (tag, p, mode) in cases {
+            cases.extend(
+                SCHEDULERS
+                    .iter()
+                    .map(|&(tag, k)| (tag, &paths[..], "mpns", k)),
+            );
+            for (tag, p, mode, scheduler) in cases {
                 let id = format!("p{i:03}-{tag}");
                 let spec = RunSpec {
                     name: &id,
@@ -81,7 +95,9 @@ impl Suite for MpVsSp {
                     time_limit_s: limit_s,
                     time_series: false,
                 };
-                out.push((id.clone(), spec.build()));
+                let mut scenario = spec.build();
+                scenario.transport.scheduler = scheduler;
+                out.push((id, scenario));
             }
         }
         let hpaths = [
@@ -112,17 +128,17 @@ impl Suite for MpVsSp {
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
         let mut rb = ReportBuilder::new(out_dir)?;
-        let ratios = ratios(runs);
         let mut s1 = Section::new("Single-path vs multipath (CoNEXT 2017)");
         s1.paragraphs.push(
             "Ratio = best single-path completion time / MPNS completion time (> 1: multipath is \
-             faster). A single path that did not finish counts as infinitely slow; points where \
-             multipath did not finish are counted separately. The paper compared quic-go MPQUIC \
-             with MPTCP in Mininet (OLIA); here Cubic, our stack, the simulator."
+             faster), one row per scheduler on the same points. A single path that did not \
+             finish counts as infinitely slow; points where multipath did not finish are counted \
+             separately. The paper compared quic-go MPQUIC with MPTCP in Mininet (OLIA); here \
+             Cubic, our stack, the simulator."
                 .into(),
         );
-        let values: Vec<f64> = ratios.iter().filter_map(|(_, r)| *r).collect();
         let cols = [
+            "scheduler",
             "points",
             "multipath failed",
             "median ratio",
@@ -135,20 +151,16 @@ impl Suite for MpVsSp {
             "Ours: best single-path time / multipath time",
             cols.iter().map(|c| (*c).to_owned()).collect(),
         );
-        let faster = if values.is_empty() {
-            None
-        } else {
-            Some(100.0 * values.iter().filter(|r| **r > 1.0).count() as f64 / values.len() as f64)
-        };
-        t.rows.push(vec![
-            Cell::num(ratios.len() as f64, 0),
-            Cell::num(ratios.iter().filter(|(_, r)| r.is_none()).count() as f64, 0),
-            num(stats::median(&values), 3),
-            num(stats::mean(&values), 3),
-            num(stats::percentile(&values, 10.0), 3),
-            num(stats::percentile(&values, 90.0), 3),
-            num(faster, 1),
-        ]);
+        let mut series = Vec::new();
+        for (tag, kind) in SCHEDULERS {
+            let ratios = ratios(runs, tag);
+            if ratios.is_empty() {
+                continue;
+            }
+            let values: Vec<f64> = ratios.iter().filter_map(|(_, r)| *r).collect();
+            t.rows.push(summary_row(kind, &ratios, &values));
+            series.push((format!("MPNS {} vs best single path", name(kind)), values));
+        }
         rb.table(&mut s1, "ratio_summary", t.clone())?;
         s1.reference = Some(reference_table(
             "Paper (CoNEXT 2017, seed 004): design space",
@@ -168,7 +180,7 @@ impl Suite for MpVsSp {
         let plot = Plot::cdf(
             "Best single-path time / multipath time",
             "time ratio (> 1: multipath faster)",
-            vec![("MPNS vs best single path".into(), values)],
+            series,
         );
         rb.figure(
             &mut s1,
@@ -187,12 +199,44 @@ impl Suite for MpVsSp {
     }
 }
 
-/// Per point: `Some(best single / multipath)` or `None` if multipath failed.
-pub fn ratios(runs: &[(String, RunRecord)]) -> Vec<(String, Option<f64>)> {
+/// Scheduler name as in scenario files (`min-rtt`, `ecf`, ...).
+fn name(kind: SchedulerKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{kind:?}"))
+}
+
+/// One row of the ratio summary: the scheduler, then the statistics of its points.
+fn summary_row(kind: SchedulerKind, ratios: &[(String, Option<f64>)], values: &[f64]) -> Vec<Cell> {
+    let faster = if values.is_empty() {
+        None
+    } else {
+        Some(100.0 * values.iter().filter(|r| **r > 1.0).count() as f64 / values.len() as f64)
+    };
+    vec![
+        Cell::text(name(kind)),
+        Cell::num(ratios.len() as f64, 0),
+        Cell::num(ratios.iter().filter(|(_, r)| r.is_none()).count() as f64, 0),
+        num(stats::median(values), 3),
+        num(stats::mean(values), 3),
+        num(stats::percentile(values, 10.0), 3),
+        num(stats::percentile(values, 90.0), 3),
+        num(faster, 1),
+    ]
+}
+
+/// Per point: `Some(best single / multipath)` or `None` if multipath failed, for the multipath
+/// runs whose id ends in `-{tag}` (see [`SCHEDULERS`]).
+pub fn ratios(runs: &[(String, RunRecord)], tag: &str) -> Vec<(String, Option<f64>)> {
     let map = run_map(runs);
+    let suffix = format!("-{tag}");
     let mut out = Vec::new();
     for (id, mp) in runs {
-        let Some(point) = id.strip_suffix("-mp").filter(|p| p.starts_with('p')) else {
+        let Some(point) = id
+            .strip_suffix(suffix.as_str())
+            .filter(|p| p.starts_with('p') && !p.contains('-'))
+        else {
             continue;
         };
         let time =

@@ -10,7 +10,7 @@ use super::{Connection, State, Transmit};
 use crate::crypto::{seal_packet, Epoch};
 use crate::path::PathId;
 use crate::recovery::SentPacket;
-use crate::scheduler::PathView;
+use crate::scheduler::{Backlog, PathView};
 use crate::sent_frames::SentFrames;
 use crate::space::SpaceId;
 use crate::time::Timestamp;
@@ -240,7 +240,14 @@ impl Connection {
             return None;
         }
         let views = self.path_views(now);
-        let picked = self.scheduler.select(&views);
+        let (bytes, send_window) = self.streams.send_backlog();
+        let backlog = Backlog {
+            now,
+            bytes,
+            send_window,
+            mtu: u64::from(self.config.max_datagram_size),
+        };
+        let picked = self.scheduler.select(&views, &backlog);
         self.views_buf = views;
         let path = picked?;
         let max = self.send_budget(path)?;
@@ -738,9 +745,11 @@ fn path_view(
     PathView {
         id: p.id,
         srtt: p.rtt.smoothed(),
+        rttvar: p.rtt.var(),
         rtt_known: p.rtt.has_sample(),
         cwnd: p.cc.window(),
         bytes_in_flight: p.bytes_in_flight(),
+        pacing_rate: p.cc.pacing_rate(p.rtt.smoothed()),
         can_send,
         backup: p.is_backup(),
         usable: p.is_usable(),

@@ -2,14 +2,14 @@
 //! usable (failed, abandoned or unvalidated), even if the available ones are merely
 //! window-limited.
 
-use super::{lowest_rtt, PathView, Scheduler};
+use super::{lowest_rtt, Backlog, PathView, Scheduler};
 use crate::path::PathId;
 
 #[derive(Debug, Default)]
 pub struct BackupAware;
 
 impl Scheduler for BackupAware {
-    fn select(&mut self, paths: &[PathView]) -> Option<PathId> {
+    fn select(&mut self, paths: &[PathView], _: &Backlog) -> Option<PathId> {
         if paths.iter().any(|p| p.usable && !p.backup) {
             lowest_rtt(paths, false)
         } else {
@@ -24,18 +24,24 @@ impl Scheduler for BackupAware {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::view;
+    use crate::scheduler::{backlog, view};
 
     #[test]
     fn backup_only_when_nothing_else_works() {
         let mut s = BackupAware;
         // Available path is full: wait for it rather than use the backup.
         assert_eq!(
-            s.select(&[view(0, 40, false, false), view(1, 10, true, true)]),
+            s.select(
+                &[view(0, 40, false, false), view(1, 10, true, true)],
+                &backlog(0)
+            ),
             None
         );
         let mut failed = view(0, 40, true, false);
         failed.usable = false;
-        assert_eq!(s.select(&[failed, view(1, 10, true, true)]), Some(1));
+        assert_eq!(
+            s.select(&[failed, view(1, 10, true, true)], &backlog(0)),
+            Some(1)
+        );
     }
 }

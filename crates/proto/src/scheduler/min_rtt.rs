@@ -1,6 +1,6 @@
 //! Min-RTT: the default of MPTCP and of the seeds' multipath QUIC implementations.
 
-use super::{lowest_rtt, PathView, Scheduler};
+use super::{lowest_rtt, Backlog, PathView, Scheduler};
 use crate::path::PathId;
 
 /// Lowest smoothed RTT among usable paths with window space, backup paths included only when
@@ -10,7 +10,7 @@ use crate::path::PathId;
 pub struct MinRtt;
 
 impl Scheduler for MinRtt {
-    fn select(&mut self, paths: &[PathView]) -> Option<PathId> {
+    fn select(&mut self, paths: &[PathView], _: &Backlog) -> Option<PathId> {
         let any_available = paths.iter().any(|p| p.usable && !p.backup);
         lowest_rtt(paths, !any_available)
     }
@@ -22,21 +22,30 @@ impl Scheduler for MinRtt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::view;
+    use crate::scheduler::{backlog, view};
 
     #[test]
     fn picks_lowest_rtt_with_window() {
         let mut s = MinRtt;
         assert_eq!(
-            s.select(&[view(0, 40, true, false), view(1, 20, true, false)]),
+            s.select(
+                &[view(0, 40, true, false), view(1, 20, true, false)],
+                &backlog(0)
+            ),
             Some(1)
         );
         assert_eq!(
-            s.select(&[view(0, 40, true, false), view(1, 20, false, false)]),
+            s.select(
+                &[view(0, 40, true, false), view(1, 20, false, false)],
+                &backlog(0)
+            ),
             Some(0)
         );
         assert_eq!(
-            s.select(&[view(0, 40, false, false), view(1, 20, false, false)]),
+            s.select(
+                &[view(0, 40, false, false), view(1, 20, false, false)],
+                &backlog(0)
+            ),
             None
         );
     }

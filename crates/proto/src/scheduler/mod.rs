@@ -3,27 +3,35 @@
 //! same choice, so they may move to any path.
 
 mod backup;
+mod blest;
+mod ecf;
 mod min_rtt;
 mod redundant;
 mod round_robin;
 
 pub use backup::BackupAware;
+pub use blest::Blest;
+pub use ecf::Ecf;
 pub use min_rtt::MinRtt;
 pub use redundant::Redundant;
 pub use round_robin::RoundRobin;
 
 use crate::path::PathId;
-use crate::time::Duration;
+use crate::time::{Duration, Timestamp};
 
 /// What a scheduler may know about one path.
 #[derive(Debug, Clone, Copy)]
 pub struct PathView {
     pub id: PathId,
     pub srtt: Duration,
+    /// RTT variation (RFC 9002 §5.3 `rttvar`); ECF's σ.
+    pub rttvar: Duration,
     /// Whether an RTT sample exists (otherwise `srtt` is the initial guess).
     pub rtt_known: bool,
     pub cwnd: u64,
     pub bytes_in_flight: u64,
+    /// The controller's pacing rate in bytes per second: the path's delivery estimate.
+    pub pacing_rate: u64,
     /// The congestion window (and pacing) admit one more full-sized packet now.
     pub can_send: bool,
     /// The peer or we marked the path as backup (RFC 10069 §3.3).
@@ -32,10 +40,27 @@ pub struct PathView {
     pub usable: bool,
 }
 
+/// What is left to send on the connection when a path is chosen; built with the path views,
+/// the same way for SPNS and MPNS.
+#[derive(Debug, Clone, Copy)]
+pub struct Backlog {
+    pub now: Timestamp,
+    /// Stream bytes written by the application and never sent (the send buffer backlog, ECF's
+    /// `k` in bytes). Lost data waiting for retransmission is not counted.
+    pub bytes: u64,
+    /// Bytes the peer's flow control still admits beyond what was sent: the smaller of the
+    /// connection credit (RFC 9000 §4.1 MAX_DATA) and the credit of the streams with pending
+    /// data. BLEST's receive window.
+    pub send_window: u64,
+    /// Maximum datagram size: converts bytes into the papers' packets (segments).
+    pub mtu: u64,
+}
+
 /// Chooses the path of the next data packet.
 pub trait Scheduler: std::fmt::Debug + Send {
-    /// Pick a path among `paths` for new data, or None if no path may send now.
-    fn select(&mut self, paths: &[PathView]) -> Option<PathId>;
+    /// Pick a path among `paths` for new data, or None if no path may send now (or, for ECF and
+    /// BLEST, if waiting for a faster path is better).
+    fn select(&mut self, paths: &[PathView], backlog: &Backlog) -> Option<PathId>;
     /// Whether each data packet should also be duplicated on every other usable path.
     fn duplicates(&self) -> bool {
         false
@@ -47,14 +72,21 @@ pub trait Scheduler: std::fmt::Debug + Send {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
-    /// Lowest smoothed RTT among paths with congestion window space (default).
-    #[default]
+    /// Lowest smoothed RTT among paths with congestion window space.
     MinRtt,
     RoundRobin,
     /// Every packet on every path.
     Redundant,
     /// Min-RTT over available paths; backup paths only when no available path works.
     BackupAware,
+    /// Earliest Completion First (Lim et al., CoNEXT 2017): min-RTT, but a slower path is
+    /// skipped when the data left completes sooner by waiting for the fastest one. The default
+    /// since issue 15 (measurements in docs/MULTIPATH.md, "Scheduler").
+    #[default]
+    Ecf,
+    /// Blocking estimation (Ferlin et al., IFIP Networking 2016): min-RTT, but a slower path is
+    /// skipped when its packets would make the fast path block on the peer's flow control.
+    Blest,
 }
 
 impl SchedulerKind {
@@ -64,6 +96,8 @@ impl SchedulerKind {
             SchedulerKind::RoundRobin => Box::new(RoundRobin::default()),
             SchedulerKind::Redundant => Box::new(Redundant),
             SchedulerKind::BackupAware => Box::new(BackupAware),
+            SchedulerKind::Ecf => Box::new(Ecf::default()),
+            SchedulerKind::Blest => Box::new(Blest::default()),
         }
     }
 }
@@ -76,7 +110,12 @@ impl std::str::FromStr for SchedulerKind {
             "round-robin" | "rr" => Ok(Self::RoundRobin),
             "redundant" => Ok(Self::Redundant),
             "backup-aware" | "backup" => Ok(Self::BackupAware),
-            _ => Err(format!("unknown scheduler '{s}' (expected min-rtt, round-robin, redundant or backup-aware)")),
+            "ecf" => Ok(Self::Ecf),
+            "blest" => Ok(Self::Blest),
+            _ => Err(format!(
+                "unknown scheduler '{s}' (expected min-rtt, round-robin, redundant, backup-aware, \
+                 ecf or blest)"
+            )),
         }
     }
 }
@@ -97,11 +136,73 @@ pub(crate) fn view(id: PathId, srtt_ms: u64, can_send: bool, backup: bool) -> Pa
     PathView {
         id,
         srtt: Duration::from_millis(srtt_ms),
+        rttvar: Duration::ZERO,
         rtt_known: true,
         cwnd: 12_000,
         bytes_in_flight: 0,
+        pacing_rate: 0,
         can_send,
         backup,
         usable: true,
+    }
+}
+
+/// A backlog of `bytes` with an unlimited flow-control window and 1,000-byte packets.
+#[cfg(test)]
+pub(crate) fn backlog(bytes: u64) -> Backlog {
+    Backlog {
+        now: Timestamp::default(),
+        bytes,
+        send_window: u64::MAX,
+        mtu: 1_000,
+    }
+}
+
+/// The first step of ECF and BLEST: min-RTT's choice, unless the fastest path is blocked (no
+/// window room or paced) and a slower path could send, in which case the two paths are returned
+/// for the scheduler's own rule. Eligibility (backup paths, paths without an RTT sample) is the
+/// same as min-RTT's, so both behave like min-RTT whenever the fastest path can send. A slower
+/// path without an RTT sample is judged by its initial RTT (RFC 9002 §6.2.2, 333 ms unless
+/// configured), so it is tried only when the rule says even that slow a path helps.
+pub(crate) enum FastOrSlow<'a> {
+    /// Send on this path (or nowhere), as min-RTT would.
+    Decided(Option<PathId>),
+    /// `fast` (lowest smoothed RTT) is blocked; `slow` is the fastest path that can send now.
+    Blocked {
+        fast: &'a PathView,
+        slow: &'a PathView,
+    },
+}
+
+pub(crate) fn fast_or_slow(paths: &[PathView]) -> FastOrSlow<'_> {
+    let any_available = paths.iter().any(|p| p.usable && !p.backup);
+    let pick = lowest_rtt(paths, !any_available);
+    let fastest = paths
+        .iter()
+        .filter(|p| p.usable && p.rtt_known && (!any_available || !p.backup))
+        .min_by_key(|p| (p.srtt, p.id));
+    let slow = pick.and_then(|id| paths.iter().find(|p| p.id == id));
+    match (fastest, slow) {
+        (Some(fast), Some(slow)) if fast.id != slow.id => FastOrSlow::Blocked { fast, slow },
+        _ => FastOrSlow::Decided(pick),
+    }
+}
+
+/// `bytes` in whole packets of `mtu` bytes, rounded up.
+pub(crate) fn packets(bytes: u64, mtu: u64) -> u64 {
+    bytes.div_ceil(mtu.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ecf_and_blest_are_selectable_by_name() {
+        assert_eq!("ecf".parse::<SchedulerKind>(), Ok(SchedulerKind::Ecf));
+        assert_eq!("BLEST".parse::<SchedulerKind>(), Ok(SchedulerKind::Blest));
+        assert!("ecf2".parse::<SchedulerKind>().is_err());
+        assert_eq!(SchedulerKind::Ecf.build().name(), "ecf");
+        assert_eq!(SchedulerKind::Blest.build().name(), "blest");
     }
 }

@@ -1,6 +1,6 @@
 //! Round-robin over usable paths with window space.
 
-use super::{PathView, Scheduler};
+use super::{Backlog, PathView, Scheduler};
 use crate::path::PathId;
 
 #[derive(Debug, Default)]
@@ -9,7 +9,7 @@ pub struct RoundRobin {
 }
 
 impl Scheduler for RoundRobin {
-    fn select(&mut self, paths: &[PathView]) -> Option<PathId> {
+    fn select(&mut self, paths: &[PathView], _: &Backlog) -> Option<PathId> {
         let eligible = |p: &&PathView| p.usable && p.can_send && !p.backup;
         let next = paths
             .iter()
@@ -30,13 +30,15 @@ impl Scheduler for RoundRobin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::view;
+    use crate::scheduler::{backlog, view};
 
     #[test]
     fn alternates() {
         let mut s = RoundRobin::default();
         let paths = [view(0, 40, true, false), view(1, 20, true, false)];
-        let picks: Vec<_> = (0..4).map(|_| s.select(&paths).unwrap()).collect();
+        let picks: Vec<_> = (0..4)
+            .map(|_| s.select(&paths, &backlog(0)).unwrap())
+            .collect();
         assert_eq!(picks, vec![0, 1, 0, 1]);
     }
 }

@@ -93,6 +93,11 @@ impl SendBuffer {
         self.end() - self.acked
     }
 
+    /// Bytes written and never sent.
+    pub fn unsent_len(&self) -> u64 {
+        self.end() - self.unsent
+    }
+
     /// Whether some data has never been sent.
     pub fn has_unsent(&self) -> bool {
         self.unsent < self.end()
