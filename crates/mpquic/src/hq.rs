@@ -86,9 +86,11 @@ pub fn parse_request(request: &[u8]) -> Result<String, HqError> {
     }
 }
 
-/// The file under `root` (already canonical) that `target` names. Refuses `..`, absolute
-/// components and symbolic links leading outside `root`.
-pub fn resolve(root: &Path, target: &str) -> Result<PathBuf, HqError> {
+/// The path below the served directory that `target` names, without touching the file system:
+/// query and fragment dropped, percent-decoded, `.` and empty segments skipped. Refuses `..`,
+/// absolute or prefixed components, backslashes and NUL; the result has only normal
+/// components. Pure, so the request fuzzer can check that property on any input.
+pub fn relative_path(target: &str) -> Result<PathBuf, HqError> {
     let path = target.split(['?', '#']).next().unwrap_or_default();
     let decoded = percent_decode(path)
         .ok_or_else(|| HqError::BadRequest(format!("bad percent-encoding in {target:?}")))?;
@@ -103,6 +105,13 @@ pub fn resolve(root: &Path, target: &str) -> Result<PathBuf, HqError> {
     if relative.as_os_str().is_empty() {
         return Err(HqError::NotFound(target.to_owned()));
     }
+    Ok(relative)
+}
+
+/// The file under `root` (already canonical) that `target` names. Refuses `..`, absolute
+/// components and symbolic links leading outside `root`.
+pub fn resolve(root: &Path, target: &str) -> Result<PathBuf, HqError> {
+    let relative = relative_path(target)?;
     let full = root
         .join(&relative)
         .canonicalize()
