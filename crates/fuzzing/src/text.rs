@@ -6,6 +6,7 @@ use std::path::Component;
 
 use mpquic_lab::units::{ByteSize, SimDuration};
 use mpquic_lab::Scenario;
+use mpquic_netsim::generate::MAX_DURATION_MS;
 use mpquic_netsim::spec::{CapacitySpec, DirSpec, TraceSource};
 use mpquic_netsim::time::ms;
 use mpquic_netsim::toy::{CbrSender, Sink, ToyNode};
@@ -16,8 +17,9 @@ use mpquic_netsim::{LinkConfig, MahimahiTrace, PathSpec, Simulator};
 #[path = "../../cli/src/units.rs"]
 mod cli_units;
 
-/// Generated traces up to this length are resolved; longer ones are valid but take time
-/// proportional to their length, which would only slow the fuzzer down.
+/// Generated traces up to this length are resolved, and so are those beyond the generator's
+/// limit (rejected at once); lengths in between are valid but take time proportional to their
+/// length, which would only slow the fuzzer down.
 const MAX_GENERATED_MS: u64 = 60_000;
 
 /// Every wire decoder (varints, frames, headers, transport parameters) over the input.
@@ -72,7 +74,7 @@ fn has_slow_trace(d: &DirSpec) -> bool {
         // Resolving reads the file: arbitrary paths (/dev/zero) are not the parser's business.
         Some(CapacitySpec::Trace(TraceSource::File(_))) => true,
         Some(CapacitySpec::Trace(TraceSource::Generated { duration_ms, .. })) => {
-            duration_ms.is_some_and(|d| d > MAX_GENERATED_MS)
+            duration_ms.is_some_and(|d| (MAX_GENERATED_MS + 1..=MAX_DURATION_MS).contains(&d))
         }
         _ => false,
     }
