@@ -11,8 +11,8 @@ use mpquic_proto::{
 };
 
 use crate::net::{
-    addr, client_config, client_endpoint, consume, first_handle, server_endpoint, Net,
-    CLIENT_ADDR, CLIENT_ADDR_2, SERVER_ADDR,
+    addr, client_config, client_endpoint, consume, first_handle, server_endpoint, Net, CLIENT_ADDR,
+    CLIENT_ADDR_2, SERVER_ADDR,
 };
 use crate::packets::{sealed_initial, CLIENT_DCID, CLIENT_SCID, SERVER_SCID};
 
@@ -96,11 +96,17 @@ impl Established {
         let up = net.run_until(SETUP_STEPS, |n| {
             let server = first_handle(&n.server).and_then(|h| n.server.connection(h));
             server.is_some_and(|c| c.is_established())
-                && n.client.connection(client).is_some_and(|c| c.is_established())
+                && n.client
+                    .connection(client)
+                    .is_some_and(|c| c.is_established())
         });
         assert!(up, "fuzz harness: the handshake did not complete");
         let server = first_handle(&net.server).expect("server connection");
-        let mut est = Self { net, client, server };
+        let mut est = Self {
+            net,
+            client,
+            server,
+        };
         est.net.allow(SETUP_TIME);
         est.exchange_data();
         if second_path && mode != MultipathMode::Single {
@@ -337,7 +343,11 @@ mod tests {
                 let error = ep.connection(h).unwrap().error().cloned();
                 match error {
                     Some(ConnectionError::TransportError(e)) => {
-                        assert_eq!(e.code, TransportErrorCode::FRAME_ENCODING_ERROR, "{setup:?}")
+                        assert_eq!(
+                            e.code,
+                            TransportErrorCode::FRAME_ENCODING_ERROR,
+                            "{setup:?}"
+                        )
                     }
                     other => panic!("{setup:?}: {other:?}"),
                 }

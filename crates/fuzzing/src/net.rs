@@ -68,7 +68,11 @@ pub(crate) fn server_endpoint(mode: MultipathMode, retry: bool) -> Endpoint {
 }
 
 pub(crate) fn client_endpoint() -> Endpoint {
-    Endpoint::new(Arc::new(EndpointConfig::with_reset_key([5; 32])), None, [6; 32])
+    Endpoint::new(
+        Arc::new(EndpointConfig::with_reset_key([5; 32])),
+        None,
+        [6; 32],
+    )
 }
 
 /// A datagram on the link.

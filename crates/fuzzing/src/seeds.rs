@@ -32,14 +32,23 @@ pub fn frames() -> Vec<(&'static str, Vec<u8>)> {
         ("ping", vec![0x01]),
         ("ack", vec![0x02, 0x03, 0x00, 0x00, 0x03]),
         ("ack_ranges", vec![0x02, 0x06, 0x10, 0x01, 0x01, 0x00, 0x02]),
-        ("ack_ecn", vec![0x03, 0x02, 0x00, 0x00, 0x02, 0x01, 0x00, 0x00]),
+        (
+            "ack_ecn",
+            vec![0x03, 0x02, 0x00, 0x00, 0x02, 0x01, 0x00, 0x00],
+        ),
         ("reset_stream", vec![0x04, 0x00, 0x05, 0x11]),
         ("stop_sending", vec![0x05, 0x00, 0x07]),
         ("crypto", vec![0x06, 0x00, 0x03, 0x16, 0x03, 0x03]),
         ("crypto_empty", vec![0x06, 0x00, 0x00]),
         ("new_token", vec![0x07, 0x04, 0xaa, 0xbb, 0xcc, 0xdd]),
-        ("stream", vec![0x0a, 0x00, 0x05, b'h', b'e', b'l', b'l', b'o']),
-        ("stream_off_fin", vec![0x0f, 0x00, 0x11, 0x03, b'a', b'b', b'c']),
+        (
+            "stream",
+            vec![0x0a, 0x00, 0x05, b'h', b'e', b'l', b'l', b'o'],
+        ),
+        (
+            "stream_off_fin",
+            vec![0x0f, 0x00, 0x11, 0x03, b'a', b'b', b'c'],
+        ),
         ("stream_new", vec![0x0b, 0x04, 0x03, b'a', b'b', b'c']),
         ("stream_uni", vec![0x0b, 0x02, 0x03, b'x', b'y', b'z']),
         ("max_data", vec![0x10, 0x80, 0x10, 0x00, 0x00]),
@@ -54,14 +63,26 @@ pub fn frames() -> Vec<(&'static str, Vec<u8>)> {
         ("retire_connection_id", vec![0x19, 0x01]),
         ("path_challenge", vec![0x1a, 1, 2, 3, 4, 5, 6, 7, 8]),
         ("path_response", vec![0x1b, 1, 2, 3, 4, 5, 6, 7, 8]),
-        ("connection_close", vec![0x1c, 0x0a, 0x00, 0x03, b'a', b'b', b'c']),
-        ("application_close", vec![0x1d, 0x2a, 0x03, b'b', b'y', b'e']),
+        (
+            "connection_close",
+            vec![0x1c, 0x0a, 0x00, 0x03, b'a', b'b', b'c'],
+        ),
+        (
+            "application_close",
+            vec![0x1d, 0x2a, 0x03, b'b', b'y', b'e'],
+        ),
         ("handshake_done", vec![0x1e]),
         ("immediate_ack", vec![0x1f]),
-        ("ack_frequency", vec![0x40, 0xaf, 0x01, 0x0a, 0x44, 0x00, 0x01]),
+        (
+            "ack_frequency",
+            vec![0x40, 0xaf, 0x01, 0x0a, 0x44, 0x00, 0x01],
+        ),
         ("path_ack", vec![0x3e, 0x00, 0x03, 0x00, 0x00, 0x03]),
         ("path_ack_path1", vec![0x3e, 0x01, 0x01, 0x00, 0x00, 0x01]),
-        ("path_ack_ecn", vec![0x3f, 0x00, 0x02, 0x00, 0x00, 0x02, 0x00, 0x01, 0x00]),
+        (
+            "path_ack_ecn",
+            vec![0x3f, 0x00, 0x02, 0x00, 0x00, 0x02, 0x00, 0x01, 0x00],
+        ),
         ("path_abandon", vec![0x7e, 0x75, 0x01, 0x00]),
         ("path_status_backup", vec![0x7e, 0x76, 0x01, 0x01]),
         ("path_status_available", vec![0x7e, 0x77, 0x00, 0x02]),
@@ -70,12 +91,15 @@ pub fn frames() -> Vec<(&'static str, Vec<u8>)> {
         ("max_path_id", vec![0x7e, 0x7a, 0x0a]),
         ("paths_blocked", vec![0x7e, 0x7b, 0x07]),
         ("path_cids_blocked", vec![0x7e, 0x7c, 0x01, 0x02]),
-        ("qoe_control_signal", vec![0x80, 0x3f, 0x51, 0x53, 0x01, 0x02, 0x03]),
+        (
+            "qoe_control_signal",
+            vec![0x80, 0x3f, 0x51, 0x53, 0x01, 0x02, 0x03],
+        ),
         (
             "combo",
             vec![
-                0x01, 0x0b, 0x04, 0x03, b'a', b'b', b'c', 0x11, 0x04, 0x44, 0x00, 0x05, 0x00,
-                0x07, 0x12, 0x42, 0x00,
+                0x01, 0x0b, 0x04, 0x03, b'a', b'b', b'c', 0x11, 0x04, 0x44, 0x00, 0x05, 0x00, 0x07,
+                0x12, 0x42, 0x00,
             ],
         ),
     ]
@@ -158,16 +182,56 @@ fn connection_seeds(out: &mut Vec<Seed>) {
     unknown_version.push(0x08);
     unknown_version.extend_from_slice(&[2; 8]);
     unknown_version.resize(1200, 0);
-    push("server_datagram", "raw-unknown-version", 0, &unknown_version);
+    push(
+        "server_datagram",
+        "raw-unknown-version",
+        0,
+        &unknown_version,
+    );
     push("server_datagram", "sealed-client-hello", 1, &hello);
     push("server_datagram", "sealed-client-hello-retry", 3, &hello);
-    push("server_datagram", "sealed-client-hello-mpns", 1 | 2 << 2, &hello);
-    push("server_datagram", "sealed-crypto-empty", 1, &[0x06, 0x00, 0x00]);
-    push("server_datagram", "sealed-ping-ack", 1, &[0x01, 0x02, 0x00, 0x00, 0x00, 0x00]);
-    push("server_datagram", "sealed-close", 1, &[0x1c, 0x0a, 0x00, 0x00]);
-    push("client_datagram", "progress-raw-server-initial", 0, &server_dgram);
-    push("client_datagram", "progress-sealed-server-hello", 1, &server_frames);
-    push("client_datagram", "progress-sealed-close", 1, &[0x1c, 0x0a, 0x00, 0x00]);
+    push(
+        "server_datagram",
+        "sealed-client-hello-mpns",
+        1 | 2 << 2,
+        &hello,
+    );
+    push(
+        "server_datagram",
+        "sealed-crypto-empty",
+        1,
+        &[0x06, 0x00, 0x00],
+    );
+    push(
+        "server_datagram",
+        "sealed-ping-ack",
+        1,
+        &[0x01, 0x02, 0x00, 0x00, 0x00, 0x00],
+    );
+    push(
+        "server_datagram",
+        "sealed-close",
+        1,
+        &[0x1c, 0x0a, 0x00, 0x00],
+    );
+    push(
+        "client_datagram",
+        "progress-raw-server-initial",
+        0,
+        &server_dgram,
+    );
+    push(
+        "client_datagram",
+        "progress-sealed-server-hello",
+        1,
+        &server_frames,
+    );
+    push(
+        "client_datagram",
+        "progress-sealed-close",
+        1,
+        &[0x1c, 0x0a, 0x00, 0x00],
+    );
     push("client_datagram", "established-raw", 2, &[0x41; 48]);
     push("client_datagram", "established-short", 3, &[0x01; 48]);
     out.push(("wire_decode", "client-initial".into(), client_dgram));
@@ -207,8 +271,14 @@ fn text_seeds(out: &mut Vec<Seed>) {
     text("mahimahi_trace", "generated-lte", &generated.to_text());
     let scenarios = [
         ("example", include_str!("../../lab/scenarios/example.toml")),
-        ("handover", include_str!("../../lab/scenarios/handover.toml")),
-        ("conext2017", include_str!("../../lab/scenarios/conext2017.toml")),
+        (
+            "handover",
+            include_str!("../../lab/scenarios/handover.toml"),
+        ),
+        (
+            "conext2017",
+            include_str!("../../lab/scenarios/conext2017.toml"),
+        ),
         (
             "short-connections",
             include_str!("../../lab/scenarios/short-connections.toml"),
@@ -236,7 +306,11 @@ fn text_seeds(out: &mut Vec<Seed>) {
     );
     text("hq_request", "get", "GET /index.html\r\n");
     text("hq_request", "get-query", "GET /sub/./file.bin?x=1#y\r\n");
-    text("hq_request", "traversal", "GET /sub/%2e%2e/%2e%2e/secret\r\n");
+    text(
+        "hq_request",
+        "traversal",
+        "GET /sub/%2e%2e/%2e%2e/secret\r\n",
+    );
     text("hq_request", "post", "POST /x\r\n");
 }
 

@@ -138,7 +138,10 @@ fn path_spec(line: &str) {
     };
     let canonical = spec.to_string();
     match PathSpec::parse(&canonical) {
-        Ok(back) => assert_eq!(back, spec, "path spec round trip: {line:?} -> {canonical:?}"),
+        Ok(back) => assert_eq!(
+            back, spec,
+            "path spec round trip: {line:?} -> {canonical:?}"
+        ),
         Err(e) => panic!("canonical spec {canonical:?} of {line:?} does not parse: {e}"),
     }
     if !resolve_is_slow(&spec) {
