@@ -110,6 +110,8 @@ pub struct Download {
 
 /// Run `mpquic client`.
 pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
+    // Before the transfer: an unwritable output path must not cost the download.
+    crate::check_outputs(&[("--output", &args.output), ("--json", &args.json)])?;
     let trust = match (&args.ca, args.insecure) {
         (Some(ca), _) => tls::ServerTrust::Roots(tls::load_certs(ca)?),
         (None, true) => tls::ServerTrust::Insecure,

@@ -50,6 +50,7 @@ fn generate(len: u64) -> Vec<u8> {
 
 /// Run `mpquic demo`.
 pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
+    crate::check_outputs(&[("--json", &args.json)])?;
     let summary = demo(&args).await?;
     summary.print();
     crate::say("verified: the downloaded file matches the served one byte for byte");

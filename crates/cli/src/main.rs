@@ -3,6 +3,8 @@
 
 mod client;
 mod demo;
+mod exit;
+mod keys;
 mod opts;
 mod report;
 mod server;
@@ -15,7 +17,14 @@ use clap::{Parser, Subcommand};
 
 /// Multipath QUIC: file server, client and demo over UDP.
 #[derive(Debug, Parser)]
-#[command(name = "mpquic", version, about)]
+#[command(
+    name = "mpquic",
+    version,
+    about,
+    after_help = "Exit status: 0 on success, 1 when the work failed (a transfer, a simulated \
+                  run), 2 when the input was refused (arguments, key or scenario files, \
+                  output paths)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,6 +36,8 @@ enum Command {
     Server(server::ServerArgs),
     /// Download a file and summarize the transfer.
     Client(client::ClientArgs),
+    /// Write a new random 32-byte key (hex, mode 0600) for the server's --token-key/--reset-key.
+    Keygen(keys::KeygenArgs),
     /// Serve a generated file and download it in-process over loopback, then verify it.
     Demo(demo::DemoArgs),
     /// Run one scenario in the deterministic network simulator (virtual time).
@@ -41,6 +52,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Server(args) => run_async(server::run(args)),
         Command::Client(args) => run_async(client::run(args)),
+        Command::Keygen(args) => keys::keygen(&args),
         Command::Demo(args) => run_async(demo::run(args)),
         // Simulations are synchronous and run in virtual time: no async runtime.
         Command::Sim(args) => mpquic_lab::cli::sim_command(args),
@@ -64,14 +76,18 @@ fn run_async(job: impl std::future::Future<Output = anyhow::Result<()>>) -> anyh
 fn exit_with(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
+        Err(e) => exit::fail(&e),
     }
 }
 
-/// Print one readable error line and give the failure exit code.
-fn fail(error: &anyhow::Error) -> ExitCode {
-    let _ = writeln!(std::io::stderr(), "error: {error:#}");
-    ExitCode::FAILURE
+/// Check that every given output file can be written, before any work starts.
+pub(crate) fn check_outputs(files: &[(&str, &Option<std::path::PathBuf>)]) -> anyhow::Result<()> {
+    for (option, file) in files {
+        if let Some(path) = file {
+            mpquic_lab::output::check_writable(option, path)?;
+        }
+    }
+    Ok(())
 }
 
 /// Print a line on stdout; a closed stdout (a pipe whose reader went away) is not an error

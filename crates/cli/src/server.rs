@@ -7,8 +7,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use mpquic::{config, hq, tls, Endpoint, TransportConfig};
+use mpquic::config::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
+use mpquic::proto::{RetryPolicy, TokenKeys};
+use mpquic::{config, hq, tls, Endpoint, EndpointConfig, ServerConfig, TransportConfig};
 
+use crate::exit::UsageError;
+use crate::keys::load_key;
 use crate::opts::{cc_name, multipath_name, TransportArgs};
 
 /// Names the generated certificate is valid for.
@@ -34,6 +38,97 @@ pub struct ServerArgs {
     pub cert_out: Option<PathBuf>,
     #[command(flatten)]
     pub transport: TransportArgs,
+    #[command(flatten)]
+    pub limits: ServerLimitArgs,
+}
+
+/// Admission limits, address validation and the operator's keys.
+#[derive(Debug, Clone, Args)]
+pub struct ServerLimitArgs {
+    /// Refuse new connections while this many are open.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+    /// Handshakes in progress at once; beyond it new clients are refused (or asked to Retry).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_HANDSHAKES as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_handshakes: u64,
+    /// When to validate a client's address with a Retry: never, always, or auto (while more
+    /// than half of --max-handshakes are in progress).
+    #[arg(long, value_name = "POLICY", default_value = "auto", value_parser = parse_retry)]
+    pub retry: RetryPolicy,
+    /// Key sealing Retry and NEW_TOKEN tokens (32 bytes, raw or 64 hex characters; see
+    /// `mpquic keygen`). Without it a random key is drawn and tokens do not survive a restart.
+    #[arg(long, value_name = "FILE")]
+    pub token_key: Option<PathBuf>,
+    /// Stateless-reset key (same format). With the same key after a restart, clients of the
+    /// previous run are reset at once instead of waiting for their idle timeout.
+    #[arg(long, value_name = "FILE")]
+    pub reset_key: Option<PathBuf>,
+}
+
+fn parse_retry(s: &str) -> Result<RetryPolicy, String> {
+    s.parse()
+}
+
+impl ServerLimitArgs {
+    /// Read the key files; a bad one is an input error (exit code 2).
+    fn keys(&self) -> Result<ServerKeys, UsageError> {
+        Ok(ServerKeys {
+            token: self.token_key.as_deref().map(load_key).transpose()?,
+            reset: self.reset_key.as_deref().map(load_key).transpose()?,
+        })
+    }
+
+    /// Apply the limits and the token key to `config`.
+    fn apply(&self, config: &mut ServerConfig, keys: &ServerKeys) {
+        config.max_connections = usize::try_from(self.max_connections).unwrap_or(usize::MAX);
+        config.max_handshakes = usize::try_from(self.max_handshakes).unwrap_or(usize::MAX);
+        config.retry = match self.retry {
+            // "auto" scales with the handshake limit given here, not the default one.
+            RetryPolicy::UnderLoad { .. } => RetryPolicy::UnderLoad {
+                handshakes: (config.max_handshakes / 2).max(1),
+            },
+            fixed => fixed,
+        };
+        if let Some(key) = keys.token {
+            config.token_keys = TokenKeys {
+                current: key,
+                previous: Vec::new(),
+            };
+        }
+    }
+
+    /// Description for the startup line.
+    fn describe(&self) -> String {
+        let retry = match self.retry {
+            RetryPolicy::Never => "never",
+            RetryPolicy::Always => "always",
+            RetryPolicy::UnderLoad { .. } => "auto",
+        };
+        format!(
+            "max {} connections, {} handshakes, retry {retry}, {} token key, {} reset key",
+            self.max_connections,
+            self.max_handshakes,
+            if self.token_key.is_some() {
+                "operator"
+            } else {
+                "random"
+            },
+            if self.reset_key.is_some() {
+                "operator"
+            } else {
+                "random"
+            },
+        )
+    }
+}
+
+/// Keys read from the operator's files.
+#[derive(Default)]
+pub struct ServerKeys {
+    pub token: Option<[u8; 32]>,
+    pub reset: Option<[u8; 32]>,
 }
 
 /// A running server.
@@ -42,12 +137,23 @@ pub struct Server {
     pub root: Arc<PathBuf>,
 }
 
-/// Bind the sockets and start serving `root` (which must be a directory).
+/// Bind the sockets and start serving `root` (which must be a directory) with default limits
+/// and random keys.
 pub fn start(
     listen: &[SocketAddr],
     root: &std::path::Path,
     tls: Arc<rustls::ServerConfig>,
     transport: TransportConfig,
+) -> anyhow::Result<Server> {
+    start_with(listen, root, config::server(tls, transport), None)
+}
+
+/// [`start`] with a complete server configuration and, optionally, the stateless-reset key.
+pub fn start_with(
+    listen: &[SocketAddr],
+    root: &std::path::Path,
+    config: ServerConfig,
+    reset_key: Option<[u8; 32]>,
 ) -> anyhow::Result<Server> {
     let root = root
         .canonicalize()
@@ -56,8 +162,15 @@ pub fn start(
         bail!("root {} is not a directory", root.display());
     }
     let root = Arc::new(root);
-    let endpoint =
-        Endpoint::server(config::server(tls, transport), listen).context("starting the server")?;
+    let endpoint = match reset_key {
+        Some(key) => Endpoint::server_with_endpoint_config(
+            config,
+            EndpointConfig::with_reset_key(key),
+            listen,
+        ),
+        None => Endpoint::server(config, listen),
+    }
+    .context("starting the server")?;
     let ep = endpoint.clone();
     let served = root.clone();
     tokio::spawn(async move {
@@ -91,21 +204,21 @@ fn server_tls(args: &ServerArgs) -> anyhow::Result<Arc<rustls::ServerConfig>> {
 
 /// Run `mpquic server` until Ctrl-C.
 pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
+    // Key files first: a typo in a path must not cost a certificate generation or a bind.
+    let keys = args.limits.keys()?;
     let tls = server_tls(&args)?;
-    let server = start(
-        &args.listen,
-        &args.root,
-        tls,
-        args.transport.transport(None),
-    )?;
+    let mut config = config::server(tls, args.transport.transport(None));
+    args.limits.apply(&mut config, &keys);
+    let server = start_with(&args.listen, &args.root, config, keys.reset)?;
     for addr in server.endpoint.local_addrs() {
         crate::say(format_args!("listening on {addr}"));
     }
     crate::say(format_args!(
-        "serving {} (ALPN hq-interop, multipath {}, cc {}{})",
+        "serving {} (ALPN hq-interop, multipath {}, cc {}, {}{})",
         server.root.display(),
         multipath_name(args.transport.multipath),
         cc_name(args.transport.cc),
+        args.limits.describe(),
         if args.cert.is_some() {
             ""
         } else {

@@ -141,26 +141,11 @@ impl Drop for ServerProcess {
     }
 }
 
-#[test]
-fn server_and_client_processes_transfer_a_file() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).expect("root");
-    let data: Vec<u8> = (0..3_000_000u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-        .collect();
-    std::fs::write(root.join("data.bin"), &data).expect("file");
-    let cert = dir.path().join("cert.pem");
+/// Start `mpquic server ARGS` and read its port from its first line ("listening on ADDR").
+fn start_server(args: &[&str]) -> (ServerProcess, u16) {
     let mut child = mpquic()
-        .args([
-            "server",
-            "--listen",
-            "127.0.0.1:0",
-            "--root",
-            root.to_str().expect("utf-8"),
-            "--cert-out",
-            cert.to_str().expect("utf-8"),
-        ])
+        .arg("server")
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -175,7 +160,33 @@ fn server_and_client_processes_transfer_a_file() {
     let addr = first
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {first:?}"));
-    let port = addr.rsplit(':').next().expect("port");
+    let port = addr
+        .rsplit(':')
+        .next()
+        .expect("port")
+        .parse()
+        .expect("port");
+    (server, port)
+}
+
+#[test]
+fn server_and_client_processes_transfer_a_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("root");
+    let data: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    std::fs::write(root.join("data.bin"), &data).expect("file");
+    let cert = dir.path().join("cert.pem");
+    let (server, port) = start_server(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        root.to_str().expect("utf-8"),
+        "--cert-out",
+        cert.to_str().expect("utf-8"),
+    ]);
     let output = dir.path().join("out.bin");
     let json = dir.path().join("summary.json");
     let url = format!("https://localhost:{port}/data.bin");
@@ -240,4 +251,241 @@ fn lab_run_traces_flag_is_documented_and_checked() {
         !tmp.join("out").exists(),
         "nothing is written before the traces are checked"
     );
+}
+
+/// Exactly one line on stderr, an error containing `needle`, and exit code `code`.
+fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
+    assert_readable_error(out, needle);
+    assert_eq!(stderr(out).lines().count(), 1, "one line: {}", stderr(out));
+    assert_eq!(out.status.code(), Some(code), "stderr: {}", stderr(out));
+}
+
+#[test]
+fn bad_key_files_are_one_line_and_exit_code_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let short = dir.path().join("short.key");
+    std::fs::write(&short, "00112233").expect("write");
+    let not_hex = dir.path().join("not-hex.key");
+    std::fs::write(&not_hex, format!("{}zz\n", "ab".repeat(31))).expect("write");
+    let missing = dir.path().join("missing.key");
+    for (option, file, needle) in [
+        ("--reset-key", &short, "found 8 bytes"),
+        ("--token-key", &not_hex, "64 hexadecimal characters"),
+        ("--reset-key", &missing, "No such file"),
+    ] {
+        let out = run(&[
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--root",
+            dir.path().to_str().expect("utf-8"),
+            option,
+            file.to_str().expect("utf-8"),
+        ]);
+        let name = format!("key file {}", file.display());
+        assert_one_line_error(&out, 2, &name);
+        assert!(stderr(&out).contains(needle), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn keygen_writes_a_private_hex_key_and_never_overwrites() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let key = dir.path().join("k.hex");
+    let out = run(&["keygen", key.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = std::fs::read_to_string(&key).expect("key file");
+    assert_eq!(text.len(), 65, "{text:?}");
+    assert!(text.ends_with('\n') && text[..64].bytes().all(|b| b.is_ascii_hexdigit()));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "mode {mode:o}");
+    }
+    let again = run(&["keygen", key.to_str().expect("utf-8")]);
+    assert_one_line_error(&again, 2, "cannot create key file");
+    assert_eq!(std::fs::read_to_string(&key).expect("key"), text);
+    let other = dir.path().join("k2.hex");
+    assert!(run(&["keygen", other.to_str().expect("utf-8")])
+        .status
+        .success());
+    assert_ne!(std::fs::read_to_string(&other).expect("key"), text);
+}
+
+/// What a client of a server killed (no CONNECTION_CLOSE) and restarted on the same port with
+/// `second_life` arguments sees when it next sends on its old connection: the first life ran
+/// with `--reset-key KEY`. The client's idle timeout is `idle`.
+fn client_of_restarted_server(second_life: &[&str], idle: Duration) -> (String, Duration) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("small"), [7u8; 1000]).expect("file");
+    let key = dir.path().join("reset.key");
+    assert!(run(&["keygen", key.to_str().expect("utf-8")])
+        .status
+        .success());
+    let root = dir.path().to_str().expect("utf-8");
+    let key = key.to_str().expect("utf-8");
+    let (first, port) = start_server(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        root,
+        "--reset-key",
+        key,
+    ]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use mpquic::{config, hq, tls, Endpoint, TransportConfig};
+        let server: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+        let client = Endpoint::client(&[([127, 0, 0, 1], 0).into()]).expect("client");
+        let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
+        let transport = TransportConfig {
+            idle_timeout: idle,
+            ..TransportConfig::default()
+        };
+        let conn = tokio::time::timeout(
+            Duration::from_secs(10),
+            client
+                .connect(server, "localhost", config::client(tls, transport))
+                .expect("connect"),
+        )
+        .await
+        .expect("handshake in time")
+        .expect("handshake");
+        let mut body = hq::request(&conn, "/small").await.expect("request");
+        assert_eq!(body.read_to_end(10_000).await.expect("body").len(), 1000);
+        // A crash, not a shutdown: SIGKILL sends no CONNECTION_CLOSE.
+        drop(first);
+        let listen = format!("127.0.0.1:{port}");
+        let mut args = vec!["--listen", listen.as_str(), "--root", root];
+        args.extend(
+            second_life
+                .iter()
+                .map(|a| if *a == "KEY" { key } else { *a }),
+        );
+        let (_second, _) = start_server(&args);
+        let sent = Instant::now();
+        // The next request's packets reach the new server, which knows no such connection.
+        let _ = hq::request(&conn, "/small").await;
+        let why = tokio::time::timeout(idle + Duration::from_secs(10), conn.closed())
+            .await
+            .expect("the connection ends by its idle timeout at the latest");
+        (why.to_string(), sent.elapsed())
+    })
+}
+
+#[test]
+fn restarted_server_with_the_same_reset_key_resets_old_connections() {
+    let idle = Duration::from_secs(30);
+    let (why, after) = client_of_restarted_server(&["--reset-key", "KEY"], idle);
+    assert!(why.contains("stateless reset"), "{why}");
+    assert!(after < Duration::from_secs(5), "reset after {after:?}");
+}
+
+#[test]
+fn restarted_server_with_another_reset_key_leaves_clients_to_time_out() {
+    // The control of the test above: the new server's resets carry tokens the client does not
+    // know, so only the idle timeout ends the connection.
+    let idle = Duration::from_secs(3);
+    let (why, after) = client_of_restarted_server(&[], idle);
+    assert!(why.contains("idle timeout"), "{why}");
+    assert!(after >= Duration::from_secs(2), "ended after {after:?}");
+}
+
+const SIM_OK: &str = "paths = [\"rate=20mbit,rtt=20ms\"]\n[workload]\ndownload = \"100KB\"\n";
+
+fn scenario_file(dir: &std::path::Path, text: &str) -> String {
+    let path = dir.join("s.toml");
+    std::fs::write(&path, text).expect("scenario");
+    path.to_str().expect("utf-8").to_owned()
+}
+
+#[test]
+fn sim_exit_codes_follow_the_outcome() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ok = run(&["sim", &scenario_file(dir.path(), SIM_OK), "--quiet"]);
+    assert!(ok.status.success(), "stderr: {}", stderr(&ok));
+    // 100 KB cannot arrive within 10 ms of virtual time: the run fails, the command too.
+    let json = dir.path().join("r.json");
+    let failed = run(&[
+        "sim",
+        &scenario_file(dir.path(), &format!("time_limit = \"10ms\"\n{SIM_OK}")),
+        "--json",
+        json.to_str().expect("utf-8"),
+    ]);
+    assert_one_line_error(&failed, 1, "the run did not complete (time_limit)");
+    let stdout = String::from_utf8_lossy(&failed.stdout);
+    assert!(
+        stdout.contains("NOT COMPLETED"),
+        "the summary still shows: {stdout}"
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
+    assert_eq!(result["completed"], false, "the JSON is still written");
+}
+
+#[test]
+fn sim_rejects_invalid_values_when_the_file_loads() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (extra, needle) in [
+        (
+            "[transport.ack]\nack_delay_exponent = 21\n",
+            "transport.ack.ack_delay_exponent: 21 is out of range",
+        ),
+        (
+            "[transport.ack]\ndefault_range_limit = 0\n",
+            "transport.ack.default_range_limit: 0 is out of range",
+        ),
+        (
+            "[transport]\nmax_datagram_size = 1100\n",
+            "transport.max_datagram_size",
+        ),
+        (
+            "[transport]\nidle_timeout = \"500us\"\n",
+            "transport.idle_timeout",
+        ),
+        ("[transport]\npace = true\n", "unknown field `pace`"),
+        (
+            "[transport]\ncc = \"vegas\"\n",
+            "transport.cc: unknown congestion controller",
+        ),
+    ] {
+        let file = scenario_file(dir.path(), &format!("{SIM_OK}{extra}"));
+        let started = Instant::now();
+        let out = run(&["sim", &file]);
+        assert_one_line_error(&out, 2, needle);
+        assert!(
+            out.stdout.is_empty(),
+            "nothing ran: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn output_paths_are_checked_before_the_work() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("no/such/dir/r.json");
+    let missing = missing.to_str().expect("utf-8");
+    // A run long enough (10 MB at 1 Mbit/s: 80 s virtual) that doing it first would show.
+    let slow = "paths = [\"rate=1mbit,rtt=20ms\"]\n[workload]\ndownload = \"10MB\"\n";
+    let out = run(&["sim", &scenario_file(dir.path(), slow), "--json", missing]);
+    assert_one_line_error(&out, 2, "--json");
+    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "no summary: nothing ran");
+    let out = run(&["demo", "--size", "1MB", "--json", missing]);
+    assert_one_line_error(&out, 2, "--json");
+    assert!(out.stdout.is_empty(), "no transfer summary");
+    let out = run(&[
+        "client",
+        "https://127.0.0.1:1/x",
+        "--insecure",
+        "-o",
+        dir.path().to_str().expect("utf-8"),
+    ]);
+    assert_one_line_error(&out, 2, "is a directory");
 }

@@ -49,6 +49,8 @@ pub(crate) fn client_config(mode: MultipathMode) -> ClientConfig {
     ClientConfig {
         tls: TLS.0.clone(),
         transport: Arc::new(transport(mode)),
+        // Each input starts from scratch: no token from an earlier input's connection.
+        token_store: None,
     }
 }
 

@@ -145,10 +145,24 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     Ok(scenario)
 }
 
-/// Runs `mpquic sim`: builds the scenario, runs it, prints the summary and
-/// writes the JSON result if asked.
+/// A simulated run that did not complete: `mpquic sim` exits non-zero.
+#[derive(Debug, thiserror::Error)]
+#[error("the run did not complete ({outcome}): {why}")]
+pub struct RunFailed {
+    /// `failed`, `time_limit` or `idle` (see [`crate::RunResult::outcome`]).
+    pub outcome: String,
+    /// Why.
+    pub why: String,
+}
+
+/// Runs `mpquic sim`: builds the scenario, checks the output path, runs it, prints the summary
+/// and writes the JSON result if asked. A run that did not complete is an error (after its
+/// summary and JSON, which say why).
 pub fn sim_command(args: SimArgs) -> anyhow::Result<()> {
     let scenario = build_scenario(&args)?;
+    if let Some(path) = &args.json {
+        crate::output::check_writable("--json", path)?;
+    }
     let result = crate::runner::run(&scenario)?;
     if !args.quiet {
         print!("{}", crate::summary::render(&result));
@@ -161,6 +175,16 @@ pub fn sim_command(args: SimArgs) -> anyhow::Result<()> {
             std::fs::write(path, json + "\n")
                 .with_context(|| format!("writing {}", path.display()))?;
         }
+    }
+    if !result.completed {
+        return Err(RunFailed {
+            outcome: result.outcome.clone(),
+            why: result
+                .error
+                .clone()
+                .unwrap_or_else(|| "unknown reason".to_owned()),
+        }
+        .into());
     }
     Ok(())
 }

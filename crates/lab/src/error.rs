@@ -44,9 +44,25 @@ pub enum LabError {
     /// The simulator rejected the network built from the scenario.
     #[error("simulator: {0}")]
     Sim(#[from] SimError),
+    /// An output file cannot be written (checked before any work starts).
+    #[error("{key} {}: cannot write: {why}", path.display())]
+    Output {
+        /// The option naming the file (`--json`).
+        key: String,
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        why: String,
+    },
 }
 
 impl LabError {
+    /// Whether the error is about the input (a scenario, a path spec, an output path) rather
+    /// than a failure of the work: the command line exits with code 2 for these.
+    pub fn is_input(&self) -> bool {
+        !matches!(self, LabError::Sim(_))
+    }
+
     pub(crate) fn invalid(key: &str, message: impl Into<String>) -> Self {
         LabError::Invalid {
             key: key.to_owned(),

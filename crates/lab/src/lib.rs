@@ -35,6 +35,7 @@ pub mod cli;
 pub mod error;
 pub mod labcmd;
 pub mod node;
+pub mod output;
 pub mod result;
 pub mod runner;
 pub mod scenario;

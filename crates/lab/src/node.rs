@@ -74,10 +74,7 @@ impl QuicNode {
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
         let (tls, _) = test_tls_configs(&[ALPN]);
-        let config = ClientConfig {
-            tls,
-            transport: Arc::new(transport),
-        };
+        let config = ClientConfig::new(tls, Arc::new(transport));
         let mut endpoint = Endpoint::new(endpoint_config, None, rng_seed);
         let (Some(&local), Some(&remote)) = (interfaces.first(), servers.first()) else {
             return Err(LabError::invalid(
@@ -106,7 +103,8 @@ impl QuicNode {
         rng_seed: [u8; 32],
     ) -> Self {
         let (_, tls) = test_tls_configs(&[ALPN]);
-        let mut token_rng = <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
+        let mut token_rng =
+            <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
         let mut config = ServerConfig::new(tls, Arc::new(transport), &mut token_rng);
         config.max_connections = 64;
         let endpoint = Endpoint::new(endpoint_config, Some(Arc::new(config)), rng_seed);

@@ -144,6 +144,10 @@ pub struct ConnectionFigures {
     pub bytes_sent: u64,
     /// Probe timeouts.
     pub pto_count: u64,
+    /// Packets received that failed AEAD authentication (e.g. a wrongly decoded packet number).
+    pub auth_failures: u64,
+    /// 1-RTT key updates (initiated or followed).
+    pub key_updates: u64,
     /// Handovers (data moved off a failed path).
     pub handovers: u64,
     /// ACK frames sent.
@@ -179,6 +183,8 @@ impl ConnectionFigures {
             spurious_losses: s.spurious_losses,
             bytes_sent: s.bytes_sent,
             pto_count: s.pto_count,
+            auth_failures: s.auth_failures,
+            key_updates: s.key_updates,
             handovers: s.handovers,
             ack_frames_sent: s.ack_frames_sent,
             avg_ack_frame_bytes: s.mean_ack_frame_bytes(),
@@ -208,6 +214,8 @@ impl ConnectionFigures {
             out.spurious_losses += p.spurious_losses;
             out.bytes_sent += p.bytes_sent;
             out.pto_count += p.pto_count;
+            out.auth_failures += p.auth_failures;
+            out.key_updates += p.key_updates;
             out.handovers += p.handovers;
             out.ack_frames_sent += p.ack_frames_sent;
             for (o, n) in out

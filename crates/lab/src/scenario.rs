@@ -58,6 +58,10 @@ use crate::error::LabError;
 use crate::units::{de_from_str, ByteSize, SimDuration};
 use crate::video::VideoSpec;
 
+mod checks;
+
+pub use checks::MAX_ACK_RANGES;
+
 /// Most paths a scenario may have (path IDs 0..=7 with the default
 /// `max_path_id` of 7).
 pub const MAX_PATHS: usize = 8;
@@ -304,11 +308,18 @@ pub struct TransportSettings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_datagram_size: Option<u16>,
     /// Re-injection policy of the sender (XLINK; default off).
-    #[serde(skip_serializing_if = "reinjection_off")]
+    #[serde(
+        skip_serializing_if = "reinjection_off",
+        deserialize_with = "checks::de_reinjection"
+    )]
     pub reinjection: ReinjectionMode,
     /// Offer / accept the XLINK QoE feedback extension.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub qoe_feedback: bool,
+    /// Initiate a 1-RTT key update every this many packets (RFC 9001 §6; default: only near
+    /// the AEAD limits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_update_interval: Option<u64>,
 }
 
 impl Default for TransportSettings {
@@ -327,6 +338,7 @@ impl Default for TransportSettings {
             max_datagram_size: None,
             reinjection: d.reinjection,
             qoe_feedback: d.qoe_feedback,
+            key_update_interval: d.key_update_interval,
         }
     }
 }
@@ -342,17 +354,14 @@ impl TransportSettings {
             pacing: self.pacing,
             reinjection: self.reinjection,
             qoe_feedback: self.qoe_feedback,
+            key_update_interval: self.key_update_interval,
             ..TransportConfig::default()
         };
         if let Some(ack) = &self.ack {
+            checks::check_ack(ack)?;
             c.ack = ack.clone();
         }
-        if c.ack.max_range_limit == 0 {
-            return Err(LabError::invalid(
-                "transport.ack.max_range_limit",
-                "must be at least 1",
-            ));
-        }
+        checks::check_reinjection(self.reinjection)?;
         if let Some(limit) = self.ack_range_limit {
             if limit == 0 || limit > c.ack.max_range_limit {
                 return Err(LabError::invalid(
@@ -375,6 +384,7 @@ impl TransportSettings {
             c.initial_rtt = Duration::from_secs_f64(ms / 1000.0);
         }
         if let Some(t) = self.idle_timeout {
+            checks::check_idle_timeout(t)?;
             c.idle_timeout = Duration::from_nanos(t.nanos());
         }
         if let Some(size) = self.max_datagram_size {
@@ -474,10 +484,8 @@ impl Scenario {
     /// source in messages. Relative trace paths resolve against the
     /// current directory.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, LabError> {
-        let scenario: Scenario = toml::from_str(text).map_err(|e| LabError::Parse {
-            origin: origin.to_owned(),
-            message: e.to_string().trim_end().to_owned(),
-        })?;
+        let scenario: Scenario =
+            toml::from_str(text).map_err(|e| checks::toml_error(origin, text, &e))?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -489,10 +497,8 @@ impl Scenario {
             path: path.to_owned(),
             error,
         })?;
-        let mut scenario: Scenario = toml::from_str(&text).map_err(|e| LabError::Parse {
-            origin: path.display().to_string(),
-            message: e.to_string().trim_end().to_owned(),
-        })?;
+        let mut scenario: Scenario = toml::from_str(&text)
+            .map_err(|e| checks::toml_error(&path.display().to_string(), &text, &e))?;
         scenario.base_dir = path.parent().map(Path::to_owned);
         scenario.validate()?;
         Ok(scenario)

@@ -124,6 +124,29 @@ impl VideoSpec {
                 "a chunk must hold at least one frame",
             ));
         }
+        // The player stops requesting once `buffer_target_ms` is buffered: a start-up or
+        // resume level above it would never be reached and the run would hang until the
+        // idle timeout; a zero resume level would resume and stall at the same instant.
+        for (key, level) in [
+            ("workload.video.startup_ms", self.startup_ms),
+            ("workload.video.resume_ms", self.resume_ms),
+        ] {
+            if level > self.buffer_target_ms {
+                return Err(LabError::invalid(
+                    key,
+                    format!(
+                        "{level} is above buffer_target_ms ({})",
+                        self.buffer_target_ms
+                    ),
+                ));
+            }
+        }
+        if self.resume_ms == 0 {
+            return Err(LabError::invalid(
+                "workload.video.resume_ms",
+                "must be positive",
+            ));
+        }
         Ok(())
     }
 

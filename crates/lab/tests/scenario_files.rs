@@ -7,6 +7,7 @@ use mpquic_lab::cli::build_scenario;
 use mpquic_lab::{ByteSize, LabError, Scenario, SimArgs, Workload};
 use mpquic_proto::ack::RangeOrder;
 use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_proto::MultipathMode;
 
@@ -391,4 +392,135 @@ fn bad_connection_counts_are_named() {
     assert!(e.contains("connections"), "{e}");
     let e = error_of(&with("2, batches = 3"));
     assert!(e.contains("batches"), "{e}");
+}
+
+#[test]
+fn transport_values_the_handshake_would_refuse_fail_at_load() {
+    for (extra, key) in [
+        (
+            "[transport.ack]\nack_delay_exponent = 21\n",
+            "transport.ack.ack_delay_exponent: 21",
+        ),
+        (
+            "[transport.ack]\nmax_ack_delay_ms = 16384\n",
+            "transport.ack.max_ack_delay_ms: 16384",
+        ),
+        (
+            "[transport.ack]\nack_eliciting_threshold = 0\n",
+            "transport.ack.ack_eliciting_threshold: 0",
+        ),
+        (
+            "[transport.ack]\ndefault_range_limit = 0\n",
+            "transport.ack.default_range_limit: 0",
+        ),
+        (
+            "[transport.ack]\ndefault_range_limit = 65\n",
+            "transport.ack.default_range_limit: 65",
+        ),
+        (
+            "[transport.ack]\nmax_range_limit = 0\n",
+            "transport.ack.max_range_limit: 0",
+        ),
+        (
+            "[transport.ack]\nmax_range_limit = 65\n",
+            "transport.ack.max_range_limit: 65",
+        ),
+        (
+            "[transport]\nidle_timeout = \"1500us\"\n",
+            "transport.idle_timeout: 1500us",
+        ),
+        (
+            "[transport]\nmax_datagram_size = 1199\n",
+            "transport.max_datagram_size: 1199",
+        ),
+        (
+            "[transport]\ninitial_rtt_ms = 0\n",
+            "transport.initial_rtt_ms: 0",
+        ),
+        (
+            "[transport]\nreinjection = { mode = \"qoe\", lower_ms = 900, upper_ms = 900 }\n",
+            "transport.reinjection: lower_ms (900)",
+        ),
+    ] {
+        let e = error_of(&format!("{MINIMAL}{extra}"));
+        assert!(e.starts_with(key), "{extra}: {e}");
+    }
+    // The limits themselves are accepted.
+    for extra in [
+        "[transport.ack]\nack_delay_exponent = 20\nmax_ack_delay_ms = 16383\nmax_range_limit = 64\n",
+        "[transport]\nidle_timeout = \"0s\"\nmax_datagram_size = 1200\n",
+    ] {
+        parse(&format!("{MINIMAL}{extra}")).unwrap_or_else(|e| panic!("{extra}: {e}"));
+    }
+}
+
+#[test]
+fn reinjection_tables_are_strict() {
+    for (value, needle) in [
+        (
+            "{ mode = \"qoe\", lower_ms = 1, upper_ms = 2, colour = 3 }",
+            "unknown field `colour`",
+        ),
+        (
+            "{ mode = \"off\", lower_ms = 1 }",
+            "apply only to mode `qoe`",
+        ),
+        (
+            "{ mode = \"qoe\", lower_ms = 1 }",
+            "needs both lower_ms and upper_ms",
+        ),
+        ("{ mode = \"sometimes\" }", "unknown mode `sometimes`"),
+    ] {
+        let e = error_of(&format!("{MINIMAL}[transport]\nreinjection = {value}\n"));
+        assert!(e.contains(needle), "{value}: {e}");
+    }
+    let s = parse(&format!(
+        "{MINIMAL}[transport]\nreinjection = {{ mode = \"always\" }}\n"
+    ))
+    .expect("valid");
+    assert_eq!(s.transport.reinjection, ReinjectionMode::Always);
+}
+
+#[test]
+fn video_levels_the_player_could_never_reach_are_refused() {
+    let video = |fields: &str| {
+        format!(
+            "paths = [\"rate=20mbit,rtt=40ms\"]\n[workload]\nvideo = {{ chunks = 3, {fields} }}\n"
+        )
+    };
+    let e = error_of(&video("buffer_target_ms = 1000, startup_ms = 2000"));
+    assert!(
+        e.starts_with("workload.video.startup_ms: 2000 is above"),
+        "{e}"
+    );
+    let e = error_of(&video(
+        "buffer_target_ms = 1000, startup_ms = 500, resume_ms = 1500",
+    ));
+    assert!(
+        e.starts_with("workload.video.resume_ms: 1500 is above"),
+        "{e}"
+    );
+    let e = error_of(&video("resume_ms = 0"));
+    assert!(
+        e.starts_with("workload.video.resume_ms: must be positive"),
+        "{e}"
+    );
+}
+
+#[test]
+fn parse_errors_are_one_line_with_position_and_key() {
+    let e = error_of("paths = [\"rate=1mbit\"]\n[workload]\ndownload = \"50XB\"\n");
+    assert!(
+        e.starts_with("test.toml:3:12: workload.download: invalid size `50XB`"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "one line: {e}");
+    let e = error_of(&format!(
+        "{MINIMAL}[transport.ack]\nrange_order = \"sideways\"\n"
+    ));
+    assert!(
+        e.starts_with("test.toml:6:15: transport.ack.range_order: unknown variant `sideways`"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "one line: {e}");
 }

@@ -9,10 +9,7 @@ pub use crate::proto::config::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
 /// A client configuration from a rustls configuration (TLS 1.3, with ALPN set; see
 /// [`crate::tls::client_config`]) and transport settings.
 pub fn client(tls: Arc<rustls::ClientConfig>, transport: TransportConfig) -> ClientConfig {
-    ClientConfig {
-        tls,
-        transport: Arc::new(transport),
-    }
+    ClientConfig::new(tls, Arc::new(transport))
 }
 
 /// A server configuration from a rustls configuration (see [`crate::tls::server_config`]) and

@@ -57,8 +57,30 @@ impl Endpoint {
         Self::new(bind, Some(config))
     }
 
+    /// A server endpoint whose endpoint-wide settings are `endpoint`: an operator's
+    /// stateless-reset key ([`EndpointConfig::with_reset_key`]) lets a restarted server reset
+    /// the connections of its previous life instead of leaving their clients to time out.
+    ///
+    /// Must be called within a tokio runtime.
+    pub fn server_with_endpoint_config(
+        config: ServerConfig,
+        endpoint: EndpointConfig,
+        bind: &[SocketAddr],
+    ) -> io::Result<Self> {
+        Self::with_endpoint_config(bind, Some(config), Some(endpoint))
+    }
+
     /// An endpoint bound to `bind`, accepting connections if `server` is given.
     pub fn new(bind: &[SocketAddr], server: Option<ServerConfig>) -> io::Result<Self> {
+        Self::with_endpoint_config(bind, server, None)
+    }
+
+    /// [`Endpoint::new`] with endpoint-wide settings; `None` draws a random reset key.
+    pub fn with_endpoint_config(
+        bind: &[SocketAddr],
+        server: Option<ServerConfig>,
+        endpoint: Option<EndpointConfig>,
+    ) -> io::Result<Self> {
         if bind.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -80,7 +102,7 @@ impl Endpoint {
         let mut rng = OsRng;
         let mut seed = [0u8; 32];
         rng.fill_bytes(&mut seed);
-        let config = Arc::new(EndpointConfig::new(&mut rng));
+        let config = Arc::new(endpoint.unwrap_or_else(|| EndpointConfig::new(&mut rng)));
         let proto = mpquic_proto::Endpoint::new(config, server.map(Arc::new), seed);
         let shared = Arc::new(Shared::new(State::new(proto, locals)));
         driver::spawn(shared.clone(), sockets);

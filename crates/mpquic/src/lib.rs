@@ -45,6 +45,6 @@ pub use mpquic_proto::cc::CcAlgorithm;
 pub use mpquic_proto::scheduler::SchedulerKind;
 pub use mpquic_proto::wire::stream_id::{Dir, StreamId};
 pub use mpquic_proto::{
-    ClientConfig, ConnectionStats, Design, MultipathMode, PathEvent, PathId, PathStats,
-    ServerConfig, TransportConfig,
+    ClientConfig, ConnectionStats, Design, EndpointConfig, MultipathMode, PathEvent, PathId,
+    PathStats, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore, TransportConfig,
 };

@@ -57,7 +57,10 @@ pub fn self_signed(
     Ok((certified.cert.der().clone(), key))
 }
 
-/// A TLS 1.3 client configuration offering `alpn` and trusting `trust`.
+/// A TLS 1.3 client configuration offering `alpn` and trusting `trust`. Session resumption is
+/// off (no tickets are stored or offered): this stack does no 0-RTT yet, see "TLS session
+/// resumption" in docs/ARCHITECTURE.md. Set `resumption` on the returned configuration's clone
+/// to turn it on.
 pub fn client_config(
     alpn: &[&[u8]],
     trust: ServerTrust,
@@ -79,6 +82,7 @@ pub fn client_config(
             .with_no_client_auth(),
     };
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    config.resumption = rustls::client::Resumption::disabled();
     Ok(Arc::new(config))
 }
 

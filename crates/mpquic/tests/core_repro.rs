@@ -18,10 +18,7 @@ fn handshake_with_silent_peer_times_out() {
         idle_timeout: std::time::Duration::from_millis(500),
         ..TransportConfig::default()
     };
-    let config = ClientConfig {
-        tls,
-        transport: Arc::new(transport),
-    };
+    let config = ClientConfig::new(tls, Arc::new(transport));
     let mut rng = rand::rngs::OsRng;
     let mut endpoint = Endpoint::new(Arc::new(EndpointConfig::new(&mut rng)), None, [7; 32]);
     let local = "127.0.0.1:1000".parse().expect("addr");
@@ -89,10 +86,7 @@ fn close_before_handshake_done_reaches_the_server() {
     let ch = client
         .connect(
             now,
-            &ClientConfig {
-                tls: client_tls,
-                transport,
-            },
+            &ClientConfig::new(client_tls, transport),
             ca,
             sa,
             "localhost",

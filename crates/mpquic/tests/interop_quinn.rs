@@ -6,9 +6,10 @@ mod common;
 use std::sync::Arc;
 
 use common::{
-    addr, connect_client, payload, quinn_configs, root_with, server_endpoint, start_server,
-    transport, within, MB,
+    addr, client_config, connect_client, payload, quinn_configs, root_with, server_endpoint,
+    start_server, transport, within, MB,
 };
+use mpquic::proto::crypto::testing::CountingSessionStore;
 use mpquic::{hq, MultipathMode};
 use tokio::io::AsyncWriteExt;
 
@@ -160,5 +161,95 @@ async fn quinn_client_uploads_to_our_server() {
         "we got {} bytes from quinn, expected {}",
         got.len(),
         data.len()
+    );
+}
+
+/// `count` connections from `client`, `parallel` at a time, each with a clone of `config` (one
+/// rustls configuration, so one session cache) fetching `/small` and checking the body.
+/// Returns the failures.
+async fn fetch_many(
+    client: &mpquic::Endpoint,
+    server: std::net::SocketAddr,
+    config: mpquic::ClientConfig,
+    count: usize,
+    parallel: usize,
+    expected: &[u8],
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for batch in 0..count.div_ceil(parallel) {
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in batch * parallel..((batch + 1) * parallel).min(count) {
+            let (client, config, expected) = (client.clone(), config.clone(), expected.to_vec());
+            tasks.spawn(async move {
+                let conn = client
+                    .connect(server, "localhost", config)
+                    .map_err(|e| format!("{i}: connect: {e}"))?
+                    .await
+                    .map_err(|e| format!("{i}: handshake: {e}"))?;
+                let mut body = hq::request(&conn, "/small")
+                    .await
+                    .map_err(|e| format!("{i}: request: {e}"))?;
+                let got = body
+                    .read_to_end(MB)
+                    .await
+                    .map_err(|e| format!("{i}: read: {e}"))?;
+                conn.close(0, b"done");
+                (got == expected)
+                    .then_some(())
+                    .ok_or(format!("{i}: {} bytes, content differs", got.len()))
+            });
+        }
+        let results = within("batch", tasks.join_all()).await;
+        failures.extend(results.into_iter().filter_map(Result::err));
+    }
+    failures
+}
+
+/// Issue 12: one client endpoint reusing one client configuration for 300 connections to one
+/// quinn server, which issues session tickets. With the default configuration (resumption off)
+/// no handshake may fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hundred_connections_reusing_one_client_config() {
+    let data = payload(2000, 8);
+    let (_quinn, server_addr) = quinn_server(Arc::new(data.clone()));
+    let client = mpquic::Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
+    let config = client_config(transport(MultipathMode::Auto));
+    let started = std::time::Instant::now();
+    let failures = fetch_many(&client, server_addr, config, 300, 4, &data).await;
+    eprintln!("300 connections in {:?}", started.elapsed());
+    assert!(
+        failures.is_empty(),
+        "{} of 300 connections failed, e.g. {:?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+}
+
+/// The same with TLS session resumption turned on: the later connections offer quinn's tickets
+/// and resume; each must check its own server's transport parameters (RFC 9000 §7.3), not the
+/// ones remembered with the ticket (§7.4.1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resumed_connections_to_quinn_all_succeed() {
+    let data = payload(2000, 9);
+    let (_quinn, server_addr) = quinn_server(Arc::new(data.clone()));
+    let client = mpquic::Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
+    let store = Arc::new(CountingSessionStore::new(64));
+    let mut tls = Arc::unwrap_or_clone(
+        mpquic::tls::client_config(&[hq::ALPN], mpquic::tls::ServerTrust::Insecure)
+            .expect("client tls"),
+    );
+    tls.resumption = rustls::client::Resumption::store(store.clone());
+    let config = mpquic::config::client(Arc::new(tls), transport(MultipathMode::Auto));
+    let failures = fetch_many(&client, server_addr, config, 100, 4, &data).await;
+    assert!(
+        failures.is_empty(),
+        "{} of 100 resumed connections failed, e.g. {:?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+    assert!(
+        store.tickets_taken() >= 50,
+        "only {} connections offered a ticket",
+        store.tickets_taken()
     );
 }

@@ -226,3 +226,66 @@ async fn handshake_with_a_silent_peer_times_out() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+/// Issue 12: a client Initial shorter than its datagram, as picoquic sends it (a 334-byte
+/// packet, then zero bytes up to 1,252). Our server counts the whole datagram for its
+/// amplification limit (RFC 9000 §8.1) and answers at once with at least 1,200 bytes (§14.1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_initial_in_a_padded_datagram_gets_a_full_answer() {
+    use mpquic::proto::crypto::testing::{open_initial, reshape_client_initial};
+    use mpquic::proto::crypto::{initial_keys, Side};
+    use mpquic::proto::wire::frame::Frame;
+    use mpquic::proto::{Endpoint as CoreEndpoint, EndpointConfig, Timestamp};
+
+    let server = server_endpoint(transport(MultipathMode::Auto));
+    let socket = tokio::net::UdpSocket::bind(addr("127.0.0.1:0"))
+        .await
+        .expect("bind");
+    // A real ClientHello: the first datagram of the core's client, reshaped.
+    let mut core = CoreEndpoint::new(
+        std::sync::Arc::new(EndpointConfig::new(&mut rand::rngs::OsRng)),
+        None,
+        [12; 32],
+    );
+    let config = client_config(transport(MultipathMode::Auto));
+    let local = socket.local_addr().expect("local address");
+    core.connect(
+        Timestamp::ZERO,
+        &config,
+        local,
+        server.local_addr(),
+        "localhost",
+    )
+    .expect("connect");
+    let mut buf = Vec::new();
+    let first = core
+        .poll_transmit(Timestamp::ZERO, &mut buf)
+        .expect("client Initial");
+    let datagram = reshape_client_initial(&buf[..first.size], 334, 1252);
+    let dcid = mpquic::proto::wire::header::PartialDecode::new(datagram[..].into(), 8)
+        .expect("Initial")
+        .0
+        .dcid();
+    let started = std::time::Instant::now();
+    socket
+        .send_to(&datagram, server.local_addr())
+        .await
+        .expect("send");
+    let mut answer = vec![0u8; 65536];
+    let (n, _) = within("answer", socket.recv_from(&mut answer))
+        .await
+        .expect("receive");
+    let elapsed = started.elapsed();
+    eprintln!("answer of {n} bytes after {elapsed:?}");
+    let keys = initial_keys(dcid.as_slice(), Side::Client).remote;
+    let (_, frames) = open_initial(&answer[..n], &keys).expect("an Initial answer");
+    assert!(
+        frames.iter().any(|f| matches!(f, Frame::Crypto { .. })),
+        "the answer carries no handshake data: {frames:?}"
+    );
+    assert!(n >= 1200, "answer of {n} bytes to a 1,252-byte datagram");
+    assert!(
+        elapsed < std::time::Duration::from_millis(50),
+        "answer after {elapsed:?}"
+    );
+}

@@ -128,6 +128,56 @@ impl Default for TransportConfig {
 pub struct ClientConfig {
     pub tls: Arc<rustls::ClientConfig>,
     pub transport: Arc<TransportConfig>,
+    /// Where address-validation tokens from NEW_TOKEN frames are kept for later connections to
+    /// the same server (RFC 9000 §8.1.3); None: tokens are ignored.
+    pub token_store: Option<Arc<dyn TokenStore>>,
+}
+
+impl ClientConfig {
+    /// A client configuration keeping NEW_TOKEN tokens in memory ([`TokenMemoryStore`]), so
+    /// connections made with clones of it skip the server's address validation.
+    pub fn new(tls: Arc<rustls::ClientConfig>, transport: Arc<TransportConfig>) -> Self {
+        Self {
+            tls,
+            transport,
+            token_store: Some(Arc::new(TokenMemoryStore::default())),
+        }
+    }
+}
+
+/// Keeps the tokens servers hand out in NEW_TOKEN frames (RFC 9000 §8.1.3), by server name.
+pub trait TokenStore: std::fmt::Debug + Send + Sync {
+    /// Remember `token` for connections to `server_name`.
+    fn insert(&self, server_name: &str, token: bytes::Bytes);
+    /// A token for a new connection to `server_name`, removed from the store: §8.1.3 asks
+    /// clients not to reuse a token, so that connections cannot be linked by it.
+    fn take(&self, server_name: &str) -> Option<bytes::Bytes>;
+}
+
+/// A bounded in-memory [`TokenStore`]: the newest few tokens of each of the most recently used
+/// servers.
+#[derive(Debug, Default)]
+pub struct TokenMemoryStore {
+    tokens: std::sync::Mutex<std::collections::VecDeque<(String, bytes::Bytes)>>,
+}
+
+/// Tokens a [`TokenMemoryStore`] keeps in all.
+const TOKEN_STORE_CAPACITY: usize = 256;
+
+impl TokenStore for TokenMemoryStore {
+    fn insert(&self, server_name: &str, token: bytes::Bytes) {
+        let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+        if tokens.len() >= TOKEN_STORE_CAPACITY {
+            tokens.pop_front();
+        }
+        tokens.push_back((server_name.to_owned(), token));
+    }
+
+    fn take(&self, server_name: &str) -> Option<bytes::Bytes> {
+        let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+        let newest = tokens.iter().rposition(|(name, _)| name == server_name)?;
+        tokens.remove(newest).map(|(_, token)| token)
+    }
 }
 
 /// Server-side settings.

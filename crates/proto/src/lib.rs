@@ -17,12 +17,14 @@ pub mod sent_frames;
 pub mod space;
 pub mod streams;
 pub mod time;
+pub(crate) mod token;
 
 pub use config::{
-    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys, TransportConfig,
+    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
+    TokenMemoryStore, TokenStore, TransportConfig,
 };
 pub use connection::{Connection, ConnectionError, ConnectionStats, Event, PathEvent, Transmit};
-pub use endpoint::{ConnectionHandle, Endpoint};
+pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats};
 pub use path::{PathId, PathStats};
 pub use space::Design;
 

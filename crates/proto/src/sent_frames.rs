@@ -31,6 +31,8 @@ pub struct SentFrames {
     pub path_frames: Vec<PathFrame>,
     /// HANDSHAKE_DONE was sent.
     pub handshake_done: bool,
+    /// NEW_TOKEN was sent (RFC 9000 §19.7).
+    pub new_token: bool,
     /// An ACK frame: (space, low, high) — every received packet number in `low..high` was
     /// reported by it, so once it is acknowledged they need not be repeated (RFC 9000 §13.2.4).
     pub ack: Option<(crate::space::SpaceId, u64, u64)>,
@@ -43,5 +45,6 @@ impl SentFrames {
             && self.streams.is_empty()
             && self.path_frames.is_empty()
             && !self.handshake_done
+            && !self.new_token
     }
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{addr, payload, NetConfig, Pair};
+use mpquic_proto::connection::PathError;
 use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::{
     ConnectionHandle, Design, Duration, Event, MultipathMode, PathEvent, TransportConfig,
@@ -104,14 +105,19 @@ fn two_paths_with(
     pair.run_until(Duration::from_secs(5), |p| {
         p.client.connection(ch).unwrap().is_established()
     });
-    // Let CIDs for the extra path IDs arrive.
+    // Let CIDs for the extra path IDs arrive (on a lossy network they may need a resend).
     pair.run_for(Duration::from_millis(100));
-    let now = pair.now;
-    let server_addr = pair.server_addr;
-    let conn = pair.client.connection_mut(ch).unwrap();
-    let id = conn
-        .open_path(now, addr("10.0.0.2:4433"), server_addr)
-        .expect("second path");
+    let deadline = pair.now + Duration::from_secs(5);
+    let id = loop {
+        let (now, server_addr) = (pair.now, pair.server_addr);
+        let conn = pair.client.connection_mut(ch).unwrap();
+        match conn.open_path(now, addr("10.0.0.2:4433"), server_addr) {
+            Err(PathError::NoConnectionId | PathError::PathIdLimit) if now < deadline => {
+                pair.run_for(Duration::from_millis(10))
+            }
+            result => break result.expect("second path"),
+        }
+    };
     assert_eq!(id, 1);
     pair.client.after_connection_call(ch);
     let sid = pair.client.connection_mut(ch).unwrap().open_bi().unwrap();

@@ -37,8 +37,8 @@ pub use frame::{
     EcnCounts, Frame, FrameIter, NewConnectionId, PathStatus, QoeSignal, StreamFrame,
 };
 pub use header::{
-    decode_packet_number, decode_pn_len, pn_encode_len, read_truncated_pn, Header, HeaderError,
-    PacketKind, PartialDecode, PartialEncode, QUIC_V1,
+    decode_packet_number, decode_pn_len, pn_encode_len, pn_encode_len_overtaken, read_truncated_pn,
+    Header, HeaderError, PacketKind, PartialDecode, PartialEncode, QUIC_V1,
 };
 pub use range_set::RangeSet;
 pub use stream_id::{Dir, Side, StreamId};

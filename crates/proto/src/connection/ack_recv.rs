@@ -174,11 +174,11 @@ impl Connection {
             .get(&space)
             .and_then(|s| s.acked_info(largest));
         if !self.config.rtt_sample_on_receiving_path {
-            let newly = outcomes
-                .iter()
-                .flat_map(|(_, o)| &o.packets)
-                .any(|p| p.pn == largest);
-            if let (true, Some((_, sent, _))) = (newly, largest_info) {
+            // RFC 9002 §5.1: only if the largest is newly acknowledged and an ack-eliciting
+            // packet is among those newly acknowledged.
+            let mut newly = outcomes.iter().flat_map(|(_, o)| &o.packets);
+            let sample = newly.clone().any(|p| p.pn == largest) && newly.any(|p| p.ack_eliciting);
+            if let (true, Some((_, sent, _))) = (sample, largest_info) {
                 if let Some(path) = self.paths.get_mut(&recv_path) {
                     path.rtt.update(ack_delay, now - sent);
                     path.counters.rtt_samples += 1;
@@ -220,10 +220,11 @@ impl Connection {
         let in_flight = outcome.packets.iter().filter(|p| p.in_flight);
         let bytes_acked: u64 = in_flight.clone().map(|p| p.size).sum();
         let largest_sent = in_flight.map(|p| p.time_sent).max().unwrap_or_default();
-        let rate_sample = path.delivery.generate_sample(now, path.rtt.min());
         if bytes_acked == 0 {
+            // Only ACK-only packets: nothing for the controller (RFC 9002 §A.5, §7).
             return;
         }
+        let rate_sample = path.delivery.generate_sample(now, path.rtt.min());
         let event = AckEvent {
             now,
             bytes_acked,
@@ -260,6 +261,8 @@ impl Connection {
                 self.key_update_acked_pn = None;
             }
         }
-        self.stats.bytes_acked += packet.size;
+        if packet.in_flight {
+            self.stats.bytes_acked += packet.size;
+        }
     }
 }

@@ -114,6 +114,7 @@ impl Connection {
                 .then_some(MIN_INITIAL_SIZE);
             let room = max.saturating_sub(buf.len());
             self.build_close_packet(
+                now,
                 epoch,
                 if epoch == Epoch::Data { path } else { 0 },
                 &frame,
@@ -122,7 +123,6 @@ impl Connection {
                 pad.map(|p| p.saturating_sub(buf.len())),
             );
         }
-        let _ = now;
         self.finish_datagram(
             if epochs.last() == Some(&Epoch::Data) {
                 path
@@ -133,8 +133,10 @@ impl Connection {
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn build_close_packet(
         &mut self,
+        now: Timestamp,
         epoch: Epoch,
         path: PathId,
         frame: &Bytes,
@@ -148,10 +150,11 @@ impl Connection {
             Epoch::Data => self.layout.space_for(path),
         };
         let header = self.header_for(epoch, path)?;
-        let largest_acked = self.send_space(space).largest_acked();
-        let pn = self.send_space(space).next_pn();
+        let pn = self.send_space(space).peek_pn();
+        let pn_len = self.packet_number_len(now, space, path, pn);
+        self.send_space(space).next_pn();
         let mut packet = Vec::with_capacity(256);
-        let enc = header.encode(pn, largest_acked, &mut packet);
+        let enc = header.encode_with_pn_len(pn, pn_len, &mut packet);
         packet.extend_from_slice(&close_frame_for_epoch(frame, epoch));
         let limit = room.checked_sub(TAG_LEN)?;
         if packet.len() > limit {

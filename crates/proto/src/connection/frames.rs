@@ -43,17 +43,7 @@ impl Connection {
                 self.streams.on_stream_data_blocked(id, limit)?
             }
             Frame::StreamsBlocked { dir, limit } => self.streams.on_streams_blocked(dir, limit)?,
-            Frame::NewToken { .. } => {
-                // RFC 9000 §19.7: only servers send NEW_TOKEN. Clients may keep it for a later
-                // connection; we do not use address validation tokens.
-                if self.side == Side::Server {
-                    return Err(TransportError::for_frame(
-                        TransportErrorCode::PROTOCOL_VIOLATION,
-                        ty::NEW_TOKEN,
-                        "client sent NEW_TOKEN",
-                    ));
-                }
-            }
+            Frame::NewToken { token } => self.on_new_token_frame(token)?,
             Frame::NewConnectionId(ncid) => self.on_new_connection_id(ncid)?,
             Frame::RetireConnectionId { path_id, sequence } => {
                 self.on_retire_connection_id(now, path_id, sequence)?
@@ -203,7 +193,10 @@ impl Connection {
             ncid.cid,
             ncid.reset_token,
             limit,
-        )
+        )?;
+        self.endpoint_events
+            .push_back(super::EndpointEvent::PeerResetToken(ncid.reset_token));
+        Ok(())
     }
 
     fn on_connection_close(&mut self, now: Timestamp, close: mpquic_wire::frame::ConnectionClose) {

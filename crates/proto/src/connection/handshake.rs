@@ -18,7 +18,7 @@ use super::{Connection, ConnectionError, CryptoStream, Event, State};
 use crate::cc::CcConfig;
 use crate::cid::{LocalCids, RemoteCids};
 use crate::config::{ClientConfig, ServerConfig, TransportConfig};
-use crate::crypto::{initial_keys, Epoch, HandshakeOutput, TlsSession};
+use crate::crypto::{initial_keys, Epoch, HandshakeOutput, KeyPair, TlsSession};
 use crate::error::TransportError;
 use crate::path::{Path, Validation};
 use crate::space::{layout_for, Design, SpaceId};
@@ -35,6 +35,37 @@ pub struct ConnectionParams {
     pub cid_len: usize,
     pub reset_key: [u8; 32],
     pub now: Timestamp,
+}
+
+/// What the endpoint learnt about a client Initial before creating its connection.
+pub struct ServerAccept {
+    /// The Destination CID of the client's Initial (keys, first route).
+    pub client_dcid: ConnectionId,
+    /// The client's Source CID.
+    pub client_scid: ConnectionId,
+    /// The Destination CID of the client's very first Initial: `client_dcid`, or the one a
+    /// Retry token recorded (RFC 9000 §7.3 original_destination_connection_id).
+    pub original_dcid: ConnectionId,
+    /// Source CID of our Retry, when the client came back with its token (§7.3
+    /// retry_source_connection_id).
+    pub retry_scid: Option<ConnectionId>,
+    /// The client proved its address with a token (§8.1): no amplification limit.
+    pub address_validated: bool,
+    /// Initial keys of `client_dcid`, already derived to authenticate the packet.
+    pub initial_keys: KeyPair,
+    /// A token to hand out in a NEW_TOKEN frame once the handshake is confirmed (§8.1.3).
+    pub new_token: Option<Bytes>,
+}
+
+impl std::fmt::Debug for ServerAccept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerAccept")
+            .field("client_dcid", &self.client_dcid)
+            .field("original_dcid", &self.original_dcid)
+            .field("retry_scid", &self.retry_scid)
+            .field("address_validated", &self.address_validated)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a connection could not be created.
@@ -73,7 +104,8 @@ impl Connection {
         // RFC 9000 §7.2: the client's first DCID is unpredictable and at least 8 bytes.
         let dcid = random_cid(&mut rng, params.cid_len.max(8));
         let scid = random_cid(&mut rng, params.cid_len);
-        let local_params = build_local_params(&config.transport, Side::Client, &scid, None, None);
+        let local_params =
+            build_local_params(&config.transport, Side::Client, &scid, None, None, None);
         let mut encoded = encode_params(&local_params);
         encoded.extend_from_slice(&config.transport.raw_transport_params);
         let tls = TlsSession::new_client(config.tls.clone(), server_name, encoded)
@@ -90,15 +122,22 @@ impl Connection {
             dcid,
         );
         conn.initial_keys = Some(initial_keys(dcid.as_slice(), Side::Client));
+        conn.server_name = server_name.to_owned();
+        conn.token_store = config.token_store.clone();
+        // RFC 9000 §8.1.3: a token from an earlier connection lets the server skip validation.
+        conn.initial_token = config
+            .token_store
+            .as_ref()
+            .and_then(|store| store.take(server_name))
+            .unwrap_or_default();
         conn.drive_tls()?;
         Ok(conn)
     }
 
-    /// A server connection for a client Initial whose DCID was `client_dcid` and SCID `client_scid`.
+    /// A server connection for an authenticated client Initial.
     pub fn new_server(
         config: &ServerConfig,
-        client_dcid: ConnectionId,
-        client_scid: ConnectionId,
+        accept: ServerAccept,
         params: ConnectionParams,
     ) -> Result<Connection, ConnectError> {
         let mut rng = ChaCha20Rng::from_seed(params.rng_seed);
@@ -108,7 +147,8 @@ impl Connection {
             &config.transport,
             Side::Server,
             &scid,
-            Some(client_dcid),
+            Some(accept.original_dcid),
+            accept.retry_scid,
             Some(token),
         );
         let tls = TlsSession::new_server(config.tls.clone(), encode_params(&local_params))
@@ -120,12 +160,20 @@ impl Connection {
             rng,
             local_params,
             &params,
-            client_scid,
+            accept.client_scid,
             scid,
-            client_dcid,
+            accept.original_dcid,
         );
-        conn.peer_initial_scid = Some(client_scid);
-        conn.initial_keys = Some(initial_keys(client_dcid.as_slice(), Side::Server));
+        conn.peer_initial_scid = Some(accept.client_scid);
+        conn.initial_keys = Some(accept.initial_keys);
+        conn.new_token_pending = accept.new_token.is_some();
+        conn.new_token = accept.new_token;
+        if accept.address_validated {
+            // RFC 9000 §8.1: a valid token validates the address; no amplification limit.
+            if let Some(path) = conn.paths.get_mut(&0) {
+                path.amplification_limited = false;
+            }
+        }
         Ok(conn)
     }
 
@@ -187,6 +235,12 @@ impl Connection {
             scheduler: config.scheduler.build(),
             events: VecDeque::new(),
             endpoint_events,
+            server_name: String::new(),
+            token_store: None,
+            initial_token: Bytes::new(),
+            retry_scid: None,
+            new_token: None,
+            new_token_pending: false,
             rng,
             local_params,
             peer_params: None,
@@ -247,7 +301,7 @@ impl Connection {
         }
         self.drive_tls()
             .map_err(|e| TransportError::internal(e.to_string()))?;
-        if self.peer_params.is_none() {
+        if self.peer_params.is_none() && self.peer_params_final() {
             if let Some(raw) = self.tls.peer_transport_params() {
                 let raw = raw.to_vec();
                 self.on_peer_params(&raw)?;
@@ -257,6 +311,20 @@ impl Connection {
             self.on_handshake_complete(now);
         }
         Ok(())
+    }
+
+    /// Whether what TLS reports as the peer's transport parameters are this connection's.
+    ///
+    /// The server reads them from the ClientHello. A client resuming a session gets, from the
+    /// moment it writes its ClientHello, the parameters remembered with the ticket (RFC 9000
+    /// §7.4.1: for 0-RTT only) until the server's EncryptedExtensions replace them; the
+    /// server's new parameters carry this connection's CIDs (§7.3), so reading earlier (e.g.
+    /// after the ServerHello) checks another connection's CIDs. EncryptedExtensions is the first
+    /// Handshake message and the handshake only completes after it, so the client reads them
+    /// once the handshake is complete (before that it sends nothing that needs them: no 0-RTT,
+    /// and 1-RTT keys arrive with the completion).
+    fn peer_params_final(&self) -> bool {
+        self.side == Side::Server || !self.tls.is_handshaking()
     }
 
     /// Move TLS output into CRYPTO send buffers and install keys as TLS produces them.
@@ -292,13 +360,16 @@ impl Connection {
             if params.original_destination_connection_id != Some(self.original_dcid) {
                 return bad("original_destination_connection_id does not match");
             }
-            if params.retry_source_connection_id.is_some() {
-                return bad("retry_source_connection_id without a Retry");
+            // §7.3: present and equal to the Retry's Source CID iff we followed a Retry.
+            if params.retry_source_connection_id != self.retry_scid {
+                return bad("retry_source_connection_id does not match the Retry");
             }
             if let (Some(token), Some(pool)) =
                 (params.stateless_reset_token, self.remote_cids.get_mut(&0))
             {
                 pool.set_initial_token(token);
+                self.endpoint_events
+                    .push_back(super::EndpointEvent::PeerResetToken(token));
             }
         }
         self.streams.set_peer_params(&params);
@@ -396,6 +467,7 @@ fn build_local_params(
     side: Side,
     scid: &ConnectionId,
     original_dcid: Option<ConnectionId>,
+    retry_scid: Option<ConnectionId>,
     reset_token: Option<ResetToken>,
 ) -> TransportParameters {
     let mut params = TransportParameters {
@@ -413,6 +485,7 @@ fn build_local_params(
     };
     if side == Side::Server {
         params.original_destination_connection_id = original_dcid;
+        params.retry_source_connection_id = retry_scid;
         params.stateless_reset_token = reset_token;
     }
     Streams::new(side, config.streams.clone()).fill_transport_params(&mut params);

@@ -36,7 +36,13 @@ impl Connection {
         let mut lost_bytes = 0;
         let mut largest_lost_sent = Timestamp::ZERO;
         for p in &packets {
-            self.send_space(p.space).on_lost(p.pn, now);
+            if p.in_flight {
+                self.send_space(p.space).on_lost(p.pn, now);
+            } else {
+                // An ACK-only packet (RFC 9002 §A.5): nothing to resend, and a late ACK of it
+                // must not count as a spurious loss undoing a congestion event it never caused.
+                self.send_space(p.space).forget(p.pn);
+            }
             self.requeue_frames(epoch, &p.frames);
             if p.in_flight {
                 lost_bytes += p.size;
@@ -84,6 +90,9 @@ impl Connection {
         // Only the server sends HANDSHAKE_DONE; a lost one is sent again (RFC 9000 §13.3).
         if frames.handshake_done {
             self.handshake_done_pending = true;
+        }
+        if frames.new_token {
+            self.new_token_pending = true;
         }
         for frame in &frames.path_frames {
             match *frame {

@@ -11,10 +11,12 @@ mod handshake;
 mod loss;
 mod negotiate;
 mod paths;
+mod pn_len;
 mod recv;
 mod send;
 mod stats;
 mod timers;
+mod tokens;
 mod xlink;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -27,7 +29,8 @@ use mpquic_wire::stream_id::Side;
 use mpquic_wire::transport_params::TransportParameters;
 use rand_chacha::ChaCha20Rng;
 
-pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams};
+pub(crate) use handshake::random_cid;
+pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams, ServerAccept};
 pub use negotiate::negotiate_design;
 pub use stats::ConnectionStats;
 pub use xlink::{QoeNotNegotiated, QoeReport, FIRST_FRAME_BYTES};
@@ -62,6 +65,9 @@ pub enum EndpointEvent {
     },
     /// Stop routing this CID.
     RetireCid(ConnectionId),
+    /// The peer issued this stateless reset token (RFC 9000 §10.3.1): a datagram ending in it
+    /// that no CID routes belongs to this connection.
+    PeerResetToken(ResetToken),
     /// The connection is gone; release everything.
     Drained,
 }
@@ -114,6 +120,18 @@ pub struct Connection {
     pub(crate) scheduler: Box<dyn Scheduler>,
     pub(crate) events: VecDeque<Event>,
     pub(crate) endpoint_events: VecDeque<EndpointEvent>,
+    /// Client: the server name, which keys NEW_TOKEN tokens in `token_store`.
+    pub(crate) server_name: String,
+    /// Client: where tokens from NEW_TOKEN frames go (RFC 9000 §8.1.3).
+    pub(crate) token_store: Option<std::sync::Arc<dyn crate::config::TokenStore>>,
+    /// Client: the token our Initial packets carry (from a Retry or an earlier NEW_TOKEN).
+    pub(crate) initial_token: Bytes,
+    /// Client: the Source CID of the Retry we followed (RFC 9000 §7.3), at most one.
+    pub(crate) retry_scid: Option<ConnectionId>,
+    /// Server: the NEW_TOKEN token to send (again, if lost) once the handshake is confirmed.
+    pub(crate) new_token: Option<Bytes>,
+    /// Server: `new_token` waits to be sent.
+    pub(crate) new_token_pending: bool,
     pub(crate) rng: ChaCha20Rng,
     pub(crate) local_params: TransportParameters,
     pub(crate) peer_params: Option<TransportParameters>,

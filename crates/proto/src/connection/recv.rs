@@ -41,6 +41,12 @@ impl Connection {
         path_hint: Option<PathId>,
     ) {
         let dcid = first.dcid();
+        let datagram_len = first.packet_len() + rest.as_ref().map_or(0, |r| r.len());
+        // Long-header packets travel on the handshake path (path 0).
+        let path_id = match first.kind() {
+            PacketKind::Short => path_hint.unwrap_or(0),
+            _ => 0,
+        };
         self.stats.datagrams_received += 1;
         let mut next = Some(first);
         let mut rest = rest;
@@ -62,6 +68,26 @@ impl Connection {
                     }
                     Err(_) => self.stats.packets_dropped += 1,
                 }
+            }
+        }
+        self.count_for_amplification(path_id, local, remote, datagram_len);
+    }
+
+    /// RFC 9000 §8.1: before the path is validated, every byte of every datagram attributed to
+    /// the connection counts toward the anti-amplification limit: padding after the last packet
+    /// and packets that were discarded included. Counted after processing, so a packet that
+    /// opened or migrated the path counts toward the path's new address.
+    fn count_for_amplification(
+        &mut self,
+        path_id: PathId,
+        local: SocketAddr,
+        remote: SocketAddr,
+        datagram_len: usize,
+    ) {
+        if let Some(path) = self.paths.get_mut(&path_id) {
+            // Bytes from another address prove nothing about the path's address.
+            if path.remote == remote && path.local == local {
+                path.anti_amp_received += datagram_len as u64;
             }
         }
     }
@@ -88,9 +114,9 @@ impl Connection {
         }
         match packet.kind() {
             PacketKind::VersionNegotiation => return self.on_vn_packet(&packet),
-            PacketKind::Retry | PacketKind::ZeroRtt => {
-                // Retry is not supported by this client (servers here never send it) and 0-RTT
-                // is not offered: both are dropped (RFC 9000 §17.2.5.2, §17.2.3).
+            PacketKind::Retry => return self.on_retry_packet(&packet),
+            PacketKind::ZeroRtt => {
+                // 0-RTT is not offered: dropped (RFC 9000 §17.2.3).
                 self.stats.packets_dropped += 1;
                 return;
             }
@@ -188,6 +214,9 @@ impl Connection {
         let (range, outcome) = match opened {
             Ok(ok) => ok,
             Err(e) => {
+                if matches!(e, crate::crypto::CryptoError::Decrypt) {
+                    self.stats.auth_failures += 1;
+                }
                 if let Some(code) = e.transport_error_code() {
                     return Err(TransportError::new(code, e.to_string()));
                 }
@@ -328,7 +357,6 @@ impl Connection {
             );
             path.counters.packets_received += 1;
             path.counters.bytes_received += packet.len as u64;
-            path.anti_amp_received += packet.len as u64;
             path.last_activity = now;
         }
         // RFC 9000 §10.1: any successfully processed packet restarts the idle timer.

@@ -1,7 +1,6 @@
 //! Sending: choosing the path and level of the next datagram, assembling and protecting packets,
 //! and recording them for loss recovery (RFC 9000 §12–14, RFC 9002 §7.7, RFC 10069 §4–5).
 
-use bytes::Bytes;
 use mpquic_wire::frame::Frame;
 use mpquic_wire::header::{Header, PartialEncode, QUIC_V1};
 use mpquic_wire::stream_id::Side;
@@ -82,17 +81,19 @@ impl Connection {
         if budget < 64 {
             return None;
         }
-        let mut include_initial_padding = false;
         let probe = self.paths.get(&0).is_some_and(|p| p.probes_pending > 0);
+        // RFC 9000 §14.1: the client pads every datagram carrying an Initial packet; the server
+        // pads datagrams with ack-eliciting Initial packets (CRYPTO data, or a probe's PING).
+        let include_initial_padding = epochs[0] == Epoch::Initial
+            && (self.side == Side::Client || self.crypto[0].send.has_pending() || probe);
+        if include_initial_padding && budget < MIN_INITIAL_SIZE.min(max) {
+            // RFC 9000 §8.1 and §14.1: a short datagram would break the 1200-byte rule and
+            // peers drop it; wait until the client's next datagram raises the budget.
+            return None;
+        }
         for (i, &epoch) in epochs.iter().enumerate() {
             let last = i + 1 == epochs.len();
-            // RFC 9000 §14.1: the client pads every Initial datagram; the server pads datagrams
-            // with ack-eliciting Initial packets. Padding goes into the last packet.
-            if epoch == Epoch::Initial
-                && (self.side == Side::Client || self.crypto[0].send.has_pending() || probe)
-            {
-                include_initial_padding = true;
-            }
+            // Padding goes into the last packet of the datagram.
             let pad_to = (last && include_initial_padding).then_some(MIN_INITIAL_SIZE.min(budget));
             let room = budget.saturating_sub(buf.len());
             let plan = PacketPlan {
@@ -146,7 +147,33 @@ impl Connection {
                         || (a.has_unacked() && self.crypto[epoch.index()].send.has_pending())
                 })
             })
-            || path.is_some_and(|p| p.probes_pending > 0 && !p.ledgers[epoch.index()].is_empty())
+            || path.is_some_and(|p| {
+                p.probes_pending > 0
+                    && (p.ledgers[epoch.index()].bytes_in_flight() > 0
+                        || self.anti_deadlock_epoch() == Some(epoch))
+            })
+    }
+
+    /// RFC 9002 §6.2.2.1 and §6.2.4: a client without 1-RTT keys and with nothing in flight
+    /// still probes when its PTO fires, so a server stuck at its amplification limit (or whose
+    /// first flight was lost) hears from it: a Handshake packet if it has Handshake keys,
+    /// otherwise a padded Initial. The probe also acknowledges what the server sent meanwhile.
+    fn anti_deadlock_epoch(&self) -> Option<Epoch> {
+        if self.side != Side::Client || self.handshake_confirmed || self.one_rtt.is_some() {
+            return None;
+        }
+        let path = self.paths.get(&0)?;
+        let in_flight = [Epoch::Initial, Epoch::Handshake]
+            .iter()
+            .any(|&e| path.ledgers[e.index()].ack_eliciting_in_flight() > 0);
+        if in_flight {
+            return None;
+        }
+        if self.handshake_keys.is_some() {
+            Some(Epoch::Handshake)
+        } else {
+            self.initial_keys.as_ref().map(|_| Epoch::Initial)
+        }
     }
 
     /// Path-specific work that cannot wait for the scheduler: PATH_RESPONSE/PATH_CHALLENGE,
@@ -248,6 +275,7 @@ impl Connection {
             || self.has_pending_qoe()
             || self.streams.has_pending_control()
             || self.handshake_done_pending
+            || (self.new_token_pending && self.handshake_confirmed)
             || self.max_path_id_pending
             || self.local_cids.values().any(|c| c.has_pending())
             || self.remote_cids.values().any(|c| c.has_pending_retire())
@@ -393,9 +421,10 @@ impl Connection {
             Epoch::Data => self.layout.space_for(path),
         };
         let header = self.header_for(epoch, path)?;
-        let largest_acked = self.send_space(space).largest_acked();
         let pn = self.send_space(space).peek_pn();
-        let enc = header.encode(pn, largest_acked, packet);
+        // RFC 9000 §17.1: long enough to decode even behind packets of faster paths (pn_len.rs).
+        let pn_len = self.packet_number_len(now, space, path, pn);
+        let enc = header.encode_with_pn_len(pn, pn_len, packet);
         let limit = max_len.checked_sub(TAG_LEN)?;
         if packet.len() + 4 > limit {
             return None;
@@ -480,7 +509,7 @@ impl Connection {
                 version: QUIC_V1,
                 dcid,
                 scid,
-                token: Bytes::new(),
+                token: self.initial_token.clone(),
             },
             Epoch::Handshake => Header::Long {
                 kind: mpquic_wire::header::PacketKind::Handshake,
@@ -632,10 +661,19 @@ impl Connection {
         path.counters.packets_sent += 1;
         path.counters.bytes_sent += size as u64;
         path.counters.stream_bytes_sent += stream_bytes;
-        if !ack_eliciting && !in_flight {
+        // RFC 9002 §A.5: every packet is remembered, but only ack-eliciting or padded ones are
+        // in flight. ACK-only packets are kept in the Initial and Handshake spaces so that the
+        // peer's ACKs of them reveal an earlier lost packet by the packet threshold (§6.1.1):
+        // otherwise a lost first flight waits for a PTO. In the application space ack-eliciting
+        // packets flow both ways, and a bulk receiver's many ACK-only packets are left out.
+        if !ack_eliciting && !in_flight && epoch == Epoch::Data {
             return;
         }
-        let delivery = path.delivery.on_packet_sent(now, path.bytes_in_flight());
+        let delivery = if in_flight {
+            path.delivery.on_packet_sent(now, path.bytes_in_flight())
+        } else {
+            Default::default()
+        };
         let packet = SentPacket {
             pn,
             space,

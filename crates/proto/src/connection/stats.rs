@@ -17,6 +17,10 @@ pub struct ConnectionStats {
     pub packets_lost: u64,
     pub packets_dropped: u64,
     pub duplicate_packets: u64,
+    /// Packets that failed AEAD authentication (RFC 9001 §5.5), at any encryption level: forged
+    /// or corrupted packets, stateless resets, and packets whose number was decoded wrongly
+    /// (RFC 9000 §17.1, Appendix A.3) or whose keys are gone.
+    pub auth_failures: u64,
     pub spurious_losses: u64,
     pub pto_count: u64,
     pub key_updates: u64,

@@ -1,15 +1,29 @@
-//! Certificates and rustls configurations for tests, the simulator and examples.
+//! Certificates and rustls configurations for tests, the simulator and examples, and packet
+//! helpers that let tests reshape or inspect Initial packets the way other stacks send them.
 //!
 //! Ed25519 keeps the handshake size fixed (64-byte signatures; Ed25519 signing is deterministic),
 //! and the key is derived from a fixed seed, so the certificate bytes are identical on every run.
 //! Only the TLS randoms and key shares (from the rustls provider) vary between runs. These keys
 //! are public: never use them outside tests.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use bytes::{Bytes, BytesMut};
+use mpquic_wire::frame::Frame;
+use mpquic_wire::header::{
+    decode_packet_number, read_truncated_pn, Header, PacketKind, PartialDecode, QUIC_V1,
+};
+use rustls::client::{
+    ClientSessionMemoryCache, ClientSessionStore, Tls12ClientSessionValue, Tls13ClientSessionValue,
+};
 use rustls::crypto::CryptoProvider;
-use rustls::{ClientConfig, RootCertStore, ServerConfig};
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{ClientConfig, NamedGroup, RootCertStore, ServerConfig};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+
+use super::{
+    initial_keys, open_payload, remove_header_protection, seal_packet, DirectionalKeys, Side,
+};
 
 /// The seed of the key [`self_signed_ed25519`] uses.
 pub const TEST_KEY_SEED: [u8; 32] = *b"mpquic test key, not for real!!!";
@@ -96,6 +110,140 @@ pub fn test_tls_configs(alpn: &[&[u8]]) -> (Arc<ClientConfig>, Arc<ServerConfig>
         client_config(cert.clone(), alpn),
         server_config(cert, key, alpn),
     )
+}
+
+/// AEAD tag length of Initial packets (RFC 9001 §5.3, AEAD_AES_128_GCM).
+const INITIAL_TAG_LEN: usize = 16;
+
+/// The Initial packet at the start of `datagram`, opened with `keys` (e.g. the `remote` half of
+/// [`initial_keys`] for the DCID of the client's first Initial): its packet number and frames.
+/// None if the datagram does not start with an Initial packet these keys open.
+pub fn open_initial(datagram: &[u8], keys: &DirectionalKeys) -> Option<(u64, Vec<Frame>)> {
+    let (first, _) = PartialDecode::new(BytesMut::from(datagram), 8).ok()?;
+    if first.kind() != PacketKind::Initial {
+        return None;
+    }
+    let pn_offset = first.pn_offset();
+    let mut packet = first.into_packet();
+    let (_, pn_len) =
+        remove_header_protection(keys.header.as_ref(), &mut packet, pn_offset).ok()?;
+    let truncated = read_truncated_pn(&packet[pn_offset..], pn_len);
+    let pn = decode_packet_number(truncated, pn_len, None);
+    let range = open_payload(
+        keys.packet.as_ref(),
+        None,
+        pn,
+        &mut packet,
+        pn_offset + pn_len,
+    )
+    .ok()?;
+    Frame::iter(Bytes::copy_from_slice(&packet[range]))
+        .collect::<Result<Vec<_>, _>>()
+        .ok()
+        .map(|frames| (pn, frames))
+}
+
+/// A client's first datagram reshaped the way picoquic sends it: an Initial packet of exactly
+/// `packet_len` bytes carrying the same CRYPTO frames (same packet number and connection IDs,
+/// PADDING frames inside up to the size, sealed again with the client Initial keys of RFC 9001
+/// §5.2), then zero bytes after the packet up to `datagram_len`.
+///
+/// Panics if `datagram` is not a client Initial or its ClientHello does not fit (test helper).
+pub fn reshape_client_initial(datagram: &[u8], packet_len: usize, datagram_len: usize) -> Vec<u8> {
+    let (first, _) = PartialDecode::new(BytesMut::from(datagram), 8).expect("a long header");
+    let (dcid, scid) = (first.dcid(), first.scid().expect("a long header"));
+    // The server's view of the Initial keys opens what the client sealed.
+    let opener = initial_keys(dcid.as_slice(), Side::Server);
+    let (pn, frames) = open_initial(datagram, &opener.remote).expect("a client Initial");
+    let mut packet = Vec::with_capacity(datagram_len);
+    let header = Header::Initial {
+        version: QUIC_V1,
+        dcid,
+        scid,
+        token: Bytes::new(),
+    };
+    let enc = header.encode(pn, None, &mut packet);
+    for frame in frames.iter().filter(|f| matches!(f, Frame::Crypto { .. })) {
+        frame.encode(&mut packet);
+    }
+    assert!(
+        packet.len() + INITIAL_TAG_LEN <= packet_len,
+        "the ClientHello needs a {}-byte packet",
+        packet.len() + INITIAL_TAG_LEN
+    );
+    packet.resize(packet_len - INITIAL_TAG_LEN, 0);
+    let length = packet.len() - enc.pn_offset + INITIAL_TAG_LEN;
+    enc.set_length(&mut packet, length);
+    let sealer = initial_keys(dcid.as_slice(), Side::Client);
+    seal_packet(
+        &sealer.local,
+        None,
+        pn,
+        &mut packet,
+        enc.header_len,
+        enc.pn_offset,
+        enc.pn_len,
+    )
+    .expect("sealing an Initial packet");
+    packet.resize(datagram_len.max(packet.len()), 0);
+    packet
+}
+
+/// A client session store (rustls' in-memory cache) that counts the TLS 1.3 tickets it hands
+/// out, i.e. the connections that offered resumption.
+#[derive(Debug)]
+pub struct CountingSessionStore {
+    inner: ClientSessionMemoryCache,
+    taken: AtomicUsize,
+}
+
+impl CountingSessionStore {
+    /// A store keeping up to `size` sessions.
+    pub fn new(size: usize) -> Self {
+        Self {
+            inner: ClientSessionMemoryCache::new(size),
+            taken: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many tickets were handed out for resumption.
+    pub fn tickets_taken(&self) -> usize {
+        self.taken.load(Ordering::Relaxed)
+    }
+}
+
+impl ClientSessionStore for CountingSessionStore {
+    fn set_kx_hint(&self, name: ServerName<'static>, group: NamedGroup) {
+        self.inner.set_kx_hint(name, group)
+    }
+
+    fn kx_hint(&self, name: &ServerName<'_>) -> Option<NamedGroup> {
+        self.inner.kx_hint(name)
+    }
+
+    fn set_tls12_session(&self, name: ServerName<'static>, value: Tls12ClientSessionValue) {
+        self.inner.set_tls12_session(name, value)
+    }
+
+    fn tls12_session(&self, name: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
+        self.inner.tls12_session(name)
+    }
+
+    fn remove_tls12_session(&self, name: &ServerName<'static>) {
+        self.inner.remove_tls12_session(name)
+    }
+
+    fn insert_tls13_ticket(&self, name: ServerName<'static>, value: Tls13ClientSessionValue) {
+        self.inner.insert_tls13_ticket(name, value)
+    }
+
+    fn take_tls13_ticket(&self, name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
+        let ticket = self.inner.take_tls13_ticket(name);
+        if ticket.is_some() {
+            self.taken.fetch_add(1, Ordering::Relaxed);
+        }
+        ticket
+    }
 }
 
 #[cfg(test)]

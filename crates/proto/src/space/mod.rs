@@ -5,12 +5,14 @@
 //! report) share one implementation of the trait; MPNS (one space per path, RFC 10069 §4) is
 //! the other.
 
+mod history;
 mod layouts;
 mod pn_map;
 mod record;
 
 use std::collections::BTreeMap;
 
+pub use history::SendHistory;
 pub use layouts::{layout_for, OneSpace, PerPathSpaces};
 pub use pn_map::PnMap;
 pub use record::ReceiveRecord;
@@ -75,6 +77,8 @@ pub struct SendSpace {
     /// ACKs whose Largest Acknowledged was already acknowledged on another path.
     acked_history: PnMap<(PathId, crate::time::Timestamp, bool)>,
     largest_acked: Option<u64>,
+    /// Recent packet numbering, for packet-number lengths (RFC 9000 §17.1).
+    history: SendHistory,
 }
 
 impl SendSpace {
@@ -180,6 +184,21 @@ impl SendSpace {
 
     pub fn largest_acked(&self) -> Option<u64> {
         self.largest_acked
+    }
+
+    /// The next packet number is about to be used at `now`: remember it for
+    /// [`Self::numbered_since`] with windows up to `horizon`.
+    pub fn note_numbering(&mut self, now: crate::time::Timestamp, horizon: crate::time::Duration) {
+        self.history.note(now, self.next_pn, horizon);
+    }
+
+    /// An upper bound on the packets numbered in this space during the last `window`.
+    pub fn numbered_since(
+        &self,
+        now: crate::time::Timestamp,
+        window: crate::time::Duration,
+    ) -> u64 {
+        self.history.numbered_since(now, window, self.next_pn)
     }
 
     /// Whether any packet of this space is still outstanding.

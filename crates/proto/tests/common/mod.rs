@@ -68,11 +68,17 @@ pub struct Pair {
     pub blackholed: Vec<SocketAddr>,
     /// Per-path impairments (by client local address) overriding `net`.
     pub path_net: Vec<(SocketAddr, NetConfig)>,
+    /// Sees every datagram before the network takes it: (now, towards the server, bytes). It
+    /// may rewrite the bytes; returning false drops the datagram.
+    pub tap: Option<Tap>,
     queue: BinaryHeap<Reverse<InFlight>>,
     rng: ChaCha20Rng,
     seq: u64,
     buf: Vec<u8>,
 }
+
+/// See [`Pair::tap`].
+pub type Tap = Box<dyn FnMut(Timestamp, bool, &mut Vec<u8>) -> bool>;
 
 pub fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
@@ -86,6 +92,23 @@ impl Pair {
         net: NetConfig,
     ) -> Self {
         let (client_tls, server_tls) = test_tls_configs(&[ALPN]);
+        Self::with_tls(
+            seed,
+            (client_tls, server_tls),
+            client_transport,
+            server_transport,
+            net,
+        )
+    }
+
+    /// [`Pair::new`] with the given rustls configurations (client, server).
+    pub fn with_tls(
+        seed: u64,
+        (client_tls, server_tls): (Arc<rustls::ClientConfig>, Arc<rustls::ServerConfig>),
+        client_transport: TransportConfig,
+        server_transport: TransportConfig,
+        net: NetConfig,
+    ) -> Self {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let seed_for = |rng: &mut ChaCha20Rng| {
             let mut s = [0u8; 32];
@@ -110,13 +133,11 @@ impl Pair {
             server_addr: addr("10.0.1.1:443"),
             net,
             seed,
-            client_config: ClientConfig {
-                tls: client_tls,
-                transport: Arc::new(client_transport),
-            },
+            client_config: ClientConfig::new(client_tls, Arc::new(client_transport)),
             dropped: [0, 0],
             blackholed: Vec::new(),
             path_net: Vec::new(),
+            tap: None,
             queue: BinaryHeap::new(),
             rng,
             seq: 0,
@@ -155,24 +176,35 @@ impl Pair {
         }
     }
 
-    fn send(&mut self, to_server: bool, src: SocketAddr, dst: SocketAddr, data: Vec<u8>) {
+    fn send(&mut self, to_server: bool, src: SocketAddr, dst: SocketAddr, mut data: Vec<u8>) {
         let client_side = if to_server { src } else { dst };
-        if self.blackholed.contains(&client_side) || self.rng.gen_bool(self.net.loss) {
+        if let Some(tap) = self.tap.as_mut() {
+            if !tap(self.now, to_server, &mut data) {
+                self.dropped[usize::from(!to_server)] += 1;
+                return;
+            }
+        }
+        let net = self
+            .path_net
+            .iter()
+            .find(|(a, _)| *a == client_side)
+            .map_or(self.net, |&(_, n)| n);
+        if self.blackholed.contains(&client_side) || self.rng.gen_bool(net.loss) {
             self.dropped[usize::from(!to_server)] += 1;
             return;
         }
-        let copies = if self.rng.gen_bool(self.net.duplicate) {
+        let copies = if self.rng.gen_bool(net.duplicate) {
             2
         } else {
             1
         };
         for _ in 0..copies {
-            let jitter = if self.net.jitter.is_zero() {
+            let jitter = if net.jitter.is_zero() {
                 Duration::ZERO
             } else {
-                self.net.jitter.mul_f64(self.rng.gen::<f64>())
+                net.jitter.mul_f64(self.rng.gen::<f64>())
             };
-            let at = self.now + self.net.one_way_delay + jitter;
+            let at = self.now + net.one_way_delay + jitter;
             self.seq += 1;
             self.queue.push(Reverse(InFlight {
                 at,

@@ -19,7 +19,9 @@ mod pn;
 mod tests;
 
 pub use decode::{HeaderError, PartialDecode};
-pub use pn::{decode_packet_number, decode_pn_len, pn_encode_len, read_truncated_pn};
+pub use pn::{
+    decode_packet_number, decode_pn_len, pn_encode_len, pn_encode_len_overtaken, read_truncated_pn,
+};
 
 use crate::cid::ConnectionId;
 use crate::varint::write_varint;
@@ -237,8 +239,15 @@ impl Header {
     /// A `Header::Long` whose kind is not ZeroRtt/Handshake is encoded as
     /// Handshake (or as an Initial with an empty token for `Initial`).
     pub fn encode(&self, pn: u64, largest_acked: Option<u64>, out: &mut Vec<u8>) -> PartialEncode {
+        self.encode_with_pn_len(pn, pn_encode_len(pn, largest_acked), out)
+    }
+
+    /// Like [`Header::encode`], with the packet number truncated to `pn_len` bytes (clamped to
+    /// 1..=4) chosen by the caller, e.g. with [`pn_encode_len_overtaken`] when packets of one
+    /// space travel paths of different delays.
+    pub fn encode_with_pn_len(&self, pn: u64, pn_len: usize, out: &mut Vec<u8>) -> PartialEncode {
         let start = out.len();
-        let pn_len = pn_encode_len(pn, largest_acked);
+        let pn_len = pn_len.clamp(1, 4);
         let pn_bits = (pn_len as u8).wrapping_sub(1) & 0x03;
         let long = |out: &mut Vec<u8>, kind, version, dcid, scid| {
             put_long_prefix(out, kind, version, dcid, scid, pn_bits)

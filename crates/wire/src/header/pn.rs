@@ -18,6 +18,30 @@ pub fn pn_encode_len(pn: u64, largest_acked: Option<u64>) -> usize {
     min_bits.div_ceil(8).clamp(1, 4)
 }
 
+/// Number of bytes (1..=4) to encode `pn` when up to `overtaking` packets numbered above `pn` may
+/// reach the receiver before it does (RFC 9000 §17.1: "An endpoint SHOULD use a large enough
+/// packet number encoding to allow the packet number to be recovered even if the packet arrives
+/// after packets that are sent afterwards").
+///
+/// The receiver decodes against its largest received packet number `L` (Appendix A.3): the
+/// result is the value congruent to the truncated number in `(L + 1 - hwin, L + 1 + hwin]`,
+/// `hwin` being half the window `2^(8 * len)`. So `pn` is recovered for every `L` in
+/// `[largest_acked, pn + overtaking]` (the receiver has at least what it acknowledged, and at
+/// most `overtaking` higher numbers before this packet) exactly when
+/// - `pn <= largest_acked + 1 + hwin`, which [`pn_encode_len`] (Appendix A.2) guarantees, and
+/// - `pn + overtaking + 1 - hwin < pn`, i.e. `hwin >= overtaking + 2`.
+///
+/// The result is the shortest length meeting both, at most 4 (the longest the header allows).
+pub fn pn_encode_len_overtaken(pn: u64, largest_acked: Option<u64>, overtaking: u64) -> usize {
+    let below = pn_encode_len(pn, largest_acked);
+    let need = overtaking.saturating_add(2);
+    // Shortest len with 2^(8 * len - 1) >= need.
+    let above = (1..=4)
+        .find(|len| 1u64 << (8 * len - 1) >= need)
+        .unwrap_or(4);
+    below.max(above)
+}
+
 /// Packet number length (1..=4) from an **unprotected** first byte
 /// (RFC 9000 §17.2, §17.3.1: the two low bits hold length - 1).
 pub fn decode_pn_len(first_byte: u8) -> usize {

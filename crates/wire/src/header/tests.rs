@@ -281,7 +281,79 @@ fn rfc9000_pn_examples() {
     let _ = decode_packet_number(0, 1, Some(u64::MAX));
 }
 
+/// Issue 13: in one packet number space shared by a 5 ms and a 100 ms path, a slow-path packet
+/// arrives after ~430 later fast-path packets. The RFC 9000 Appendix A.2 length, computed from
+/// the largest acknowledged packet alone, is one byte and decodes to the wrong number; covering
+/// the overtaking packets takes two.
+#[test]
+fn overtaken_packet_needs_a_longer_encoding() {
+    let (la, pn, overtaking) = (10_000u64, 10_060u64, 430u64);
+    let receiver_largest = Some(pn + overtaking);
+    let short = pn_encode_len(pn, Some(la));
+    assert_eq!(short, 1);
+    let t = pn & 0xff;
+    assert_ne!(decode_packet_number(t, short, receiver_largest), pn);
+    let len = pn_encode_len_overtaken(pn, Some(la), overtaking);
+    assert_eq!(len, 2);
+    let t = pn & 0xffff;
+    assert_eq!(decode_packet_number(t, len, receiver_largest), pn);
+    // Edges: hwin must be at least overtaking + 2.
+    assert_eq!(pn_encode_len_overtaken(pn, Some(pn - 1), 126), 1);
+    assert_eq!(pn_encode_len_overtaken(pn, Some(pn - 1), 127), 2);
+    assert_eq!(pn_encode_len_overtaken(pn, Some(pn - 1), (1 << 15) - 2), 2);
+    assert_eq!(pn_encode_len_overtaken(pn, Some(pn - 1), (1 << 15) - 1), 3);
+    assert_eq!(pn_encode_len_overtaken(pn, Some(pn - 1), u64::MAX), 4);
+    // Never shorter than Appendix A.2 requires.
+    assert_eq!(pn_encode_len_overtaken(0xace8fe, Some(0xabe8b3), 0), 3);
+}
+
+/// Decodes `pn` sent with `len` bytes at a receiver whose largest is `largest`.
+fn decodes(pn: u64, len: usize, largest: Option<u64>) -> bool {
+    let truncated = pn & ((1u64 << (8 * len)) - 1);
+    decode_packet_number(truncated, len, largest) == pn
+}
+
 proptest! {
+    /// The length from [`pn_encode_len_overtaken`] decodes whatever the receiver's largest is
+    /// between the largest acknowledged packet and `pn + overtaking`, up to the 2^62 limit
+    /// (RFC 9000 §12.3), and is the shortest that does so beyond Appendix A.2's length.
+    #[test]
+    fn overtaken_pn_round_trip(
+        la in prop_oneof![0u64..1 << 20, 0u64..(1 << 62) - 1],
+        ahead_bits in 0u32..31,
+        ahead_frac in 0.0f64..1.0,
+        overtaking_bits in 0u32..32,
+        overtaking_frac in 0.0f64..1.0,
+        recv_frac in 0.0f64..1.0,
+        no_ack in any::<bool>(),
+    ) {
+        const MAX_PN: u64 = (1 << 62) - 1;
+        let ahead = 1 + ((1u64 << ahead_bits) as f64 * ahead_frac) as u64;
+        let overtaking = ((1u64 << overtaking_bits) as f64 * overtaking_frac) as u64;
+        let (largest_acked, pn) = if no_ack {
+            (None, ahead - 1)
+        } else {
+            (Some(la.min(MAX_PN - ahead)), la.min(MAX_PN - ahead) + ahead)
+        };
+        let len = pn_encode_len_overtaken(pn, largest_acked, overtaking);
+        // The receiver's largest: none yet, anything from the largest acknowledged to
+        // pn + overtaking, or one of the two extremes.
+        let lo = largest_acked.unwrap_or(0);
+        let hi = pn.saturating_add(overtaking).min(MAX_PN);
+        let mid = lo + ((hi - lo) as f64 * recv_frac) as u64;
+        for received in [Some(lo), Some(mid), Some(hi)] {
+            prop_assert!(decodes(pn, len, received), "pn {pn} len {len} received {received:?}");
+        }
+        if no_ack {
+            prop_assert!(decodes(pn, len, None));
+        }
+        // (Near 2^62 the decoder may not add a window and can recover pn by luck.)
+        let far_from_limit = hi == pn + overtaking && hi < MAX_PN - (1 << 32);
+        if len > pn_encode_len(pn, largest_acked) && far_from_limit {
+            prop_assert!(!decodes(pn, len - 1, Some(hi)), "len {len} is not the shortest");
+        }
+    }
+
     #[test]
     fn pn_round_trip(
         la in 0u64..(1 << 62) - (1 << 32),

@@ -1,0 +1,256 @@
+//! The two implementations behind one interface: servers (run in the `serve` child process)
+//! and clients. Both use the same rustls configurations (ring, TLS 1.3, no session tickets,
+//! the client accepting the server's self-signed certificate after checking its signature), so
+//! that differences come from the QUIC stacks, not from TLS settings.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context};
+use mpquic::{tls, TransportConfig};
+
+use crate::workload::{chunk, decode_request, encode_request, verify, CHUNK};
+
+/// ALPN of the load-test protocol (both implementations).
+pub const ALPN: &[u8] = b"mpquic-loadtest";
+
+/// Which stack runs the server and the clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Impl {
+    Mpquic,
+    Quinn,
+}
+
+impl Impl {
+    pub fn name(self) -> &'static str {
+        match self {
+            Impl::Mpquic => "mpquic",
+            Impl::Quinn => "quinn",
+        }
+    }
+}
+
+/// Admission settings of the mpquic server (quinn's server keeps its own defaults).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Limits {
+    /// mpquic server: --max-connections (default: raised to 4 x the test's connections).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// mpquic server: --max-handshakes (default: raised to 2 x the test's connections).
+    #[arg(long, value_name = "N")]
+    pub max_handshakes: Option<usize>,
+    /// mpquic server: Retry policy, never | always | auto (auto: while more than half of
+    /// max-handshakes are in progress).
+    #[arg(long, value_name = "POLICY", default_value = "auto")]
+    pub retry: String,
+}
+
+fn server_tls() -> anyhow::Result<Arc<rustls::ServerConfig>> {
+    let (cert, key) = tls::self_signed(&["localhost"])?;
+    Ok(tls::server_config(&[ALPN], vec![cert], key)?)
+}
+
+fn client_tls() -> anyhow::Result<Arc<rustls::ClientConfig>> {
+    Ok(tls::client_config(&[ALPN], tls::ServerTrust::Insecure)?)
+}
+
+/// Run a server on 127.0.0.1:`port` until the process ends; `ready` gets its address.
+pub async fn serve(
+    imp: Impl,
+    port: u16,
+    limits: &Limits,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    let bind = SocketAddr::from(([127, 0, 0, 1], port));
+    match imp {
+        Impl::Mpquic => serve_mpquic(bind, limits, ready).await,
+        Impl::Quinn => serve_quinn(bind, ready).await,
+    }
+}
+
+async fn serve_mpquic(
+    bind: SocketAddr,
+    limits: &Limits,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    let mut config = mpquic::config::server(server_tls()?, TransportConfig::default());
+    if let Some(n) = limits.max_connections {
+        config.max_connections = n;
+    }
+    if let Some(n) = limits.max_handshakes {
+        config.max_handshakes = n;
+    }
+    config.retry = match limits.retry.parse().map_err(|e: String| anyhow!(e))? {
+        // As `mpquic server --retry auto` does: the threshold follows the handshake limit.
+        mpquic::proto::RetryPolicy::UnderLoad { .. } => mpquic::proto::RetryPolicy::UnderLoad {
+            handshakes: (config.max_handshakes / 2).max(1),
+        },
+        fixed => fixed,
+    };
+    let endpoint = mpquic::Endpoint::server(config, &[bind])?;
+    ready(endpoint.local_addr());
+    while let Some(conn) = endpoint.accept().await {
+        tokio::spawn(async move {
+            while let Ok((send, recv)) = conn.accept_bi().await {
+                tokio::spawn(answer_mpquic(send, recv));
+            }
+        });
+    }
+    bail!("the mpquic endpoint stopped accepting")
+}
+
+/// Read the request, send the bytes, wait until they are acknowledged.
+async fn answer_mpquic(
+    mut send: mpquic::SendStream,
+    mut recv: mpquic::RecvStream,
+) -> anyhow::Result<()> {
+    let size = decode_request(&recv.read_to_end(64).await?)?;
+    let mut offset = 0;
+    while offset < size {
+        let piece = chunk(offset, (size - offset).min(CHUNK));
+        send.write_all(&piece).await?;
+        offset += piece.len() as u64;
+    }
+    send.finish()?;
+    send.finished().await?;
+    Ok(())
+}
+
+fn quinn_server_config() -> anyhow::Result<quinn::ServerConfig> {
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(server_tls()?)?;
+    Ok(quinn::ServerConfig::with_crypto(Arc::new(crypto)))
+}
+
+async fn serve_quinn(bind: SocketAddr, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+    let endpoint = quinn::Endpoint::server(quinn_server_config()?, bind)?;
+    ready(endpoint.local_addr()?);
+    while let Some(incoming) = endpoint.accept().await {
+        tokio::spawn(async move {
+            let Ok(conn) = incoming.await else { return };
+            while let Ok((send, recv)) = conn.accept_bi().await {
+                tokio::spawn(answer_quinn(send, recv));
+            }
+        });
+    }
+    bail!("the quinn endpoint stopped accepting")
+}
+
+async fn answer_quinn(
+    mut send: quinn::SendStream,
+    mut recv: quinn::RecvStream,
+) -> anyhow::Result<()> {
+    let size = decode_request(&recv.read_to_end(64).await?)?;
+    let mut offset = 0;
+    while offset < size {
+        let piece = chunk(offset, (size - offset).min(CHUNK));
+        send.write_all(&piece).await?;
+        offset += piece.len() as u64;
+    }
+    send.finish()?;
+    send.stopped().await?;
+    Ok(())
+}
+
+/// Client endpoints of one implementation; connection `i` uses endpoint `i % count`.
+pub enum Clients {
+    Mpquic {
+        endpoints: Vec<mpquic::Endpoint>,
+        config: mpquic::ClientConfig,
+    },
+    Quinn {
+        endpoints: Vec<quinn::Endpoint>,
+    },
+}
+
+/// One client connection, handshake done.
+pub enum Conn {
+    Mpquic(mpquic::Connection),
+    Quinn(quinn::Connection),
+}
+
+impl Clients {
+    /// `count` client endpoints on 127.0.0.1 (one UDP socket each).
+    pub fn new(imp: Impl, count: usize) -> anyhow::Result<Self> {
+        let bind = SocketAddr::from(([127, 0, 0, 1], 0));
+        Ok(match imp {
+            Impl::Mpquic => Clients::Mpquic {
+                endpoints: (0..count)
+                    .map(|_| mpquic::Endpoint::client(&[bind]))
+                    .collect::<Result<_, _>>()?,
+                config: mpquic::config::client(client_tls()?, TransportConfig::default()),
+            },
+            Impl::Quinn => {
+                let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(client_tls()?)?;
+                let config = quinn::ClientConfig::new(Arc::new(crypto));
+                let mut endpoints = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let mut ep = quinn::Endpoint::client(bind)?;
+                    ep.set_default_client_config(config.clone());
+                    endpoints.push(ep);
+                }
+                Clients::Quinn { endpoints }
+            }
+        })
+    }
+
+    /// Connect (complete the handshake) to `server` from endpoint `i % count`.
+    pub async fn connect(&self, i: usize, server: SocketAddr) -> anyhow::Result<Conn> {
+        match self {
+            Clients::Mpquic { endpoints, config } => {
+                let ep = &endpoints[i % endpoints.len()];
+                let conn = ep.connect(server, "localhost", config.clone())?.await?;
+                Ok(Conn::Mpquic(conn))
+            }
+            Clients::Quinn { endpoints } => {
+                let ep = &endpoints[i % endpoints.len()];
+                Ok(Conn::Quinn(ep.connect(server, "localhost")?.await?))
+            }
+        }
+    }
+
+    /// Wait until every connection has drained (bounded by the caller).
+    pub async fn wait_idle(&self) {
+        match self {
+            Clients::Mpquic { endpoints, .. } => {
+                for ep in endpoints {
+                    ep.wait_idle().await;
+                }
+            }
+            Clients::Quinn { endpoints } => {
+                for ep in endpoints {
+                    ep.wait_idle().await;
+                }
+            }
+        }
+    }
+}
+
+impl Conn {
+    /// Ask for `size` bytes on a new bidirectional stream and check them byte for byte.
+    pub async fn download(&self, size: u64) -> anyhow::Result<()> {
+        let limit = usize::try_from(size + 1).context("size too large")?;
+        let body = match self {
+            Conn::Mpquic(c) => {
+                let (mut send, mut recv) = c.open_bi().await?;
+                send.write_all(&encode_request(size)).await?;
+                send.finish()?;
+                recv.read_to_end(limit).await?
+            }
+            Conn::Quinn(c) => {
+                let (mut send, mut recv) = c.open_bi().await?;
+                send.write_all(&encode_request(size)).await?;
+                send.finish()?;
+                recv.read_to_end(limit).await?
+            }
+        };
+        verify(&body, size)
+    }
+
+    /// Close with code 0 (the peer sees an application close).
+    pub fn close(&self) {
+        match self {
+            Conn::Mpquic(c) => c.close(0, b"done"),
+            Conn::Quinn(c) => c.close(0u32.into(), b"done"),
+        }
+    }
+}

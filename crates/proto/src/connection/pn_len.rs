@@ -1,0 +1,104 @@
+//! Packet-number length (RFC 9000 §17.1, Appendix A.2–A.3) when one space spans paths of
+//! different delays.
+//!
+//! The receiver decodes a truncated packet number against the largest number it has received
+//! in the space, within half the window (Appendix A.3). Appendix A.2's length covers only the
+//! distance from the largest acknowledged packet, which assumes packets arrive roughly in
+//! order. In one space shared by several paths (SPNS), a packet on a slow path arrives after
+//! every packet sent on faster paths during its transit: the receiver's largest has run ahead
+//! of it by that many packets (issue 13: 5 ms + 100 ms one way, ~430 packets, beyond the 128
+//! a one-byte number tolerates). RFC 9000 §17.1: "An endpoint SHOULD use a large enough packet
+//! number encoding to allow the packet number to be recovered even if the packet arrives after
+//! packets that are sent afterwards."
+//!
+//! Design: for a packet on path P of a shared space, the packets that can overtake it are those
+//! numbered during its one-way transit, which is shorter than P's round trip. With the window
+//! `W = max(srtt, latest_rtt) + 4 * rttvar` of P (RFC 9002 §6.2.1's PTO base: an upper
+//! estimate of the round trip), two estimates of what the space numbers during `W`:
+//! - the past: packets the space numbered during the last `W` (ACK-only packets included,
+//!   which no congestion window limits; [`crate::space::SendHistory`]);
+//! - the allowance: for every path Q of the space, a congestion window now plus one more per
+//!   minimum round trip of Q during `W` (`cwnd_Q * (1 + W / min_rtt_Q)`), which covers a burst
+//!   after an idle period, when the past says nothing.
+//!
+//! The larger, doubled (the rate may grow while the packet is in transit: slow start doubles
+//! per round trip), is the number of overtaking packets to cover;
+//! [`mpquic_wire::header::pn_encode_len_overtaken`] then takes the shortest length that decodes
+//! for any receiver largest between the largest acknowledged and that many packets beyond.
+//!
+//! Never one byte in a shared space: one byte tolerates only 126 overtaking packets, and what
+//! the estimates cannot bound is how fast the *peer* makes us number packets: ACK-only packets
+//! follow the peer's sending rate, which can jump by more than the margin within one transit
+//! (end of recovery, new flow-control credit, restart after idle). The property test in
+//! `crates/lab/tests/pn_decoding.rs` found one: a receiver that numbered 50 packets in the
+//! 367 ms before sending a one-byte packet on a 183 ms path numbered 277 in the 183 ms after.
+//! Two bytes tolerate 32766 overtaking packets; the estimate decides when more is needed.
+//!
+//! A space used by one path (single path, MPNS, Initial, Handshake) keeps Appendix A.2's
+//! length: packets there overtake each other only through reordering inside the network, and
+//! the distance from the largest acknowledged, about the packets in flight, is what one round
+//! trip numbers. In MPNS every space has one path, so nothing changes there.
+
+use mpquic_wire::header::{pn_encode_len, pn_encode_len_overtaken};
+
+use super::Connection;
+use crate::path::{Path, PathId};
+use crate::recovery::rtt::GRANULARITY;
+use crate::space::SpaceId;
+use crate::time::{Duration, Timestamp};
+
+/// Safety factor on the estimated overtaking packets (rate growth during the transit).
+const OVERTAKING_MARGIN: u64 = 2;
+
+/// Shortest packet number in a space shared by several paths (see the module documentation).
+const SHARED_MIN_LEN: usize = 2;
+
+/// Upper estimate of a path's round trip: RFC 9002 §6.2.1's PTO base with max(srtt, latest).
+fn transit_bound(p: &Path) -> Duration {
+    p.rtt.smoothed().max(p.rtt.latest()) + (p.rtt.var() * 4).max(GRANULARITY)
+}
+
+/// Packets path `p` may send during `window`: its congestion window now, plus one per minimum
+/// round trip (RFC 9002 §7: at most a window in flight per round trip).
+fn allowance(p: &Path, window: Duration, max_datagram_size: u64) -> u64 {
+    let cwnd = p.cc.window().div_ceil(max_datagram_size.max(1));
+    let rtt = p.rtt.min().max(GRANULARITY).as_nanos();
+    let rounds = window.as_nanos() / rtt;
+    let total = u128::from(cwnd) * (1 + rounds);
+    u64::try_from(total).unwrap_or(u64::MAX)
+}
+
+impl Connection {
+    /// Bytes (1..=4) for packet number `pn` of `space` sent on `path` at `now` (see the module
+    /// documentation). Also notes the numbering in the space's send history.
+    pub(crate) fn packet_number_len(
+        &mut self,
+        now: Timestamp,
+        space: SpaceId,
+        path: PathId,
+        pn: u64,
+    ) -> usize {
+        let largest_acked = self.send_space(space).largest_acked();
+        if !matches!(space, SpaceId::Data(_)) {
+            return pn_encode_len(pn, largest_acked);
+        }
+        let mds = self.max_datagram_size(path) as u64;
+        let window = self.paths.get(&path).map_or(Duration::ZERO, transit_bound);
+        let (mut sharing, mut horizon, mut allowed) = (0usize, window, 0u64);
+        for p in self.paths.values() {
+            if self.layout.space_for(p.id) == space {
+                sharing += 1;
+                horizon = horizon.max(transit_bound(p));
+                allowed = allowed.saturating_add(allowance(p, window, mds));
+            }
+        }
+        let send_space = self.send_space(space);
+        send_space.note_numbering(now, horizon);
+        if sharing < 2 {
+            return pn_encode_len(pn, largest_acked);
+        }
+        let past = send_space.numbered_since(now, window);
+        let overtaking = past.max(allowed).saturating_mul(OVERTAKING_MARGIN);
+        pn_encode_len_overtaken(pn, largest_acked, overtaking).max(SHARED_MIN_LEN)
+    }
+}

@@ -1,0 +1,97 @@
+//! Address validation on the connection: the client following a Retry (RFC 9000 §8.1.2,
+//! §17.2.5.2) and keeping NEW_TOKEN tokens (§8.1.3, §19.7); the server handing one out.
+
+use bytes::Bytes;
+use mpquic_wire::error::TransportErrorCode;
+use mpquic_wire::frame::{ty, Frame};
+use mpquic_wire::header::PartialDecode;
+use mpquic_wire::stream_id::Side;
+
+use super::{Connection, State};
+use crate::cid::RemoteCids;
+use crate::crypto::{initial_keys, verify_retry_integrity, Epoch};
+use crate::error::TransportError;
+use crate::sent_frames::SentFrames;
+
+impl Connection {
+    /// A Retry reached the client. RFC 9000 §17.2.5.2: accept at most one, only before any
+    /// other packet from the server, only with a valid integrity tag (RFC 9001 §5.8) and a
+    /// non-empty token; then send Initials to the Retry's Source CID, keys derived from it,
+    /// carrying the token, with the packet numbers continuing (§17.2.5.3).
+    pub(super) fn on_retry_packet(&mut self, packet: &PartialDecode) {
+        let acceptable = self.side == Side::Client
+            && self.retry_scid.is_none()
+            && self.peer_initial_scid.is_none()
+            && matches!(self.state, State::Handshaking)
+            && !packet.token().is_empty()
+            && verify_retry_integrity(self.original_dcid.as_slice(), packet.packet());
+        let Some(retry_scid) = packet.scid().filter(|_| acceptable) else {
+            self.stats.packets_dropped += 1;
+            return;
+        };
+        self.retry_scid = Some(retry_scid);
+        self.initial_token = Bytes::copy_from_slice(packet.token());
+        self.remote_cids
+            .insert(0, RemoteCids::with_initial(retry_scid));
+        self.initial_keys = Some(initial_keys(retry_scid.as_slice(), Side::Client));
+        // Everything sent in Initial packets so far must be sent again under the new keys; the
+        // Retry says those packets were not processed, so this is no congestion signal.
+        if let Some(path) = self.paths.get_mut(&0) {
+            let packets = path.ledger(Epoch::Initial).drain();
+            path.pto_count = 0;
+            for p in packets {
+                self.requeue_frames(Epoch::Initial, &p.frames);
+            }
+        }
+    }
+
+    /// A NEW_TOKEN frame (RFC 9000 §19.7): only servers send it; a client keeps the token for
+    /// its next connection to the same server.
+    pub(super) fn on_new_token_frame(&mut self, token: Bytes) -> Result<(), TransportError> {
+        if self.side == Side::Server {
+            return Err(TransportError::for_frame(
+                TransportErrorCode::PROTOCOL_VIOLATION,
+                ty::NEW_TOKEN,
+                "client sent NEW_TOKEN",
+            ));
+        }
+        if token.is_empty() {
+            // §19.7: an empty token is a FRAME_ENCODING_ERROR.
+            return Err(TransportError::for_frame(
+                TransportErrorCode::FRAME_ENCODING_ERROR,
+                ty::NEW_TOKEN,
+                "empty NEW_TOKEN",
+            ));
+        }
+        if let Some(store) = &self.token_store {
+            store.insert(&self.server_name, token);
+        }
+        Ok(())
+    }
+
+    /// Server, handshake confirmed: send the NEW_TOKEN token once (again if the packet that
+    /// carried it is lost, §13.3).
+    pub(crate) fn write_new_token(
+        &mut self,
+        packet: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut SentFrames,
+    ) -> bool {
+        if !self.new_token_pending || self.side != Side::Server || !self.handshake_confirmed {
+            return false;
+        }
+        let Some(token) = &self.new_token else {
+            return false;
+        };
+        let frame = Frame::NewToken {
+            token: token.clone(),
+        };
+        if packet.len() + frame.encoded_len() > limit {
+            return false;
+        }
+        frame.encode(packet);
+        sent.new_token = true;
+        self.new_token_pending = false;
+        true
+    }
+}
