@@ -309,6 +309,10 @@ impl Connection {
         }
         if matches!(self.state, State::Handshaking) && !self.tls.is_handshaking() {
             self.on_handshake_complete(now);
+            // A server's TLS session has nothing left to do once confirmed: free it.
+            self.tls.release();
+            self.drive_tls()
+                .map_err(|e| TransportError::internal(e.to_string()))?;
         }
         Ok(())
     }

@@ -41,9 +41,24 @@ pub enum HandshakeOutput {
     OneRttKeys(OneRttKeys),
 }
 
+/// What is kept of a server's TLS session once its handshake is over (see
+/// [`TlsSession::release`]).
+struct Finished {
+    alpn: Option<Vec<u8>>,
+    server_name: Option<String>,
+    peer_certificates: Option<Vec<CertificateDer<'static>>>,
+    cipher_suite: Option<rustls::SupportedCipherSuite>,
+}
+
+/// The rustls connection while it is needed, then only what the application may still ask.
+enum Session {
+    Live(Box<Connection>),
+    Finished(Box<Finished>),
+}
+
 /// A QUIC v1 TLS session (client or server).
 pub struct TlsSession {
-    conn: Connection,
+    session: Session,
     side: Side,
     /// The epoch rustls is writing handshake data for.
     write_epoch: Epoch,
@@ -86,7 +101,7 @@ impl TlsSession {
 
     fn wrap(conn: Connection, side: Side) -> Self {
         let mut session = Self {
-            conn,
+            session: Session::Live(Box::new(conn)),
             side,
             write_epoch: Epoch::Initial,
             handshake_keys_out: false,
@@ -104,8 +119,11 @@ impl TlsSession {
     /// ever holding messages of two levels beyond a single key change.
     fn drain(&mut self) {
         loop {
+            let Session::Live(conn) = &mut self.session else {
+                return;
+            };
             let mut buf = Vec::new();
-            let change = self.conn.write_hs(&mut buf);
+            let change = conn.write_hs(&mut buf);
             if !buf.is_empty() {
                 self.push_data(self.write_epoch, buf);
             }
@@ -142,7 +160,12 @@ impl TlsSession {
     /// (e.g. no randomness) INTERNAL_ERROR, anything else PROTOCOL_VIOLATION. After an error the
     /// session is dead: close the connection with the returned error.
     pub fn read_handshake(&mut self, data: &[u8]) -> Result<(), TransportError> {
-        if let Err(e) = self.conn.read_hs(data) {
+        let Session::Live(conn) = &mut self.session else {
+            // RFC 9001 §4.1.3: after the handshake an endpoint MAY discard CRYPTO data it does
+            // not keep state for; a released server session has no use for any.
+            return Ok(());
+        };
+        if let Err(e) = conn.read_hs(data) {
             return Err(self.map_error(e));
         }
         self.drain();
@@ -170,7 +193,7 @@ impl TlsSession {
     /// exist, then Handshake until the handshake completes, then 1-RTT (post-handshake messages
     /// such as NewSessionTicket, RFC 9001 §4.1.3).
     pub fn read_epoch(&self) -> Epoch {
-        if !self.conn.is_handshaking() {
+        if !self.is_handshaking() {
             Epoch::Data
         } else if self.handshake_keys_out {
             Epoch::Handshake
@@ -180,7 +203,11 @@ impl TlsSession {
     }
 
     fn map_error(&self, e: rustls::Error) -> TransportError {
-        if let Some(alert) = self.conn.alert() {
+        let alert = match &self.session {
+            Session::Live(conn) => conn.alert(),
+            Session::Finished(_) => None,
+        };
+        if let Some(alert) = alert {
             let code = TransportErrorCode::crypto(u8::from(alert));
             return TransportError::new(code, format!("TLS alert {alert:?}: {e}"));
         }
@@ -203,18 +230,54 @@ impl TlsSession {
     /// True until the handshake is complete (RFC 9001 §4.1.1: Finished sent and the peer's
     /// Finished verified).
     pub fn is_handshaking(&self) -> bool {
-        self.conn.is_handshaking()
+        match &self.session {
+            Session::Live(conn) => conn.is_handshaking(),
+            Session::Finished(_) => false,
+        }
+    }
+
+    /// Server, handshake complete: drop the rustls connection (its buffers and handshake state
+    /// are most of an idle connection's memory) and keep only what the application may still
+    /// ask. Output not yet taken stays queued. Clients keep theirs for post-handshake messages
+    /// (NewSessionTicket, RFC 9001 §4.1.3); key updates need only the 1-RTT secrets, which
+    /// [`OneRttKeys`] holds.
+    pub fn release(&mut self) {
+        if self.side != Side::Server || self.is_handshaking() {
+            return;
+        }
+        self.drain();
+        let Session::Live(conn) = &self.session else {
+            return;
+        };
+        let server_name = match conn.as_ref() {
+            Connection::Server(s) => s.server_name().map(str::to_owned),
+            Connection::Client(_) => None,
+        };
+        let finished = Finished {
+            alpn: conn.alpn_protocol().map(<[u8]>::to_vec),
+            server_name,
+            peer_certificates: conn.peer_certificates().map(<[_]>::to_vec),
+            cipher_suite: conn.negotiated_cipher_suite(),
+        };
+        self.session = Session::Finished(Box::new(finished));
     }
 
     /// The peer's encoded transport parameters (RFC 9001 §8.2), once received. Available before
     /// the handshake completes but only authenticated after (RFC 9001 §8.2).
     pub fn peer_transport_params(&self) -> Option<&[u8]> {
-        self.conn.quic_transport_parameters()
+        match &self.session {
+            Session::Live(conn) => conn.quic_transport_parameters(),
+            // Read (and checked) when the handshake completed, before the release.
+            Session::Finished(_) => None,
+        }
     }
 
     /// The negotiated ALPN protocol (RFC 9001 §8.1).
     pub fn alpn_protocol(&self) -> Option<&[u8]> {
-        self.conn.alpn_protocol()
+        match &self.session {
+            Session::Live(conn) => conn.alpn_protocol(),
+            Session::Finished(f) => f.alpn.as_deref(),
+        }
     }
 
     /// Our role.
@@ -224,20 +287,29 @@ impl TlsSession {
 
     /// The SNI the client sent (server side only; `None` on a client or before ClientHello).
     pub fn server_name(&self) -> Option<&str> {
-        match &self.conn {
-            Connection::Server(s) => s.server_name(),
-            Connection::Client(_) => None,
+        match &self.session {
+            Session::Live(conn) => match conn.as_ref() {
+                Connection::Server(s) => s.server_name(),
+                Connection::Client(_) => None,
+            },
+            Session::Finished(f) => f.server_name.as_deref(),
         }
     }
 
     /// The peer's certificate chain, once received.
     pub fn peer_certificates(&self) -> Option<&[CertificateDer<'static>]> {
-        self.conn.peer_certificates()
+        match &self.session {
+            Session::Live(conn) => conn.peer_certificates(),
+            Session::Finished(f) => f.peer_certificates.as_deref(),
+        }
     }
 
     /// The negotiated TLS 1.3 cipher suite, once known.
     pub fn negotiated_cipher_suite(&self) -> Option<rustls::SupportedCipherSuite> {
-        self.conn.negotiated_cipher_suite()
+        match &self.session {
+            Session::Live(conn) => conn.negotiated_cipher_suite(),
+            Session::Finished(f) => f.cipher_suite,
+        }
     }
 }
 
@@ -246,7 +318,7 @@ impl fmt::Debug for TlsSession {
         f.debug_struct("TlsSession")
             .field("side", &self.side)
             .field("write_epoch", &self.write_epoch)
-            .field("handshaking", &self.conn.is_handshaking())
+            .field("handshaking", &self.is_handshaking())
             .field("pending", &self.pending.len())
             .finish_non_exhaustive()
     }

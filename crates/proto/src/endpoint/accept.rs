@@ -72,8 +72,7 @@ impl Endpoint {
                 &keys.local,
                 dcid,
                 scid,
-                TransportErrorCode::CONNECTION_REFUSED,
-                "server busy",
+                (TransportErrorCode::CONNECTION_REFUSED, "server busy"),
             );
             return None;
         }
@@ -164,8 +163,7 @@ impl Endpoint {
             &keys.local,
             dcid,
             scid,
-            TransportErrorCode::INVALID_TOKEN,
-            "invalid token",
+            (TransportErrorCode::INVALID_TOKEN, "invalid token"),
         );
     }
 }

@@ -124,8 +124,7 @@ impl Endpoint {
         keys: &DirectionalKeys,
         client_dcid: ConnectionId,
         client_scid: ConnectionId,
-        code: TransportErrorCode,
-        reason: &'static str,
+        (code, reason): (TransportErrorCode, &'static str),
     ) {
         let mut buf = Vec::with_capacity(128);
         let header = Header::Initial {
