@@ -1,5 +1,4 @@
-//! Every wire decoder (frames, headers, transport parameters) over arbitrary bytes.
+//! Every wire decoder (varints, frames, headers, transport parameters) over arbitrary bytes.
+//! The harness is mpquic_fuzzing::wire_decode (crates/fuzzing).
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    mpquic_wire::fuzz_decode_all(data);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mpquic_fuzzing::wire_decode(data));

@@ -86,9 +86,11 @@ pub fn parse_request(request: &[u8]) -> Result<String, HqError> {
     }
 }
 
-/// The file under `root` (already canonical) that `target` names. Refuses `..`, absolute
-/// components and symbolic links leading outside `root`.
-pub fn resolve(root: &Path, target: &str) -> Result<PathBuf, HqError> {
+/// The path below the served directory that `target` names, without touching the file system:
+/// query and fragment dropped, percent-decoded, `.` and empty segments skipped. Refuses `..`,
+/// absolute or prefixed components, backslashes and NUL; the result has only normal
+/// components. Pure, so the request fuzzer can check that property on any input.
+pub fn relative_path(target: &str) -> Result<PathBuf, HqError> {
     let path = target.split(['?', '#']).next().unwrap_or_default();
     let decoded = percent_decode(path)
         .ok_or_else(|| HqError::BadRequest(format!("bad percent-encoding in {target:?}")))?;
@@ -103,6 +105,13 @@ pub fn resolve(root: &Path, target: &str) -> Result<PathBuf, HqError> {
     if relative.as_os_str().is_empty() {
         return Err(HqError::NotFound(target.to_owned()));
     }
+    Ok(relative)
+}
+
+/// The file under `root` (already canonical) that `target` names. Refuses `..`, absolute
+/// components and symbolic links leading outside `root`.
+pub fn resolve(root: &Path, target: &str) -> Result<PathBuf, HqError> {
+    let relative = relative_path(target)?;
     let full = root
         .join(&relative)
         .canonicalize()
@@ -122,8 +131,13 @@ fn percent_decode(s: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            // RFC 3986 §2.1: '%' and exactly two hex digits (from_str_radix alone would also
+            // take a sign, as in "%+f").
+            let hex = bytes.get(i + 1..i + 3)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -195,6 +209,18 @@ mod tests {
         assert!(parse_request(b"POST /x\r\n").is_err());
         assert!(parse_request(b"GET x\r\n").is_err());
         assert!(parse_request(b"\xff\xfe").is_err());
+    }
+
+    #[test]
+    fn percent_escapes_are_two_hex_digits() {
+        assert_eq!(relative_path("/a%2Fb").unwrap(), PathBuf::from("a/b"));
+        assert_eq!(relative_path("/%61%62").unwrap(), PathBuf::from("ab"));
+        for bad in ["/%+f", "/%-1", "/%g0", "/%4", "/%"] {
+            assert!(
+                matches!(relative_path(bad), Err(HqError::BadRequest(_))),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

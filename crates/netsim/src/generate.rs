@@ -31,6 +31,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::trace::{MahimahiTrace, OPPORTUNITY_BYTES};
 
+/// Longest trace generated (one hour). A trace repeats with its period, so a longer one adds
+/// only memory and time (about 2.4 MB per minute at 60 Mbit/s): without a bound, a spec such as
+/// `gen:lte:1:1000000000s` made the generator run out of memory.
+pub const MAX_DURATION_MS: u64 = 3_600_000;
+
 /// Invalid generator parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid trace generator configuration: {0}")]
@@ -146,6 +151,12 @@ impl GeneratorConfig {
         }
         if self.duration_ms == 0 {
             return err("duration_ms must be positive".into());
+        }
+        if self.duration_ms > MAX_DURATION_MS {
+            return err(format!(
+                "duration_ms {} is longer than the maximum {MAX_DURATION_MS} (one hour)",
+                self.duration_ms
+            ));
         }
         if self.variation_period_ms == 0 {
             return err("variation_period_ms must be positive".into());
@@ -289,6 +300,14 @@ pub fn lte_like(seed: u64, duration_ms: u64) -> Result<MahimahiTrace, GenerateEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duration_is_bounded() {
+        // Regression: the duration was unbounded, so this spec value exhausted memory.
+        assert!(lte_like(1, MAX_DURATION_MS + 1).is_err());
+        let spec = crate::PathSpec::parse("trace=gen:lte:1:1000000000s").expect("parses");
+        assert!(spec.resolve().is_err());
+    }
 
     #[test]
     fn deterministic_and_seed_dependent() {

@@ -17,7 +17,7 @@
 //! | key | value | meaning |
 //! |-----|-------|---------|
 //! | `rate` | `20mbit`, `100Mbit`, `1.5gbit`, `64kbit`, `800bit`; `bps`/`kbps`/`mbps`/`gbps` are synonyms (bits/s) | fixed capacity |
-//! | `trace` | a Mahimahi file path, or `gen:wifi:SEED[:DURATION]` / `gen:lte:SEED[:DURATION]` (default 60 s) | trace capacity (exclusive with `rate` in one scope) |
+//! | `trace` | a Mahimahi file path, or `gen:wifi:SEED[:DURATION]` / `gen:lte:SEED[:DURATION]` (default 60 s, at most 1 h) | trace capacity (exclusive with `rate` in one scope) |
 //! | `delay` | `10ms`, `500us`, `1s`, `250ns`, `0` | one-way propagation delay (default 0) |
 //! | `rtt` | duration (no prefix allowed) | sets `delay = rtt / 2` in both directions; exclusive with `delay` |
 //! | `queue` | `100pkt`, `150000b` (= `150000B`, bytes), `64kb` (10³ B), `1mb` (10⁶ B), `64kib`, `1mib`, `1.5bdp`, `inf` | drop-tail limit (default `1bdp`) |

@@ -33,7 +33,7 @@ pub enum AssemblerError {
 /// rejected before insertion). When many tiny chunks accumulate, they are copied
 /// out of the datagrams that carried them (defragmentation), so that a peer
 /// cannot pin whole datagrams with one-byte frames.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Assembler {
     /// Disjoint chunks, all at or after `read`.
     chunks: BTreeMap<u64, Bytes>,
@@ -47,12 +47,23 @@ pub struct Assembler {
     defrag_at: usize,
 }
 
+/// The same as [`Assembler::new`]: a derived `Default` would set `defrag_at` to 0, which made
+/// every insert (even an empty CRYPTO frame from the network) run the defragmentation check.
+impl Default for Assembler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Assembler {
     /// An empty assembler expecting offset 0.
     pub fn new() -> Self {
         Self {
+            chunks: BTreeMap::new(),
+            read: 0,
+            buffered: 0,
+            end: 0,
             defrag_at: DEFRAG_MIN_CHUNKS,
-            ..Self::default()
         }
     }
 
@@ -166,7 +177,9 @@ impl Assembler {
     /// Merges contiguous runs of chunks into fresh allocations when chunks are small
     /// on average. Amortized: the threshold doubles with the chunk count.
     fn maybe_defragment(&mut self) {
-        if self.buffered / self.chunks.len() < DEFRAG_SMALL_CHUNK {
+        // `checked_div`: nothing to merge when no chunk is held (e.g. after an empty insert).
+        let average = self.buffered.checked_div(self.chunks.len());
+        if average.is_some_and(|avg| avg < DEFRAG_SMALL_CHUNK) {
             let old = std::mem::take(&mut self.chunks);
             let mut run: Option<(u64, BytesMut)> = None;
             for (off, data) in old {
@@ -237,6 +250,23 @@ mod tests {
         let mut buf = vec![0u8; 4000];
         assert_eq!(a.read(&mut buf), 2000);
         assert!(buf[..2000].iter().enumerate().all(|(i, &x)| x == i as u8));
+    }
+
+    #[test]
+    fn default_is_new_and_empty_inserts_are_harmless() {
+        // Regression: `Default` left `defrag_at` at 0, so an empty insert into an empty
+        // assembler divided by the chunk count (0) in `maybe_defragment`.
+        let mut a = Assembler::default();
+        assert_eq!(a.defrag_at, DEFRAG_MIN_CHUNKS);
+        assert_eq!(a.insert(0, Bytes::new()), Ok(0));
+        assert_eq!(a.insert(10, Bytes::new()), Ok(0));
+        assert_eq!(a.chunk_count(), 0);
+        let mut raw = Assembler {
+            defrag_at: 0,
+            ..Assembler::new()
+        };
+        assert_eq!(raw.insert(0, Bytes::new()), Ok(0));
+        assert_eq!(raw.chunk_count(), 0);
     }
 
     proptest! {
