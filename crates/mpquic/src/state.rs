@@ -133,9 +133,10 @@ impl State {
                 }
             }
         }
+        // Only connections with activity since the last round can have new events.
         let mut handles = std::mem::take(&mut self.handles_scratch);
         handles.clear();
-        handles.extend(self.conns.keys().copied());
+        self.proto.take_touched(&mut handles);
         for &h in &handles {
             self.process_connection(h);
         }
@@ -149,14 +150,14 @@ impl State {
         let Some(cs) = self.conns.get_mut(&h) else {
             return;
         };
-        let Some(conn) = self.proto.connection_mut(h) else {
-            return;
-        };
         let mut connected = false;
-        while let Some(event) = conn.poll_event() {
+        while let Some(event) = self.proto.poll_event(h) {
             connected |= event == Event::Connected;
             cs.on_event(event);
         }
+        let Some(conn) = self.proto.connection(h) else {
+            return;
+        };
         if conn.is_closed() && cs.error.is_none() {
             let error = conn.error().cloned().map_or(
                 ConnectionError::Lost(mpquic_proto::ConnectionError::TimedOut),
@@ -187,9 +188,10 @@ impl State {
         }
     }
 
-    /// Whether no connection is left in the core.
+    /// Whether no connection is left in the core (drained ones are removed from it as they
+    /// drain), or the driver stopped and failed them all.
     pub(crate) fn is_idle(&self) -> bool {
-        self.conns.values().all(|c| c.drained)
+        self.stopped.is_some() || self.proto.connection_count() == 0
     }
 
     pub(crate) fn register_accept(&mut self, waker: &Waker) {

@@ -73,6 +73,8 @@ struct Entry {
     dirty: bool,
     /// Listed in `Endpoint::dirty`.
     queued: bool,
+    /// Listed in `Endpoint::touched`.
+    touched: bool,
 }
 
 /// A QUIC endpoint holding all its connections.
@@ -96,6 +98,8 @@ pub struct Endpoint {
     dirty: Vec<ConnectionHandle>,
     /// Connections that may have something to send.
     ready: BTreeSet<ConnectionHandle>,
+    /// Connections that had any activity since the caller last took this list.
+    touched: Vec<ConnectionHandle>,
     /// Endpoint-generated datagrams (version negotiation, stateless reset, Retry, refusals).
     outbox: VecDeque<(Transmit, Vec<u8>)>,
     stats: EndpointStats,
@@ -133,6 +137,7 @@ impl Endpoint {
             timers: BTreeSet::new(),
             dirty: Vec::new(),
             ready: BTreeSet::new(),
+            touched: Vec::new(),
             outbox: VecDeque::new(),
             stats: EndpointStats::default(),
             next_handle: 0,
@@ -211,6 +216,7 @@ impl Endpoint {
                 timer: None,
                 dirty: false,
                 queued: false,
+                touched: false,
             },
         );
         self.ready.insert(handle);
@@ -277,6 +283,10 @@ impl Endpoint {
             } else {
                 self.handshaking -= 1;
             }
+        }
+        if !entry.touched {
+            entry.touched = true;
+            self.touched.push(handle);
         }
         entry.dirty = false;
         let timer = entry.conn.poll_timeout();
@@ -407,8 +417,36 @@ impl Endpoint {
             entry.queued = true;
             self.dirty.push(handle);
         }
+        if !entry.touched {
+            entry.touched = true;
+            self.touched.push(handle);
+        }
         self.ready.insert(handle);
         Some(&mut entry.conn)
+    }
+
+    /// The next application event of a connection. Unlike going through
+    /// [`Endpoint::connection_mut`], this does not count as activity (see
+    /// [`Endpoint::take_touched`]): taking events changes nothing the connection sends.
+    pub fn poll_event(&mut self, handle: ConnectionHandle) -> Option<crate::Event> {
+        self.connections.get_mut(&handle)?.conn.poll_event()
+    }
+
+    /// Move into `out` every connection that received a datagram, ran a timer, sent, or was
+    /// handed out by `connection_mut` since the last call: the only ones whose events or state
+    /// can have changed. A runtime processes these instead of scanning every connection.
+    pub fn take_touched(&mut self, out: &mut Vec<ConnectionHandle>) {
+        for handle in self.touched.drain(..) {
+            if let Some(entry) = self.connections.get_mut(&handle) {
+                entry.touched = false;
+                out.push(handle);
+            }
+        }
+    }
+
+    /// Connections held, drained or not.
+    pub fn connection_count(&self) -> usize {
+        self.connections.len()
     }
 
     /// Apply CID changes a direct connection call may have made.
