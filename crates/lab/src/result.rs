@@ -134,6 +134,8 @@ pub struct PathResult {
     pub rtt_samples: u64,
     /// Of those, round trips on the path itself (see [`crate::truth`]).
     pub own_rtt_samples: u64,
+    /// Of those, borrowed from another path's ACK before the path had one of its own.
+    pub borrowed_rtt_samples: u64,
     /// Ground truth: the smallest RTT a round trip on the path alone can have (smallest
     /// one-way delay of the download route plus that of the upload route, ms).
     pub min_rtt_floor_ms: Option<f64>,
@@ -394,6 +396,12 @@ pub struct RttTruth {
     pub samples: usize,
 }
 
+/// Whether a path's minimum RTT comes from samples other than the RFC 10069 §5.4 fallback:
+/// from own round trips (the first one restarts the estimator), or from the naive rule.
+pub fn samples_without_fallback(c: &mpquic_proto::path::PathCounters) -> bool {
+    c.own_rtt_samples > 0 || (c.rtt_samples > 0 && c.borrowed_rtt_samples == 0)
+}
+
 /// The simulator's ground truth about a path's links.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LinkTruth {
@@ -445,9 +453,10 @@ pub fn path_result(
         srtt_samples,
         rtt_samples: c.rtt_samples,
         own_rtt_samples: c.own_rtt_samples,
+        borrowed_rtt_samples: c.borrowed_rtt_samples,
         min_rtt_floor_ms: links.min_rtt_floor_ms,
         receiver_min_rtt_ms: receiver
-            .filter(|r| r.counters.own_rtt_samples > 0)
+            .filter(|r| samples_without_fallback(&r.counters))
             .map(|r| r.min_rtt_ms),
         cwnd: sender.cwnd,
         validated: sender.validation == mpquic_proto::path::Validation::Validated,

@@ -17,8 +17,9 @@ use crate::result::{PathResult, RunResult};
 /// Slack for rounding: RTTs are nanoseconds turned into milliseconds.
 const FLOOR_SLACK_MS: f64 = 1e-6;
 
-/// One endpoint's minimum RTT of a path, if it comes from the path's own round trips (the
-/// estimator restarts at the first own sample, so after one it holds own samples only).
+/// One endpoint's minimum RTT of a path, when it does not come from the RFC 10069 §5.4
+/// fallback (samples from other paths' ACKs while a path had none of its own; the first own
+/// sample restarts the estimator). With the §2.2 rule on it then holds own round trips only.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MinRtt {
     /// `server` (the sender) or `client`.
@@ -43,7 +44,8 @@ pub fn below_floor(min: MinRtt, floor_ms: Option<f64>) -> Option<String> {
 
 /// Both endpoints' own-sample minimum RTTs of a path result.
 fn min_rtts(p: &PathResult) -> impl Iterator<Item = MinRtt> + '_ {
-    let server = (p.own_rtt_samples > 0).then_some(MinRtt {
+    let fallback_only = p.own_rtt_samples == 0 && p.borrowed_rtt_samples > 0;
+    let server = (p.rtt_samples > 0 && !fallback_only).then_some(MinRtt {
         side: "server",
         path: p.id,
         min_rtt_ms: p.min_rtt_ms,

@@ -65,6 +65,9 @@ pub struct PathCounters {
     /// Of `rtt_samples`, round trips on the path itself (an ACK received on the path for a
     /// packet sent on it). Once there is one, the minimum RTT comes from such samples only.
     pub own_rtt_samples: u64,
+    /// Of `rtt_samples`, taken from another path's ACK while the path had none of its own
+    /// (RFC 10069 §5.4 fallback; the first own sample restarts the estimator).
+    pub borrowed_rtt_samples: u64,
 }
 
 /// Snapshot of a path for the API and the lab.

@@ -42,8 +42,12 @@ pub struct PathRecord {
     pub link_drops: Option<u64>,
     /// Sender's minimum RTT (ms).
     pub min_rtt_ms: f64,
-    /// RTT samples of round trips on the path itself.
+    /// RTT samples the sender took on the path.
+    pub rtt_samples: u64,
+    /// Of those, round trips on the path itself.
     pub own_rtt_samples: u64,
+    /// Of those, borrowed from other paths' ACKs before the path had its own.
+    pub borrowed_rtt_samples: u64,
     /// The smallest RTT a round trip on the path can have (ground truth, ms).
     pub min_rtt_floor_ms: Option<f64>,
     /// The receiver's minimum RTT of the path, when it had a round trip of its own on it.

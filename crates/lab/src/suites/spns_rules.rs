@@ -216,7 +216,8 @@ pub fn min_rtt_below_floor(r: &RunRecord) -> bool {
         let Some(floor) = p.min_rtt_floor_ms else {
             return false;
         };
-        let server = p.own_rtt_samples > 0 && p.min_rtt_ms < floor - 1e-6;
+        let fallback_only = p.own_rtt_samples == 0 && p.borrowed_rtt_samples > 0;
+        let server = p.rtt_samples > 0 && !fallback_only && p.min_rtt_ms < floor - 1e-6;
         let client = p.receiver_min_rtt_ms.is_some_and(|m| m < floor - 1e-6);
         server || client
     })

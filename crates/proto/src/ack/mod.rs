@@ -322,6 +322,30 @@ mod tests {
         assert_eq!(plan.ranges, vec![13..=13, 0..=10]);
     }
 
+    /// Report §2.2 as a switch: path 0's ACK starts at path 0's largest packet (7), or with
+    /// the rule off at the space's largest (10, a path-1 packet), with that packet's delay.
+    #[test]
+    fn ack_from_path_largest_switch() {
+        let config = AckConfig::default();
+        let t = |ms: u64| Timestamp::from_nanos(ms * 1_000_000);
+        let mut record = ReceiveRecord::default();
+        let mut path0 = PathAckState::default();
+        for (pn, at, on_path0) in [(6, 1, true), (7, 2, true), (9, 3, false), (10, 4, false)] {
+            let ooo = record.on_received(pn, t(at));
+            if on_path0 {
+                path0.on_packet(pn, t(at), true, ooo, &config, config.max_ack_delay());
+            }
+        }
+        let report = plan_ack(&record, &path0, None, t(6), &config, &SpnsRules::report());
+        let report = report.unwrap();
+        assert_eq!((report.largest, report.ranges.clone()), (7, vec![6..=7]));
+        assert_eq!(report.ack_delay, 4_000 >> 3);
+        let naive = plan_ack(&record, &path0, None, t(6), &config, &SpnsRules::naive());
+        let naive = naive.unwrap();
+        assert_eq!((naive.largest, naive.ranges), (10, vec![9..=10, 6..=7]));
+        assert_eq!(naive.ack_delay, 2_000 >> 3);
+    }
+
     /// Report §2.2 and §2.4 receiver rules as switches.
     #[test]
     fn receiver_rules_choose_the_ack_path_and_what_is_out_of_order() {

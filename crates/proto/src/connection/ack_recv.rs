@@ -254,6 +254,9 @@ impl Connection {
                 SampleKind::Borrowed | SampleKind::Naive => {
                     path.rtt.update(ack_delay, rtt);
                     path.counters.rtt_samples += 1;
+                    if sample.kind == SampleKind::Borrowed {
+                        path.counters.borrowed_rtt_samples += 1;
+                    }
                 }
             }
         }
