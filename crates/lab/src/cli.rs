@@ -4,6 +4,7 @@
 //! ```text
 //! mpquic sim [SCENARIO.toml] [--path SPEC ...] [--download 50MB] [--cc cubic]
 //!            [--multipath mpns] [--scheduler min-rtt] [--ack-range-limit N]
+//!            [--spns-rules report|naive|report,no-RULE]
 //!            [--seed N] [--time-limit 60s] [--json FILE]
 //! ```
 //!
@@ -54,9 +55,16 @@ pub struct SimArgs {
     /// Default_Limit of ranges per ACK frame.
     #[arg(long, value_name = "N")]
     pub ack_range_limit: Option<usize>,
-    /// Take a path's RTT samples only from ACKs received on it (true/false).
+    /// Take a path's RTT samples only from ACKs received on it (true/false); the same as
+    /// `--spns-rules report,no-per-path-rtt-samples` when false.
     #[arg(long, value_name = "BOOL")]
     pub rtt_sample_on_receiving_path: Option<bool>,
+    /// The SPNS report's rules: report (default), naive (all off), or a preset followed by
+    /// ,RULE / ,no-RULE (rules: per-path-loss-detection, per-path-rtt-samples,
+    /// ack-on-receiving-path, ack-from-path-largest, two-range-limits,
+    /// ack-threshold-despite-gaps).
+    #[arg(long, value_name = "RULES")]
+    pub spns_rules: Option<mpquic_proto::SpnsRules>,
     /// Master seed.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -129,8 +137,12 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     if let Some(n) = args.ack_range_limit {
         t.ack_range_limit = Some(n);
     }
+    if let Some(rules) = args.spns_rules {
+        t.spns_rules = rules;
+        t.rtt_sample_on_receiving_path = None;
+    }
     if let Some(b) = args.rtt_sample_on_receiving_path {
-        t.rtt_sample_on_receiving_path = b;
+        t.rtt_sample_on_receiving_path = Some(b);
     }
     if let Some(seed) = args.seed {
         scenario.seed = seed;

@@ -41,6 +41,7 @@ pub mod runner;
 pub mod scenario;
 pub mod suites;
 pub mod summary;
+pub mod truth;
 pub mod units;
 pub mod video;
 pub mod workload;

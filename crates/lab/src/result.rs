@@ -58,6 +58,11 @@ pub struct RunResult {
     pub retransmitted_bytes: u64,
     /// Packets the sender declared lost that were acknowledged later.
     pub spurious_retransmissions: u64,
+    /// Ground truth: packets dropped on the links of the download direction (every path's
+    /// `down` link and a shared bottleneck): the sender's true losses.
+    pub true_losses: u64,
+    /// Ground-truth invariants the run broke (see [`crate::truth`]); empty for a sound run.
+    pub violations: Vec<String>,
     /// Sender (server) connection figures, summed over every connection.
     pub sender: ConnectionFigures,
     /// Receiver (client) connection figures, summed over every connection.
@@ -99,6 +104,16 @@ pub struct PathResult {
     pub packets_lost: u64,
     /// Of those, acknowledged later.
     pub spurious_losses: u64,
+    /// Of `packets_lost`, declared by the time threshold (RFC 9002 §6.1.2; the rest by the
+    /// packet threshold).
+    pub time_threshold_losses: u64,
+    /// Of `spurious_losses`, declared by the time threshold.
+    pub time_threshold_spurious: u64,
+    /// Window reductions the sender undid because every loss behind them was spurious.
+    pub congestion_undos: u64,
+    /// Ground truth: packets the path's download link dropped (the sender's true losses on
+    /// the path, apart from a shared bottleneck's).
+    pub link_drops: Option<u64>,
     /// Stream bytes retransmitted on the path.
     pub retransmitted_bytes: u64,
     /// Sender's smoothed RTT at the end.
@@ -117,6 +132,15 @@ pub struct PathResult {
     pub srtt_samples: usize,
     /// RTT samples the sender took on the path.
     pub rtt_samples: u64,
+    /// Of those, round trips on the path itself (see [`crate::truth`]).
+    pub own_rtt_samples: u64,
+    /// Of those, borrowed from another path's ACK before the path had one of its own.
+    pub borrowed_rtt_samples: u64,
+    /// Ground truth: the smallest RTT a round trip on the path alone can have (smallest
+    /// one-way delay of the download route plus that of the upload route, ms).
+    pub min_rtt_floor_ms: Option<f64>,
+    /// The receiver's minimum RTT of the path, when it had a round trip of its own on it.
+    pub receiver_min_rtt_ms: Option<f64>,
     /// Sender's congestion window at the end.
     pub cwnd: u64,
     /// Path validated.
@@ -372,6 +396,21 @@ pub struct RttTruth {
     pub samples: usize,
 }
 
+/// Whether a path's minimum RTT comes from samples other than the RFC 10069 §5.4 fallback:
+/// from own round trips (the first one restarts the estimator), or from the naive rule.
+pub fn samples_without_fallback(c: &mpquic_proto::path::PathCounters) -> bool {
+    c.own_rtt_samples > 0 || (c.rtt_samples > 0 && c.borrowed_rtt_samples == 0)
+}
+
+/// The simulator's ground truth about a path's links.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LinkTruth {
+    /// Packets dropped on the download link.
+    pub drops: Option<u64>,
+    /// Smallest possible RTT of a round trip on the path (ms).
+    pub min_rtt_floor_ms: Option<f64>,
+}
+
 /// Path figures from the sender's stats, the receiver's stats of the same
 /// path and the srtt error analysis.
 pub fn path_result(
@@ -379,6 +418,7 @@ pub fn path_result(
     receiver: Option<&PathStats>,
     interface: Option<usize>,
     truth: RttTruth,
+    links: LinkTruth,
 ) -> PathResult {
     let RttTruth {
         true_rtt_ms,
@@ -396,6 +436,10 @@ pub fn path_result(
         packets_sent: c.packets_sent,
         packets_lost: c.packets_lost,
         spurious_losses: c.spurious_losses,
+        time_threshold_losses: c.time_threshold_losses,
+        time_threshold_spurious: c.time_threshold_spurious,
+        congestion_undos: c.congestion_undos,
+        link_drops: links.drops,
         retransmitted_bytes: c.retransmitted_bytes,
         srtt_ms: sender.srtt_ms,
         min_rtt_ms: sender.min_rtt_ms,
@@ -408,6 +452,12 @@ pub fn path_result(
         },
         srtt_samples,
         rtt_samples: c.rtt_samples,
+        own_rtt_samples: c.own_rtt_samples,
+        borrowed_rtt_samples: c.borrowed_rtt_samples,
+        min_rtt_floor_ms: links.min_rtt_floor_ms,
+        receiver_min_rtt_ms: receiver
+            .filter(|r| samples_without_fallback(&r.counters))
+            .map(|r| r.min_rtt_ms),
         cwnd: sender.cwnd,
         validated: sender.validation == mpquic_proto::path::Validation::Validated,
         abandoned: sender.abandoned,

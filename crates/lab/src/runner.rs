@@ -20,7 +20,7 @@ use crate::error::LabError;
 use crate::node::{App, QuicNode};
 use crate::result::{
     mbps, mean, ns_to_ms, path_result, secs, ConnectionFigures, ConnectionResult, LinkResult,
-    PathResult, RequestResult, RttSeries, RttTruth, RunResult, SideEvent, TimeSeries,
+    LinkTruth, PathResult, RequestResult, RttSeries, RttTruth, RunResult, SideEvent, TimeSeries,
 };
 use crate::scenario::{Network, Scenario, Workload};
 use crate::video::{SenderVideoFigures, VideoResult};
@@ -272,9 +272,38 @@ impl<'a> Run<'a> {
                 if t.true_rtt_ms.is_none() {
                     t.true_rtt_ms = self.mean_route_rtt_ms(p.remote.ip());
                 }
-                path_result(p, recv, iface, t)
+                path_result(p, recv, iface, t, self.link_truth(iface, p.remote.ip()))
             })
             .collect()
+    }
+
+    /// Drops of interface `iface`'s download link and the path's minimum-RTT floor.
+    fn link_truth(&self, iface: Option<usize>, client_ip: IpAddr) -> LinkTruth {
+        let server_ip = SERVER_ADDR.ip();
+        let links = self.sim.ground_truth().links;
+        let drops = iface.and_then(|i| {
+            let name = format!("path{i}.down");
+            let link = self.topology.named.iter().find(|l| l.name == name)?;
+            Some(links.get(link.id.index())?.dropped.total().packets)
+        });
+        let down = self.sim.min_one_way_delay(server_ip, client_ip);
+        let up = self.sim.min_one_way_delay(client_ip, server_ip);
+        LinkTruth {
+            drops,
+            min_rtt_floor_ms: down.zip(up).map(|(d, u)| ns_to_ms(d + u)),
+        }
+    }
+
+    /// Packets dropped on the links of the download direction.
+    fn true_losses(&self) -> u64 {
+        let links = self.sim.ground_truth().links;
+        self.topology
+            .named
+            .iter()
+            .filter(|l| l.name.ends_with(".down") || l.name == "bottleneck")
+            .filter_map(|l| links.get(l.id.index()))
+            .map(|s| s.dropped.total().packets)
+            .sum()
     }
 
     fn link_results(&self) -> Vec<LinkResult> {
@@ -363,7 +392,7 @@ impl<'a> Run<'a> {
             }
             _ => None,
         };
-        RunResult {
+        let mut result = RunResult {
             completed: finished_at.is_some(),
             outcome,
             error,
@@ -384,6 +413,8 @@ impl<'a> Run<'a> {
             mean_ranges_per_ack: receiver.mean_ranges_per_ack,
             retransmitted_bytes: sender.retransmitted_bytes,
             spurious_retransmissions: sender.spurious_losses,
+            true_losses: self.true_losses(),
+            violations: Vec::new(),
             sender,
             receiver,
             requests: app.map_or_else(Vec::new, request_results),
@@ -398,7 +429,15 @@ impl<'a> Run<'a> {
             }),
             video: self.video_result(),
             scenario: self.scenario.clone(),
-        }
+        };
+        // The §2.2 rule keeps RTT samples on their own path; the scenario was validated.
+        let own_path_rtt = self
+            .scenario
+            .transport
+            .to_config()
+            .map_or(true, |c| c.spns_rules.per_path_rtt_samples);
+        result.violations = crate::truth::violations(&result, own_path_rtt);
+        result
     }
 }
 

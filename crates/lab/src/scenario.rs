@@ -20,7 +20,8 @@
 //! multipath = "mpns"           # single | spns | mpns | auto
 //! scheduler = "min-rtt"        # SchedulerKind::from_str
 //! ack_range_limit = 32         # -> ack.default_range_limit
-//! rtt_sample_on_receiving_path = true
+//! spns_rules = "report"        # or "naive", "report,no-two-range-limits", or a table
+//!                              # { per_path_loss_detection = false, ... } (SpnsRules)
 //! initial_rtt_ms = 333
 //! pacing = true
 //! qoe_feedback = true          # XLINK QoE feedback extension
@@ -51,7 +52,7 @@ use mpquic_proto::ack::AckConfig;
 use mpquic_proto::cc::CcAlgorithm;
 use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
-use mpquic_proto::{Duration, MultipathMode, TransportConfig};
+use mpquic_proto::{Duration, MultipathMode, SpnsRule, SpnsRules, TransportConfig};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::LabError;
@@ -271,6 +272,26 @@ impl fmt::Display for Workload {
     }
 }
 
+/// [`SpnsRules`] from a preset string or a table of rule switches.
+fn de_spns_rules<'de, D: Deserializer<'de>>(d: D) -> Result<SpnsRules, D::Error> {
+    struct Visitor;
+    impl<'de> de::Visitor<'de> for Visitor {
+        type Value = SpnsRules;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(
+                "\"report\", \"naive\" (optionally with ,RULE or ,no-RULE) or a table of rules",
+            )
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<SpnsRules, E> {
+            v.parse().map_err(E::custom)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<SpnsRules, A::Error> {
+            SpnsRules::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(Visitor)
+}
+
 fn reinjection_off(mode: &ReinjectionMode) -> bool {
     mode.is_off()
 }
@@ -294,8 +315,18 @@ pub struct TransportSettings {
     /// Full ACK policy; omitted fields keep their defaults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack: Option<AckConfig>,
-    /// RTT samples for a path only from ACKs received on that path.
-    pub rtt_sample_on_receiving_path: bool,
+    /// The SPNS report's rules: `"report"` (default), `"naive"`, a preset with changes
+    /// (`"report,no-two-range-limits"`), or a table of
+    /// [`SpnsRules`](mpquic_proto::SpnsRules) fields (missing ones on). Recorded in the run
+    /// JSON in the string form.
+    #[serde(
+        deserialize_with = "de_spns_rules",
+        serialize_with = "crate::units::ser_display"
+    )]
+    pub spns_rules: SpnsRules,
+    /// Overrides `spns_rules.per_path_rtt_samples` (the older name of the §2.2 RTT rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_sample_on_receiving_path: Option<bool>,
     /// Initial RTT estimate in milliseconds (RFC 9002: 333).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_rtt_ms: Option<f64>,
@@ -331,7 +362,8 @@ impl Default for TransportSettings {
             scheduler: d.scheduler,
             ack_range_limit: None,
             ack: None,
-            rtt_sample_on_receiving_path: d.rtt_sample_on_receiving_path,
+            spns_rules: d.spns_rules,
+            rtt_sample_on_receiving_path: None,
             initial_rtt_ms: None,
             pacing: d.pacing,
             idle_timeout: None,
@@ -350,7 +382,11 @@ impl TransportSettings {
             congestion: self.cc,
             multipath: self.multipath,
             scheduler: self.scheduler,
-            rtt_sample_on_receiving_path: self.rtt_sample_on_receiving_path,
+            spns_rules: self.spns_rules.with(
+                SpnsRule::PerPathRttSamples,
+                self.rtt_sample_on_receiving_path
+                    .unwrap_or(self.spns_rules.per_path_rtt_samples),
+            ),
             pacing: self.pacing,
             reinjection: self.reinjection,
             qoe_feedback: self.qoe_feedback,

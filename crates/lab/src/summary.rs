@@ -82,13 +82,15 @@ fn header(out: &mut String, r: &RunResult) {
 fn path_table(out: &mut String, r: &RunResult) {
     let _ = writeln!(
         out,
-        "\n{:>4} {:>5} {:>10} {:>6} {:>9} {:>6} {:>8} {:>8} {:>8} {:>7} {:>9} {:>7}",
+        "\n{:>4} {:>5} {:>10} {:>6} {:>9} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>7} {:>9} {:>7}",
         "path",
         "iface",
         "sent MB",
         "share",
         "pkts",
         "lost",
+        "drops",
+        "spur",
         "srtt ms",
         "min ms",
         "true ms",
@@ -107,7 +109,7 @@ fn path_table(out: &mut String, r: &RunResult) {
     for p in &r.paths {
         let _ = writeln!(
             out,
-            "{:>4} {:>5} {:>10.3} {:>5.1}% {:>9} {:>6} {:>8.2} {:>8.2} {:>8} {:>7} {:>9} {:>7}",
+            "{:>4} {:>5} {:>10.3} {:>5.1}% {:>9} {:>6} {:>6} {:>6} {:>8.2} {:>8.2} {:>8} {:>7} {:>9} {:>7}",
             p.id,
             p.interface
                 .map_or_else(|| "-".to_owned(), |i| i.to_string()),
@@ -115,6 +117,8 @@ fn path_table(out: &mut String, r: &RunResult) {
             share(p.bytes_sent),
             p.packets_sent,
             p.packets_lost,
+            p.link_drops.map_or_else(|| "-".to_owned(), |d| d.to_string()),
+            p.spurious_losses,
             p.srtt_ms,
             p.min_rtt_ms,
             opt(p.true_rtt_ms, 2),
@@ -125,13 +129,21 @@ fn path_table(out: &mut String, r: &RunResult) {
     }
     let _ = writeln!(
         out,
-        "{:>4} {:>5} {:>10.3} {:>5.1}% {:>9} {:>6}",
+        "{:>4} {:>5} {:>10.3} {:>5.1}% {:>9} {:>6} {:>6} {:>6}",
         "all",
         "",
         total_bytes as f64 / 1e6,
         if total_bytes == 0 { 0.0 } else { 100.0 },
         r.paths.iter().map(|p| p.packets_sent).sum::<u64>(),
         r.paths.iter().map(|p| p.packets_lost).sum::<u64>(),
+        r.true_losses,
+        r.paths.iter().map(|p| p.spurious_losses).sum::<u64>(),
+    );
+    let _ = writeln!(
+        out,
+        "(lost = declared by the sender, drops = dropped by the download links, spur = declared \
+         lost, then acknowledged; spns rules: {})",
+        r.scenario.transport.spns_rules
     );
     if r.connections.len() > 1 {
         let _ = writeln!(
@@ -168,6 +180,9 @@ fn connection_lines(out: &mut String, r: &RunResult) {
         r.sender.pto_count,
         r.sender.handovers
     );
+    for v in &r.violations {
+        let _ = writeln!(out, "INVARIANT VIOLATED: {v}");
+    }
     let stalls = r.sender.timer_stalls + r.receiver.timer_stalls;
     if stalls > 0 {
         let _ = writeln!(

@@ -15,7 +15,8 @@ use mpquic_lab::suites::pn_space_debate::PnSpaceDebate;
 use mpquic_lab::suites::rpc::Rpc;
 use serde_json::Value;
 use table_check::{
-    f, label, mean, num_cell, percentile, rate, read_runs, read_table, tamper, text_cell, Check,
+    f, label, mean, num_cell, percentile, rate, read_runs, read_table, tamper, tamper_add,
+    text_cell, Check,
 };
 
 fn tiny_opts(out: &Path) -> RunOptions {
@@ -177,7 +178,8 @@ fn space_runs<'a>(runs: &'a [(String, Value)], space: &str, tag: &str) -> Vec<&'
         .collect()
 }
 
-fn check_space_row(row: &[mpquic_report::Cell], rs: &[&Value], what: &str) -> Check {
+/// `[runs, completed, median time, median ranges per ACK, median retx %, max retx %]`.
+fn space_figures(rs: &[&Value]) -> [Option<f64>; 6] {
     let completed: Vec<&&Value> = rs
         .iter()
         .filter(|r| r["completed"].as_bool() == Some(true))
@@ -198,22 +200,67 @@ fn check_space_row(row: &[mpquic_report::Cell], rs: &[&Value], what: &str) -> Ch
             }
         })
         .collect();
-    let expected = [
+    [
         Some(rs.len() as f64),
         Some(completed.len() as f64),
         percentile(&times, 50.0),
         percentile(&ranges, 50.0),
         percentile(&retx, 50.0),
         retx.iter().copied().reduce(f64::max),
-    ];
-    for (i, e) in expected.iter().enumerate() {
+    ]
+}
+
+fn check_space_row(row: &[mpquic_report::Cell], rs: &[&Value], what: &str) -> Check {
+    for (i, e) in space_figures(rs).iter().enumerate() {
         num_cell(&row[i + 1], *e, &format!("{what} col {}", i + 1))?;
+    }
+    Ok(())
+}
+
+/// Declared losses (sum over paths), true losses and spurious retransmissions of runs.
+fn loss_sums(rs: &[&Value]) -> [f64; 3] {
+    let declared: f64 = rs
+        .iter()
+        .flat_map(|r| r["paths"].as_array().expect("paths"))
+        .map(|p| f(p, "packets_lost"))
+        .sum();
+    let truth: f64 = rs.iter().map(|r| f(r, "true_losses")).sum();
+    let spurious: f64 = rs.iter().map(|r| f(r, "spurious_retransmissions")).sum();
+    [declared, truth, spurious]
+}
+
+/// The heterogeneous naive-vs-report table: the space row check plus the loss sums.
+fn check_pn_headline(dir: &Path, runs: &[(String, Value)]) -> Check {
+    let t = read_table(dir, "hetero_naive_vs_report")?;
+    let tags = ["spns-cubic-l04-naive", "spns-cubic-l04", "mpns-cubic-l04"];
+    if t.rows.len() != tags.len() {
+        return Err(format!("hetero_naive_vs_report: {} rows", t.rows.len()));
+    }
+    for (row, tag) in t.rows.iter().zip(tags) {
+        text_cell(&row[0], tag, "hetero_naive_vs_report")?;
+        let rs = space_runs(runs, "hetero", tag);
+        let [n, done, time, _, median_retx, max_retx] = space_figures(&rs);
+        let [declared, truth, spurious] = loss_sums(&rs);
+        let expected = [
+            n,
+            done,
+            time,
+            median_retx,
+            max_retx,
+            Some(declared),
+            Some(truth),
+            Some(spurious),
+        ];
+        for (i, e) in expected.iter().enumerate() {
+            num_cell(&row[i + 1], *e, &format!("headline {tag} col {}", i + 1))?;
+        }
     }
     Ok(())
 }
 
 fn check_pn_space_debate(dir: &Path) -> Check {
     let runs = read_runs(dir);
+    check_pn_headline(dir, &runs)?;
     for space in ["homo", "hetero", "tri"] {
         let t = read_table(dir, &format!("{space}_summary"))?;
         let mut covered = 0;
@@ -224,7 +271,7 @@ fn check_pn_space_debate(dir: &Path) -> Check {
             check_space_row(row, &rs, &format!("{space} {tag}"))?;
         }
         let all = runs.iter().filter(|(id, _)| id.starts_with(space)).count();
-        if covered != all || t.rows.len() != 10 {
+        if covered != all || t.rows.len() != 11 {
             return Err(format!(
                 "{space}: {} rows cover {covered} of {all} runs",
                 t.rows.len()
@@ -245,8 +292,8 @@ fn pn_space_debate_tables_match_runs() {
     let runs = read_runs(&out);
     assert_eq!(
         runs.len(),
-        30,
-        "three spaces x one point x ten configurations"
+        33,
+        "three spaces x one point x eleven configurations"
     );
     report_dir(&out).expect("report");
     check_pn_space_debate(&out).unwrap_or_else(|e| panic!("{e}"));
@@ -257,6 +304,141 @@ fn pn_space_debate_tables_match_runs() {
         .expect("hetero run");
     tamper(&out, &id, "/mean_ranges_per_ack", 5.0);
     assert!(check_pn_space_debate(&out).is_err());
+    // The naive-vs-report table reads the loss figures.
+    report_dir(&out).expect("report");
+    check_pn_space_debate(&out).unwrap_or_else(|e| panic!("rebuilt report: {e}"));
+    let naive = runs
+        .iter()
+        .find(|(id, _)| id.starts_with("hetero") && id.ends_with("-spns-cubic-l04-naive"))
+        .map(|(id, _)| id.clone())
+        .expect("naive hetero run");
+    tamper_add(&out, &naive, "/true_losses", 7.0);
+    assert!(check_pn_space_debate(&out).is_err());
+}
+
+// ---------------------------------------------------------- spns-rules
+
+/// Runs of an ablation arm: IDs `CONDITION-ARM`, the condition without a dash.
+fn arm_runs<'a>(runs: &'a [(String, Value)], arm: &str) -> Vec<&'a Value> {
+    let suffix = format!("-{arm}");
+    runs.iter()
+        .filter(|(id, _)| {
+            id.strip_suffix(&suffix)
+                .is_some_and(|c| !c.is_empty() && !c.contains('-'))
+        })
+        .map(|(_, v)| v)
+        .collect()
+}
+
+/// Mean speed in kB/s over the completed runs.
+fn mean_speed(rs: &[&Value]) -> Option<f64> {
+    let speeds: Vec<f64> = rs
+        .iter()
+        .filter(|r| r["completed"].as_bool() == Some(true))
+        .filter_map(|r| {
+            let t = r["completion_time_s"].as_f64().filter(|t| *t > 0.0)?;
+            Some(f(r, "bytes_received") / t / 1000.0)
+        })
+        .collect();
+    mean(&speeds)
+}
+
+/// Whether a run's sender or receiver minimum RTT of a path is below the path's floor (the
+/// sender's unless it only has fallback samples from other paths' ACKs).
+fn below_floor(r: &Value) -> bool {
+    r["paths"].as_array().expect("paths").iter().any(|p| {
+        let Some(floor) = p["min_rtt_floor_ms"].as_f64() else {
+            return false;
+        };
+        let fallback_only = f(p, "own_rtt_samples") == 0.0 && f(p, "borrowed_rtt_samples") > 0.0;
+        let server =
+            f(p, "rtt_samples") > 0.0 && !fallback_only && f(p, "min_rtt_ms") < floor - 1e-6;
+        let client = p["receiver_min_rtt_ms"]
+            .as_f64()
+            .is_some_and(|m| m < floor - 1e-6);
+        server || client
+    })
+}
+
+fn check_spns_rules(dir: &Path) -> Check {
+    let runs = read_runs(dir);
+    let t = read_table(dir, "ablation")?;
+    let base = mean_speed(&arm_runs(&runs, "spns-report"));
+    let mut covered = 0;
+    for row in &t.rows {
+        let arm = label(&row[0]);
+        let rs = arm_runs(&runs, &arm);
+        covered += rs.len();
+        let speed = mean_speed(&rs);
+        let [declared, truth, spurious] = loss_sums(&rs);
+        let retx: Vec<f64> = rs
+            .iter()
+            .map(|r| 100.0 * f(r, "retransmitted_bytes") / f(r, "bytes_requested"))
+            .collect();
+        let srtt: Vec<f64> = rs
+            .iter()
+            .flat_map(|r| r["paths"].as_array().expect("paths"))
+            .filter_map(|p| p["srtt_mae_ratio"].as_f64())
+            .map(|x| 100.0 * x)
+            .collect();
+        let expected = [
+            Some(rs.len() as f64),
+            Some(
+                rs.iter()
+                    .filter(|r| r["completed"].as_bool() == Some(true))
+                    .count() as f64,
+            ),
+            speed,
+            rate(base, speed),
+            Some(declared),
+            Some(truth),
+            (truth > 0.0).then(|| declared / truth),
+            Some(spurious),
+            mean(&retx),
+            mean(&srtt),
+            Some(rs.iter().filter(|r| below_floor(r)).count() as f64),
+        ];
+        for (i, e) in expected.iter().enumerate() {
+            num_cell(&row[i + 1], *e, &format!("ablation {arm} col {}", i + 1))?;
+        }
+    }
+    if covered != runs.len() {
+        return Err(format!(
+            "ablation rows cover {covered} of {} runs",
+            runs.len()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn spns_rules_tables_match_runs() {
+    use mpquic_lab::suites::spns_rules::SpnsRulesSuite;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("rules");
+    let suite = SpnsRulesSuite {
+        tiny: Some((1, 2_000_000)),
+    };
+    run_suite(&suite, &tiny_opts(&out)).expect("run");
+    let runs = read_runs(&out);
+    assert_eq!(runs.len(), 10, "one condition x ten arms");
+    for (id, r) in &runs {
+        assert_eq!(r["completed"].as_bool(), Some(true), "{id}: {}", r["error"]);
+        // Ground truth: every run of the report's rules keeps its RTT samples on their path.
+        let rules = r["scenario"]["transport"]["spns_rules"]
+            .as_str()
+            .expect("rules");
+        if !rules.contains("no-per-path-rtt-samples") && !rules.starts_with("naive") {
+            assert_eq!(r["violations"], serde_json::json!([]), "{id}");
+        }
+    }
+    report_dir(&out).expect("report");
+    check_spns_rules(&out).unwrap_or_else(|e| panic!("{e}"));
+    tamper_add(&out, "fixed-spns-naive", "/spurious_retransmissions", 5.0);
+    assert!(
+        check_spns_rules(&out).is_err(),
+        "a changed run must fail the check"
+    );
 }
 
 // ------------------------------------------------------------ mp-vs-sp

@@ -37,7 +37,7 @@ fn minimal_scenario_has_defaults() {
     let c = s.transport.to_config().expect("config");
     assert_eq!(c.multipath, MultipathMode::Auto);
     assert_eq!(c.congestion, CcAlgorithm::Cubic);
-    assert!(c.rtt_sample_on_receiving_path);
+    assert_eq!(c.spns_rules, mpquic_proto::SpnsRules::report());
 }
 
 #[test]
@@ -97,7 +97,11 @@ fn transport_settings_map_onto_config() {
         c.ack.max_range_limit, 64,
         "unset AckConfig fields keep defaults"
     );
-    assert!(!c.rtt_sample_on_receiving_path && !c.pacing);
+    assert!(!c.spns_rules.per_path_rtt_samples && !c.pacing);
+    assert!(
+        c.spns_rules.per_path_loss_detection,
+        "the other rules stay on"
+    );
     assert_eq!(c.initial_rtt.as_millis(), 100);
     assert_eq!(c.idle_timeout.as_secs(), 5);
 }

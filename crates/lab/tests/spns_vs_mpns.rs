@@ -158,7 +158,7 @@ fn srtt_error_with_the_rule_off() {
         (MultipathMode::Mpns, &large().mpns),
     ] {
         let mut s = scenario(50_000_000, mode);
-        s.transport.rtt_sample_on_receiving_path = false;
+        s.transport.rtt_sample_on_receiving_path = Some(false);
         let off = run_completed(&s);
         println!(
             "seed {SEED}, {mode:?} 50 MB\n rule on:\n  {}\n rule off (RTT samples mixing paths):\n  {}",

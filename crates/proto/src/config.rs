@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::ack::AckConfig;
 use crate::cc::CcAlgorithm;
 use crate::scheduler::SchedulerKind;
+use crate::spns_rules::SpnsRules;
 use crate::streams::StreamsConfig;
 use crate::time::Duration;
 
@@ -64,9 +65,11 @@ pub struct TransportConfig {
     pub scheduler: SchedulerKind,
     /// active_connection_id_limit we advertise (RFC 9000 §18.2); per path in multipath.
     pub active_connection_id_limit: u8,
-    /// Take an RTT sample for a path only from ACKs received on that path (Alibaba report §2.2).
-    /// Off gives the naive rule: the ACK's largest packet's RTT is credited to the receiving path.
-    pub rtt_sample_on_receiving_path: bool,
+    /// The Alibaba report's SPNS rules (§2.1 loss detection, §2.2 RTT and ACK path, §2.4 ACK
+    /// ranges), each a switch; [`SpnsRules::report`] by default, [`SpnsRules::naive`] turns
+    /// them all off. They apply in both designs (with one space per path most coincide with
+    /// RFC 9000 / RFC 9002).
+    pub spns_rules: SpnsRules,
     /// Pace packets (RFC 9002 §7.7).
     pub pacing: bool,
     /// Initiate a 1-RTT key update after this many packets sent with one key (None: only on
@@ -111,7 +114,7 @@ impl Default for TransportConfig {
             max_path_id: 7,
             scheduler: SchedulerKind::default(),
             active_connection_id_limit: 4,
-            rtt_sample_on_receiving_path: true,
+            spns_rules: SpnsRules::report(),
             pacing: true,
             key_update_interval: None,
             path_failure_ptos: 3,

@@ -15,6 +15,7 @@ pub mod reinjection;
 pub mod scheduler;
 pub mod sent_frames;
 pub mod space;
+pub mod spns_rules;
 pub mod streams;
 pub mod time;
 pub(crate) mod token;
@@ -27,6 +28,7 @@ pub use connection::{Connection, ConnectionError, ConnectionStats, Event, PathEv
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats};
 pub use path::{PathId, PathStats};
 pub use space::Design;
+pub use spns_rules::{SpnsRule, SpnsRules};
 
 pub use error::TransportError;
 pub use mpquic_wire as wire;

@@ -49,12 +49,25 @@ pub struct PathCounters {
     pub packets_lost: u64,
     pub bytes_lost: u64,
     pub spurious_losses: u64,
+    /// Of `packets_lost`, declared by the time threshold (RFC 9002 §6.1.2); the rest by the
+    /// packet threshold (§6.1.1).
+    pub time_threshold_losses: u64,
+    /// Of `spurious_losses`, declared by the time threshold.
+    pub time_threshold_spurious: u64,
+    /// Window reductions undone because every loss behind them was spurious (RFC 9438 §4.9).
+    pub congestion_undos: u64,
     pub ack_frames_sent: u64,
     pub ack_frame_bytes: u64,
     pub stream_bytes_sent: u64,
     pub retransmitted_bytes: u64,
     pub pto_count_total: u64,
     pub rtt_samples: u64,
+    /// Of `rtt_samples`, round trips on the path itself (an ACK received on the path for a
+    /// packet sent on it). Once there is one, the minimum RTT comes from such samples only.
+    pub own_rtt_samples: u64,
+    /// Of `rtt_samples`, taken from another path's ACK while the path had none of its own
+    /// (RFC 10069 §5.4 fallback; the first own sample restarts the estimator).
+    pub borrowed_rtt_samples: u64,
 }
 
 /// Snapshot of a path for the API and the lab.
@@ -125,6 +138,8 @@ pub struct Path {
     pub probes_pending: u8,
     pub abandon_pending: Option<u64>,
     pub counters: PathCounters,
+    /// The losses behind the controller's last window reduction (RFC 9438 §4.9 undo).
+    pub loss_episode: crate::recovery::LossEpisode,
 }
 
 impl Path {
@@ -170,6 +185,7 @@ impl Path {
             probes_pending: 0,
             abandon_pending: None,
             counters: PathCounters::default(),
+            loss_episode: Default::default(),
         }
     }
 
@@ -243,6 +259,7 @@ impl Path {
         self.last_own_ack = Some(now);
         self.rtt.update(ack_delay, sample);
         self.counters.rtt_samples += 1;
+        self.counters.own_rtt_samples += 1;
     }
 
     /// Ack state of this path for `space`, created on first use.

@@ -1,7 +1,7 @@
 //! What a sent packet carried that may need retransmission or acknowledgement processing
 //! (RFC 9000 §13.3: information, not packets, is retransmitted).
 
-use std::ops::Range;
+use std::ops::{Range, RangeInclusive};
 
 use crate::streams::SentStreamFrames;
 
@@ -33,9 +33,10 @@ pub struct SentFrames {
     pub handshake_done: bool,
     /// NEW_TOKEN was sent (RFC 9000 §19.7).
     pub new_token: bool,
-    /// An ACK frame: (space, low, high) — every received packet number in `low..high` was
-    /// reported by it, so once it is acknowledged they need not be repeated (RFC 9000 §13.2.4).
-    pub ack: Option<(crate::space::SpaceId, u64, u64)>,
+    /// ACK frames: (space, the ranges the frame reported). Once the packet is acknowledged
+    /// they need not be repeated (RFC 9000 §13.2.4) — only they: packets that arrived later in
+    /// the gaps between them (a slower path's, in a shared space) were not reported.
+    pub acks: Vec<(crate::space::SpaceId, Vec<RangeInclusive<u64>>)>,
 }
 
 impl SentFrames {

@@ -374,3 +374,61 @@ fn ack_on_all_paths_sends_bounded_copies() {
         );
     }
 }
+
+/// The SPNS report's §2.2 receiver rule as a switch, end to end: with the report's rules the
+/// client acknowledges on the path the packets arrived on, so the slow path carries ACKs of
+/// its own and the server samples its RTT from them; with the naive preset every ACK takes
+/// the path with the lowest RTT and the slow path never gets an own RTT sample. The data
+/// arrive intact either way.
+#[test]
+fn spns_ack_path_follows_the_rules() {
+    use mpquic_proto::SpnsRules;
+    for (rules, seed) in [(SpnsRules::report(), 51), (SpnsRules::naive(), 52)] {
+        let t = TransportConfig {
+            spns_rules: rules,
+            ..transport(MultipathMode::Spns)
+        };
+        let slow = NetConfig {
+            one_way_delay: Duration::from_millis(40),
+            ..NetConfig::default()
+        };
+        let (mut pair, ch, sid) =
+            two_paths_with(t.clone(), t, NetConfig::default(), Some(slow), seed);
+        let mut tr = Transfer::new(payload(2_000_000, 7));
+        pair.run_until(Duration::from_secs(60), |p| tr.poll(p, ch, sid));
+        assert!(
+            tr.received == tr.data,
+            "{rules}: corrupted or short download"
+        );
+        let client = pair.client.connection(ch).unwrap().path_stats();
+        let server = pair
+            .server
+            .connection(tr.server.unwrap())
+            .unwrap()
+            .path_stats();
+        let acks_on_slow = client
+            .iter()
+            .find(|p| p.id == 1)
+            .unwrap()
+            .counters
+            .ack_frames_sent;
+        let slow_path = server.iter().find(|p| p.id == 1).unwrap();
+        println!(
+            "seed {seed}, {rules}: path 1: {} stream bytes, {} packets received by the client, {acks_on_slow} ACK frames from it, {} own RTT samples",
+            slow_path.counters.stream_bytes_sent,
+            client.iter().find(|p| p.id == 1).unwrap().counters.packets_received,
+            slow_path.counters.own_rtt_samples
+        );
+        assert!(
+            slow_path.counters.stream_bytes_sent > 0,
+            "{rules}: slow path unused"
+        );
+        if rules == SpnsRules::report() {
+            assert!(acks_on_slow > 0, "{rules}: no ACK frame on path 1");
+            assert!(slow_path.counters.own_rtt_samples > 0, "{rules}");
+        } else {
+            assert_eq!(acks_on_slow, 0, "{rules}: ACK frames on the slow path");
+            assert_eq!(slow_path.counters.own_rtt_samples, 0, "{rules}");
+        }
+    }
+}

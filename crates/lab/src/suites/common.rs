@@ -32,6 +32,26 @@ pub struct PathRecord {
     pub true_rtt_ms: Option<f64>,
     /// Mean absolute srtt error (ms).
     pub srtt_mae_ms: Option<f64>,
+    /// `srtt_mae_ms / true_rtt_ms`.
+    pub srtt_mae_ratio: Option<f64>,
+    /// Packets the sender declared lost on the path.
+    pub packets_lost: u64,
+    /// Of those, acknowledged later.
+    pub spurious_losses: u64,
+    /// Packets the path's download link dropped (ground truth).
+    pub link_drops: Option<u64>,
+    /// Sender's minimum RTT (ms).
+    pub min_rtt_ms: f64,
+    /// RTT samples the sender took on the path.
+    pub rtt_samples: u64,
+    /// Of those, round trips on the path itself.
+    pub own_rtt_samples: u64,
+    /// Of those, borrowed from other paths' ACKs before the path had its own.
+    pub borrowed_rtt_samples: u64,
+    /// The smallest RTT a round trip on the path can have (ground truth, ms).
+    pub min_rtt_floor_ms: Option<f64>,
+    /// The receiver's minimum RTT of the path, when it had a round trip of its own on it.
+    pub receiver_min_rtt_ms: Option<f64>,
 }
 
 /// One request's outcome, as read back from a run's JSON.
@@ -101,6 +121,12 @@ pub struct RunRecord {
     pub mean_ranges_per_ack: f64,
     /// Stream bytes retransmitted.
     pub retransmitted_bytes: u64,
+    /// Packets declared lost, then acknowledged.
+    pub spurious_retransmissions: u64,
+    /// Packets the download links dropped (ground truth).
+    pub true_losses: u64,
+    /// Ground-truth invariants the run broke.
+    pub violations: Vec<String>,
     /// Per-request outcomes.
     pub requests: Vec<RequestRecord>,
     /// Optional time series.
@@ -298,6 +324,12 @@ impl RunSpec<'_> {
     /// The scenario, optionally with the two receiver fixes of CCR 2022 (picoquic): ACKs on all
     /// paths and the lowest ranges first when the range count is capped.
     pub fn build_with_ack_fixes(&self, fixes: bool) -> Scenario {
+        self.build_with(fixes, None)
+    }
+
+    /// The scenario with the receiver fixes (see [`RunSpec::build_with_ack_fixes`]) and the SPNS
+    /// report's rules (`transport.spns_rules`, e.g. `"naive"`; None: the default, all on).
+    pub fn build_with(&self, fixes: bool, spns_rules: Option<&str>) -> Scenario {
         let paths: Vec<String> = self.paths.iter().map(|p| format!("{p:?}")).collect();
         let mut t = format!(
             "name = {:?}\nseed = {}\ntime_limit = \"{}s\"\npaths = [{}]\n[workload]\n{}\n\
@@ -312,6 +344,9 @@ impl RunSpec<'_> {
         );
         if let Some(l) = self.ack_range_limit {
             t.push_str(&format!("ack_range_limit = {l}\n"));
+        }
+        if let Some(rules) = spns_rules {
+            t.push_str(&format!("spns_rules = {rules:?}\n"));
         }
         if fixes {
             t.push_str(

@@ -16,6 +16,7 @@ pub mod common;
 pub mod mp_vs_sp;
 pub mod pn_space_debate;
 pub mod rpc;
+pub mod spns_rules;
 pub mod spns_vs_mpns;
 pub mod trace_dir;
 pub mod wsp;
@@ -69,6 +70,7 @@ pub fn all() -> Vec<Box<dyn Suite>> {
         Box::new(spns_vs_mpns::SpnsVsMpns::default()),
         Box::new(mp_vs_sp::MpVsSp::default()),
         Box::new(pn_space_debate::PnSpaceDebate::default()),
+        Box::new(spns_rules::SpnsRulesSuite::default()),
         Box::new(rpc::Rpc::default()),
         Box::new(xlink::XlinkSuite),
     ]

@@ -54,6 +54,18 @@ pub fn tamper(dir: &Path, id: &str, pointer: &str, factor: f64) {
     std::fs::write(&path, serde_json::to_string(&v).expect("json")).expect("write");
 }
 
+/// Adds `delta` to the number at `pointer` in the run file `dir/runs/ID.json` (for counts that
+/// may be zero, where [`tamper`] would change nothing).
+pub fn tamper_add(dir: &Path, id: &str, pointer: &str, delta: f64) {
+    let path = dir.join("runs").join(format!("{id}.json"));
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("run")).expect("json");
+    let slot = v.pointer_mut(pointer).expect("pointer");
+    let x = slot.as_f64().expect("number");
+    *slot = serde_json::json!(x + delta);
+    std::fs::write(&path, serde_json::to_string(&v).expect("json")).expect("write");
+}
+
 /// Whether a number cell matches `expected` to the cell's decimals
 /// (`None` expects a missing cell).
 pub fn num_cell(cell: &Cell, expected: Option<f64>, what: &str) -> Check {

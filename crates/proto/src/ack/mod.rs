@@ -12,6 +12,7 @@ use std::ops::RangeInclusive;
 pub use ranges::select_ranges;
 
 use crate::space::ReceiveRecord;
+use crate::spns_rules::SpnsRules;
 use crate::time::{Duration, Timestamp};
 
 /// Which ranges to keep when an ACK frame has more ranges than its limit.
@@ -110,9 +111,28 @@ impl PathAckState {
         config: &AckConfig,
         max_ack_delay: Duration,
     ) {
+        self.on_arrival(pn, now);
+        self.count(now, ack_eliciting, out_of_order, config, max_ack_delay);
+    }
+
+    /// A packet arrived on this path: track the path's largest received packet.
+    pub fn on_arrival(&mut self, pn: u64, now: Timestamp) {
         if self.largest.is_none_or(|(l, _)| pn > l) {
             self.largest = Some((pn, now));
         }
+    }
+
+    /// Count a received packet towards the ack-eliciting threshold and the ACK timer of this
+    /// state (report §2.2: the state of the path it arrived on; with
+    /// [`SpnsRules::ack_on_receiving_path`] off, one state for the space).
+    pub fn count(
+        &mut self,
+        now: Timestamp,
+        ack_eliciting: bool,
+        out_of_order: bool,
+        config: &AckConfig,
+        max_ack_delay: Duration,
+    ) {
         self.unacked = true;
         if !ack_eliciting {
             return;
@@ -168,31 +188,69 @@ impl PathAckState {
     }
 }
 
+/// Whether a received packet counts as out of order for the immediate-ACK rule (RFC 9000
+/// §13.2.1): below its own path's largest packet, or leaving a gap in its space where gaps
+/// mean loss (`layout_gaps_signal_loss`: one space per path). Report §2.4
+/// ([`SpnsRules::ack_threshold_despite_gaps`]): gaps between the paths of a shared space do not
+/// count; with the rule off they do.
+pub fn is_out_of_order(
+    below_path_largest: bool,
+    space_gap: bool,
+    layout_gaps_signal_loss: bool,
+    rules: &SpnsRules,
+) -> bool {
+    below_path_largest
+        || (space_gap && (layout_gaps_signal_loss || !rules.ack_threshold_despite_gaps))
+}
+
+/// The path whose ACK state counts a packet received on `recv_path` (report §2.2): the
+/// receiving path itself, or with [`SpnsRules::ack_on_receiving_path`] off the path a
+/// min-RTT scheduler would send the ACK on: the usable path with the lowest smoothed RTT
+/// among `paths` (`(path, smoothed RTT)`; ties to the lowest path ID).
+pub fn ack_state_path(
+    rules: &SpnsRules,
+    recv_path: crate::path::PathId,
+    paths: impl IntoIterator<Item = (crate::path::PathId, Duration)>,
+) -> crate::path::PathId {
+    if rules.ack_on_receiving_path {
+        return recv_path;
+    }
+    paths
+        .into_iter()
+        .min_by_key(|&(id, srtt)| (srtt, id))
+        .map_or(recv_path, |(id, _)| id)
+}
+
 /// Contents of an ACK frame about to be sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AckPlan {
     pub largest: u64,
     /// Encoded ACK Delay (microseconds >> exponent).
     pub ack_delay: u64,
-    /// Descending ranges; the first contains `largest`.
+    /// Descending ranges; the first contains `largest`. Exactly what the frame reports, so
+    /// exactly what may be pruned once it is acknowledged.
     pub ranges: Vec<RangeInclusive<u64>>,
-    /// `low..high`: every received packet number in it is reported by this frame (the frame's
-    /// own largest excluded), so it may be pruned once the frame is acknowledged.
-    pub reported: (u64, u64),
 }
 
 /// Build the ACK for `path_state` from `record`: Largest Acknowledged is the path's largest
-/// received packet and ACK Delay is measured from its arrival (Alibaba report §2.2).
-/// `largest_override` replaces the path's largest (ACK on all paths uses the space's largest).
+/// received packet and ACK Delay is measured from its arrival (Alibaba report §2.2; with
+/// [`SpnsRules::ack_from_path_largest`] off, the space's largest received packet).
+/// `largest_override` replaces the path's largest (ACK copies of a path that received nothing).
 pub fn plan_ack(
     record: &ReceiveRecord,
     path_state: &PathAckState,
     largest_override: Option<(u64, Timestamp)>,
     now: Timestamp,
     config: &AckConfig,
+    rules: &SpnsRules,
 ) -> Option<AckPlan> {
-    let (largest, received_at) = largest_override.or(path_state.largest)?;
-    let (ranges, reported) = select_ranges(record, largest, config);
+    let path_largest = if rules.ack_from_path_largest {
+        path_state.largest
+    } else {
+        record.largest()
+    };
+    let (largest, received_at) = largest_override.or(path_largest)?;
+    let ranges = select_ranges(record, largest, config, rules);
     if ranges.is_empty() {
         return None;
     }
@@ -202,8 +260,6 @@ pub fn plan_ack(
         largest,
         ack_delay: delay_us >> config.ack_delay_exponent,
         ranges,
-        // The frame's own largest stays, so later ACKs start at a known packet.
-        reported: (reported.0, reported.1.min(largest)),
     })
 }
 
@@ -237,7 +293,15 @@ mod tests {
             paths[path].on_packet(pn, t(i as u64), true, ooo, &config, config.max_ack_delay());
         }
         // #7 just arrived on path 0: ACK on path 0 = single range 7-0, delay from #7's arrival.
-        let plan = plan_ack(&record, &paths[0], None, t(12), &config).unwrap();
+        let plan = plan_ack(
+            &record,
+            &paths[0],
+            None,
+            t(12),
+            &config,
+            &SpnsRules::report(),
+        )
+        .unwrap();
         assert_eq!(plan.largest, 7);
         assert_eq!(plan.ranges, vec![0..=7]);
         assert_eq!(plan.ack_delay, 2_000 >> 3);
@@ -245,9 +309,64 @@ mod tests {
         let ooo = record.on_received(13, t(13));
         paths[1].on_packet(13, t(13), true, ooo, &config, config.max_ack_delay());
         assert!(paths[1].ack_due(t(13)), "a gap triggers an immediate ACK");
-        let plan = plan_ack(&record, &paths[1], None, t(13), &config).unwrap();
+        let plan = plan_ack(
+            &record,
+            &paths[1],
+            None,
+            t(13),
+            &config,
+            &SpnsRules::report(),
+        )
+        .unwrap();
         assert_eq!(plan.largest, 13);
         assert_eq!(plan.ranges, vec![13..=13, 0..=10]);
+    }
+
+    /// Report §2.2 as a switch: path 0's ACK starts at path 0's largest packet (7), or with
+    /// the rule off at the space's largest (10, a path-1 packet), with that packet's delay.
+    #[test]
+    fn ack_from_path_largest_switch() {
+        let config = AckConfig::default();
+        let t = |ms: u64| Timestamp::from_nanos(ms * 1_000_000);
+        let mut record = ReceiveRecord::default();
+        let mut path0 = PathAckState::default();
+        for (pn, at, on_path0) in [(6, 1, true), (7, 2, true), (9, 3, false), (10, 4, false)] {
+            let ooo = record.on_received(pn, t(at));
+            if on_path0 {
+                path0.on_packet(pn, t(at), true, ooo, &config, config.max_ack_delay());
+            }
+        }
+        let report = plan_ack(&record, &path0, None, t(6), &config, &SpnsRules::report());
+        let report = report.unwrap();
+        assert_eq!((report.largest, report.ranges.clone()), (7, vec![6..=7]));
+        assert_eq!(report.ack_delay, 4_000 >> 3);
+        let naive = plan_ack(&record, &path0, None, t(6), &config, &SpnsRules::naive());
+        let naive = naive.unwrap();
+        assert_eq!((naive.largest, naive.ranges), (10, vec![9..=10, 6..=7]));
+        assert_eq!(naive.ack_delay, 2_000 >> 3);
+    }
+
+    /// Report §2.2 and §2.4 receiver rules as switches.
+    #[test]
+    fn receiver_rules_choose_the_ack_path_and_what_is_out_of_order() {
+        let report = SpnsRules::report();
+        let naive = SpnsRules::naive();
+        let ms = Duration::from_millis;
+        let paths = [(0, ms(80)), (1, ms(20)), (2, ms(20))];
+        assert_eq!(ack_state_path(&report, 0, paths), 0, "the receiving path");
+        assert_eq!(
+            ack_state_path(&naive, 0, paths),
+            1,
+            "the lowest RTT, lowest ID"
+        );
+        assert_eq!(ack_state_path(&naive, 2, []), 2);
+        // SPNS (gaps do not signal loss): a gap between paths is not reordering...
+        assert!(!is_out_of_order(false, true, false, &report));
+        // ... unless the rule is off; reordering on the path itself always is.
+        assert!(is_out_of_order(false, true, false, &naive));
+        assert!(is_out_of_order(true, false, false, &report));
+        // One space per path (MPNS): a gap is a loss either way.
+        assert!(is_out_of_order(false, true, true, &report));
     }
 
     #[test]

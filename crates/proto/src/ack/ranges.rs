@@ -1,23 +1,23 @@
 //! ACK range selection under the two limits of the Alibaba report §2.4: at most Default_Limit
 //! ranges, exceeded only to cover a packet received since the last ACK, never beyond
-//! Maximum_Limit.
+//! Maximum_Limit. With the rule off ([`SpnsRules::two_range_limits`]) Default_Limit is a hard
+//! limit.
 
 use std::ops::{Range, RangeInclusive};
 
 use super::{AckConfig, RangeOrder};
 use crate::space::ReceiveRecord;
+use crate::spns_rules::SpnsRules;
 
-/// The reported block of an ACK: every received packet number in `low..high` is in the frame.
-pub type Reported = (u64, u64);
-
-/// The ranges of an ACK frame with Largest Acknowledged `largest`, descending, and the block of
-/// packet numbers whose receipt they report completely (for ACK-of-ACK pruning: ranges left out
-/// by the limits must not be forgotten).
+/// The ranges of an ACK frame with Largest Acknowledged `largest`, descending. Exactly these
+/// ranges are what the frame reports: once it is acknowledged, they (and nothing else, such
+/// as packets that arrived later in gaps between them) may be pruned (RFC 9000 §13.2.4).
 pub fn select_ranges(
     record: &ReceiveRecord,
     largest: u64,
     config: &AckConfig,
-) -> (Vec<RangeInclusive<u64>>, Reported) {
+    rules: &SpnsRules,
+) -> Vec<RangeInclusive<u64>> {
     let hard_limit = config.max_range_limit.max(1);
     // Built once, in the frame's form; the common case (within the limit) returns it as is.
     let mut all: Vec<RangeInclusive<u64>> = record
@@ -26,41 +26,49 @@ pub fn select_ranges(
         .collect();
     let default_limit = config.default_range_limit.clamp(1, hard_limit);
     if all.len() <= default_limit {
-        return (all, (0, largest));
+        return all;
     }
+    // Report §2.4: Maximum_Limit applies only with the two-limit rule; without it the
+    // Default_Limit is the frame's limit and new packets beyond it are left out.
+    let (hard_limit, new_slots) = if rules.two_range_limits {
+        (hard_limit, true)
+    } else {
+        (default_limit, false)
+    };
     match config.range_order {
         RangeOrder::HighestFirst => {
-            let newest_needed = last_range_with_new_packet(&all, record);
+            let newest_needed = new_slots
+                .then(|| last_range_with_new_packet(&all, record))
+                .flatten();
             let count = default_limit
                 .max(newest_needed.map_or(0, |i| i + 1))
                 .min(hard_limit);
-            // Everything from the lowest included range up to the largest was reported.
-            let low = *all[count - 1].start();
             all.truncate(count);
-            (all, (low, largest))
+            all
         }
-        RangeOrder::LowestFirst => lowest_first(&all, record, default_limit, hard_limit),
+        RangeOrder::LowestFirst => lowest_first(&all, record, default_limit, hard_limit, new_slots),
     }
 }
 
 /// The lowest-ranges-first heuristic (De Coninck, CCR 2022, the picoquic fix): after the range
 /// holding Largest Acknowledged, the slots go to the lowest ranges, so old packets delayed
-/// by a slow path are acknowledged before the sender gives up on them. Ranges holding a
-/// packet received since the last ACK still come first (the report's rule, §2.4, up to
-/// Maximum_Limit): a packet that is never acknowledged is retransmitted for nothing, and on
-/// a path with reordering those are the newest packets in the middle ranges.
+/// by a slow path are acknowledged before the sender gives up on them. With `new_slots`,
+/// ranges holding a packet received since the last ACK still come first (the report's rule,
+/// §2.4, up to Maximum_Limit): a packet that is never acknowledged is retransmitted for
+/// nothing, and on a path with reordering those are the newest packets in the middle ranges.
 fn lowest_first(
     all: &[RangeInclusive<u64>],
     record: &ReceiveRecord,
     default_limit: usize,
     hard_limit: usize,
-) -> (Vec<RangeInclusive<u64>>, Reported) {
+    new_slots: bool,
+) -> Vec<RangeInclusive<u64>> {
     let mut keep = vec![false; all.len()];
     keep[0] = true;
     let mut count = 1;
     let new = record.newly_received();
     for (i, r) in all.iter().enumerate().skip(1) {
-        if count == hard_limit {
+        if count == hard_limit || !new_slots {
             break;
         }
         if new.intersects(half_open(r)) {
@@ -77,27 +85,11 @@ fn lowest_first(
             count += 1;
         }
     }
-    let picked: Vec<RangeInclusive<u64>> = all
-        .iter()
+    all.iter()
         .zip(&keep)
         .filter(|(_, &k)| k)
         .map(|(r, _)| r.clone())
-        .collect();
-    // The completely reported block: the kept run at the bottom when the lowest range is
-    // kept, otherwise the kept run at the top.
-    let reported = if keep[all.len() - 1] {
-        let first = keep.iter().rposition(|&k| !k).map_or(0, |i| i + 1);
-        let high = if first == 0 {
-            u64::MAX
-        } else {
-            *all[first].end() + 1
-        };
-        (0, high)
-    } else {
-        let run = keep.iter().position(|&k| !k).unwrap_or(all.len());
-        (*all[run - 1].start(), u64::MAX)
-    };
-    (picked, reported)
+        .collect()
 }
 
 /// Index (in descending order) of the lowest range that holds a packet received since the last
@@ -120,6 +112,8 @@ fn half_open(r: &RangeInclusive<u64>) -> Range<u64> {
 mod tests {
     use super::*;
     use crate::time::Timestamp;
+
+    const REPORT: SpnsRules = SpnsRules::report();
 
     fn record_with(pns: &[u64]) -> ReceiveRecord {
         let mut rec = ReceiveRecord::default();
@@ -154,12 +148,12 @@ mod tests {
         // When #7 arrives on path 0, path 1 (faster) already delivered 8, 9 and 10: the ACK on
         // path 0 starts at path 0's largest (7), so it carries the single range 7-0.
         let rec = record_with(&[0, 3, 4, 5, 1, 2, 8, 9, 10, 6, 7]);
-        let (ranges, _) = select_ranges(&rec, 7, &AckConfig::default());
+        let ranges = select_ranges(&rec, 7, &AckConfig::default(), &REPORT);
         assert_eq!(ranges, vec![0..=7]);
         // When #13 arrives on path 1 (with 11 and 12 still in flight on path 0) the record is
         // {0..=10, 13}; path 1's largest is 13 => ranges 13 and 10-0.
         let rec = record_with(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13]);
-        let (ranges, _) = select_ranges(&rec, 13, &AckConfig::default());
+        let ranges = select_ranges(&rec, 13, &AckConfig::default(), &REPORT);
         assert_eq!(ranges, vec![13..=13, 0..=10]);
     }
 
@@ -169,36 +163,40 @@ mod tests {
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
         report_all(&mut rec);
         let cfg = config(2, 64, RangeOrder::HighestFirst);
-        assert_eq!(select_ranges(&rec, 20, &cfg).0, vec![20..=20, 16..=16]);
+        assert_eq!(
+            select_ranges(&rec, 20, &cfg, &REPORT),
+            vec![20..=20, 16..=16]
+        );
         // A newly received packet in an old range must be covered: limit grows to reach it.
         rec.on_received(9, Timestamp::ZERO);
         assert_eq!(
-            select_ranges(&rec, 20, &cfg).0,
+            select_ranges(&rec, 20, &cfg, &REPORT),
             vec![20..=20, 16..=16, 12..=12, 8..=9]
         );
         // ... but never beyond Maximum_Limit.
         let cfg = config(2, 3, RangeOrder::HighestFirst);
-        assert_eq!(select_ranges(&rec, 20, &cfg).0.len(), 3);
+        assert_eq!(select_ranges(&rec, 20, &cfg, &REPORT).len(), 3);
     }
 
+    /// Report §2.4 as a switch: without the two limits, Default_Limit is hard and the newly
+    /// received packet in an old range is left out (the sender may then declare it lost).
     #[test]
-    fn reported_block_excludes_ranges_left_out() {
+    fn without_two_limits_new_packets_beyond_the_default_limit_are_left_out() {
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
         report_all(&mut rec);
-        let (_, reported) = select_ranges(&rec, 20, &config(2, 64, RangeOrder::HighestFirst));
-        assert_eq!(
-            reported,
-            (16, 20),
-            "ranges 12 and below were not reported: keep them"
-        );
-        let (_, reported) = select_ranges(&rec, 20, &config(3, 64, RangeOrder::LowestFirst));
-        assert_eq!(
-            reported,
-            (0, 5),
-            "only the bottom block 0..=4 was reported completely"
-        );
-        let (_, reported) = select_ranges(&rec, 20, &config(32, 64, RangeOrder::HighestFirst));
-        assert_eq!(reported, (0, 20));
+        rec.on_received(9, Timestamp::ZERO);
+        let rules = SpnsRules::report().with(crate::spns_rules::SpnsRule::TwoRangeLimits, false);
+        for order in [RangeOrder::HighestFirst, RangeOrder::LowestFirst] {
+            let cfg = config(2, 64, order);
+            let ranges = select_ranges(&rec, 20, &cfg, &rules);
+            assert_eq!(ranges.len(), 2, "{order:?}");
+            assert!(
+                ranges.iter().all(|r| !r.contains(&9)),
+                "{order:?}: {ranges:?}"
+            );
+            let with_rule = select_ranges(&rec, 20, &cfg, &REPORT);
+            assert!(with_rule.iter().any(|r| r.contains(&9)), "{order:?}");
+        }
     }
 
     #[test]
@@ -207,23 +205,13 @@ mod tests {
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
         report_all(&mut rec);
         rec.on_received(13, Timestamp::ZERO);
-        let (ranges, reported) = select_ranges(&rec, 20, &config(3, 64, RangeOrder::LowestFirst));
+        let ranges = select_ranges(&rec, 20, &config(3, 64, RangeOrder::LowestFirst), &REPORT);
         assert_eq!(ranges, vec![20..=20, 12..=13, 0..=0]);
-        assert_eq!(
-            reported,
-            (0, 1),
-            "only the bottom range is a complete block"
-        );
         // The new range takes precedence up to Maximum_Limit, lowest ranges fill the rest.
-        let (ranges, _) = select_ranges(&rec, 20, &config(4, 64, RangeOrder::LowestFirst));
+        let ranges = select_ranges(&rec, 20, &config(4, 64, RangeOrder::LowestFirst), &REPORT);
         assert_eq!(ranges, vec![20..=20, 12..=13, 4..=4, 0..=0]);
-        let (ranges, reported) = select_ranges(&rec, 20, &config(1, 2, RangeOrder::LowestFirst));
+        let ranges = select_ranges(&rec, 20, &config(1, 2, RangeOrder::LowestFirst), &REPORT);
         assert_eq!(ranges, vec![20..=20, 12..=13]);
-        assert_eq!(
-            reported,
-            (20, u64::MAX),
-            "only the top range is a complete block"
-        );
     }
 
     #[test]
@@ -231,6 +219,9 @@ mod tests {
         let mut rec = record_with(&[0, 4, 8, 12, 16, 20]);
         report_all(&mut rec);
         let cfg = config(3, 64, RangeOrder::LowestFirst);
-        assert_eq!(select_ranges(&rec, 20, &cfg).0, vec![20..=20, 4..=4, 0..=0]);
+        assert_eq!(
+            select_ranges(&rec, 20, &cfg, &REPORT),
+            vec![20..=20, 4..=4, 0..=0]
+        );
     }
 }

@@ -9,9 +9,15 @@ use crate::cc::{AckEvent, Coupling};
 use crate::crypto::Epoch;
 use crate::error::TransportError;
 use crate::path::PathId;
-use crate::recovery::{AckedOutcome, SentPacket};
+use crate::recovery::sampling::{plan_samples, LargestAcked, PathAcked, SampleKind};
+use crate::recovery::{AckedOutcome, LossCause, SentPacket};
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
+
+/// Packet numbers of an ACK frame searched for a path's newest reported packet (loss
+/// evidence, [`Ledger::on_ack_frame`](crate::recovery::Ledger::on_ack_frame)); a path with no
+/// packet among the frame's newest ones gets its evidence from other frames.
+const EVIDENCE_SEARCH: usize = 512;
 
 impl Connection {
     /// RFC 9002 §A.7 OnAckReceived, split per path.
@@ -63,13 +69,7 @@ impl Connection {
             send_space.take_spuriously_lost(range.clone(), &mut spurious);
         }
         send_space.on_largest_acked(ack.largest);
-        for path in spurious {
-            if let Some(p) = self.paths.get_mut(&path) {
-                p.counters.spurious_losses += 1;
-                p.cc.on_spurious_congestion_event();
-            }
-            self.stats.spurious_losses += 1;
-        }
+        self.on_spurious_losses(spurious);
         let ack_delay = self.decode_ack_delay(epoch, ack.ack_delay);
         // Grouped by path (one ledger each), in path order; within a path in ACK order (stable).
         acked.sort_by_key(|&(_, path, _)| path);
@@ -86,6 +86,8 @@ impl Connection {
             }
         }
         self.sample_rtts(now, space, recv_path, ack.largest, ack_delay, &outcomes);
+        let acked_paths: Vec<PathId> = outcomes.iter().map(|(p, _)| *p).collect();
+        let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);
         for (path, outcome) in outcomes {
             for packet in &outcome.packets {
                 self.on_frames_acked(epoch, packet);
@@ -93,7 +95,59 @@ impl Connection {
             self.detect_losses(now, path, epoch);
             self.report_acked(now, path, &outcome);
         }
+        for path in unacked_paths {
+            self.detect_losses(now, path, epoch);
+        }
         Ok(())
+    }
+
+    /// Packets declared lost were acknowledged after all (spurious losses).
+    fn on_spurious_losses(&mut self, spurious: Vec<(u64, PathId, LossCause)>) {
+        for (pn, path, cause) in spurious {
+            if let Some(p) = self.paths.get_mut(&path) {
+                p.counters.spurious_losses += 1;
+                if cause == LossCause::TimeThreshold {
+                    p.counters.time_threshold_spurious += 1;
+                }
+                // RFC 9438 §4.9: undo only once every loss behind the reduction was spurious.
+                if p.loss_episode.on_spurious(pn) {
+                    p.counters.congestion_undos += 1;
+                    p.cc.on_spurious_congestion_event();
+                }
+            }
+            self.stats.spurious_losses += 1;
+        }
+    }
+
+    /// Every path of the frame's space learns which of its packets the frame showed missing
+    /// (report §2.1, [`Ledger::on_ack_frame`](crate::recovery::Ledger::on_ack_frame)); with one
+    /// detector over the shared space (§2.1 off) the space's largest acknowledged packet moved
+    /// for every path of the space. Returns the paths without packets in this frame
+    /// (`acked_paths` had some) that may now have losses to declare.
+    fn note_missing(
+        &mut self,
+        epoch: Epoch,
+        space: SpaceId,
+        ack: &AckFrame,
+        acked_paths: &[PathId],
+    ) -> Vec<PathId> {
+        let space_wide = self.loss_reference(space).is_space_wide();
+        let layout = &self.layout;
+        let low = ack.ranges.last().map_or(ack.largest, |r| *r.start());
+        let history = self.send_spaces.get(&space);
+        let mut unacked_paths = Vec::new();
+        for (id, p) in self.paths.iter_mut() {
+            if epoch == Epoch::Data && layout.space_for(*id) != space {
+                continue;
+            }
+            let later =
+                history.and_then(|h| h.largest_reported_on(&ack.ranges, *id, EVIDENCE_SEARCH));
+            let evidence = p.ledger(epoch).on_ack_frame(low, later);
+            if (evidence || space_wide) && !acked_paths.contains(id) {
+                unacked_paths.push(*id);
+            }
+        }
+        unacked_paths
     }
 
     /// The peer's ACK Delay in time units (RFC 9000 §19.3; RFC 9002 §5.3: limited to the peer's
@@ -147,19 +201,9 @@ impl Connection {
         Some(outcome)
     }
 
-    /// RTT samples of one ACK frame received on `recv_path`.
-    ///
-    /// Rule on (Alibaba report §2.2, default): the receiving path takes a sample from the frame's
-    /// Largest Acknowledged when that packet was sent on the receiving path, is ack-eliciting and
-    /// newer than the path's last sample — even if another path's ACK acknowledged it first
-    /// (with one shared space, the fast path's ACKs acknowledge the slow path's packets before
-    /// the slow path's own ACKs arrive). A path whose own ACKs do not come back on it (none for
-    /// three PTOs, or never — a peer may return all PATH_ACKs on one path, RFC 10069 §5.4) takes
-    /// samples from newly acknowledged packets on any path instead; its first same-path sample
-    /// then restarts its estimator, min RTT included (RFC 10069 §5.4).
-    ///
-    /// Rule off (the naive comparison): the frame's newly acknowledged Largest Acknowledged gives
-    /// the receiving path a sample, whichever path sent it.
+    /// RTT samples of one ACK frame received on `recv_path`: which path samples what is the
+    /// recovery seam's decision under the configured rules
+    /// ([`plan_samples`](crate::recovery::sampling::plan_samples), Alibaba report §2.2).
     fn sample_rtts(
         &mut self,
         now: Timestamp,
@@ -169,44 +213,51 @@ impl Connection {
         ack_delay: Duration,
         outcomes: &[(PathId, AckedOutcome)],
     ) {
+        let newly = || outcomes.iter().flat_map(|(_, o)| &o.packets);
         let largest_info = self
             .send_spaces
             .get(&space)
-            .and_then(|s| s.acked_info(largest));
-        if !self.config.rtt_sample_on_receiving_path {
-            // RFC 9002 §5.1: only if the largest is newly acknowledged and an ack-eliciting
-            // packet is among those newly acknowledged.
-            let mut newly = outcomes.iter().flat_map(|(_, o)| &o.packets);
-            let sample = newly.clone().any(|p| p.pn == largest) && newly.any(|p| p.ack_eliciting);
-            if let (true, Some((_, sent, _))) = (sample, largest_info) {
-                if let Some(path) = self.paths.get_mut(&recv_path) {
-                    path.rtt.update(ack_delay, now - sent);
+            .and_then(|s| s.acked_info(largest))
+            .map(|(sent_on, sent, ack_eliciting)| LargestAcked {
+                pn: largest,
+                sent_on,
+                sent,
+                ack_eliciting,
+                newly_acked: newly().any(|p| p.pn == largest),
+            });
+        let shares: Vec<PathAcked> = outcomes
+            .iter()
+            .filter_map(|(id, o)| {
+                let eliciting = o.packets.iter().any(|p| p.ack_eliciting);
+                Some(PathAcked {
+                    path: *id,
+                    newest_sent: o.largest_newly_acked.filter(|_| eliciting).map(|(_, t)| t),
+                    no_own_acks_yet: self.paths.get(id)?.last_own_ack.is_none(),
+                })
+            })
+            .collect();
+        let any_eliciting = newly().any(|p| p.ack_eliciting);
+        let planned = plan_samples(
+            &self.config.spns_rules,
+            recv_path,
+            largest_info,
+            any_eliciting,
+            &shares,
+        );
+        for sample in planned {
+            let Some(path) = self.paths.get_mut(&sample.path) else {
+                continue;
+            };
+            let rtt = now - sample.sent;
+            match sample.kind {
+                SampleKind::Own { pn } => path.on_own_rtt_sample(now, pn, rtt, ack_delay),
+                SampleKind::Borrowed | SampleKind::Naive => {
+                    path.rtt.update(ack_delay, rtt);
                     path.counters.rtt_samples += 1;
+                    if sample.kind == SampleKind::Borrowed {
+                        path.counters.borrowed_rtt_samples += 1;
+                    }
                 }
-            }
-            return;
-        }
-        if let Some((sent_on, sent, true)) = largest_info {
-            if sent_on == recv_path {
-                if let Some(path) = self.paths.get_mut(&recv_path) {
-                    path.on_own_rtt_sample(now, largest, now - sent, ack_delay);
-                }
-            }
-        }
-        for (path_id, outcome) in outcomes {
-            let eliciting = outcome.packets.iter().any(|p| p.ack_eliciting);
-            let Some((_, sent)) = outcome.largest_newly_acked.filter(|_| eliciting) else {
-                continue;
-            };
-            let Some(path) = self.paths.get_mut(path_id) else {
-                continue;
-            };
-            let own_acks_stale = path
-                .last_own_ack
-                .is_none_or(|t| now - t > path.rtt.pto_base() * 3);
-            if *path_id != recv_path && own_acks_stale {
-                path.rtt.update(ack_delay, now - sent);
-                path.counters.rtt_samples += 1;
             }
         }
     }
@@ -251,9 +302,9 @@ impl Connection {
                 .on_acked(range.start, range.end - range.start);
         }
         self.streams.on_frames_acked(&packet.frames.streams);
-        if let Some((space, low, high)) = packet.frames.ack {
-            if self.config.ack.prune_acked_ranges {
-                self.record(space).on_ack_acked(low, high);
+        if self.config.ack.prune_acked_ranges {
+            for (space, ranges) in &packet.frames.acks {
+                self.record(*space).on_ack_acked(ranges);
             }
         }
         if let Some((space, pn)) = self.key_update_acked_pn {

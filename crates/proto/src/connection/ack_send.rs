@@ -79,7 +79,15 @@ impl Connection {
             Some(state) => (state, None),
             None => (&default_state, record.largest()),
         };
-        let Some(plan) = plan_ack(record, state, override_largest, now, &self.config.ack) else {
+        let rules = &self.config.spns_rules;
+        let Some(plan) = plan_ack(
+            record,
+            state,
+            override_largest,
+            now,
+            &self.config.ack,
+            rules,
+        ) else {
             if override_largest.is_none() {
                 // Everything this path could report has left the record (ACK-of-ACK pruning
                 // or the range cap): nothing remains to acknowledge, so the path owes nothing.
@@ -104,10 +112,10 @@ impl Connection {
             return false;
         }
         frame.encode(packet);
-        if let Frame::Ack(ack) = &frame {
+        if let Frame::Ack(ack) = frame {
             self.record(owner_space).on_ranges_reported(&ack.ranges);
+            sent.acks.push((owner_space, ack.ranges));
         }
-        sent.ack = Some((owner_space, plan.reported.0, plan.reported.1));
         self.stats.on_ack_sent(len, ranges);
         if let Some(p) = self.paths.get_mut(&path) {
             p.counters.ack_frames_sent += 1;
@@ -144,6 +152,15 @@ impl Connection {
         }
         if matches!(space, SpaceId::Initial | SpaceId::Handshake) {
             return owners;
+        }
+        // ACKs of other paths' spaces counted on this path (report §2.2 off: the ACK state of
+        // a space lives on the path its ACKs are sent on).
+        if let Some(p) = self.paths.get(&path) {
+            for (&s, a) in &p.acks {
+                if s != space && matches!(s, SpaceId::Data(_)) && a.has_unacked() {
+                    owners.push((path, s));
+                }
+            }
         }
         let lowest_rtt_here =
             self.config.ack.ack_path == AckPathChoice::LowestRtt && self.is_lowest_rtt(path);

@@ -6,18 +6,37 @@ use crate::cc::{CouplingState, LossEvent};
 use crate::crypto::Epoch;
 use crate::path::{epoch_index, PathId};
 use crate::recovery::ledger::is_persistent_congestion;
-use crate::recovery::SentPacket;
+use crate::recovery::{LossCause, LossReference, LostPackets};
 use crate::sent_frames::{PathFrame, SentFrames};
+use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
 
 impl Connection {
     /// RFC 9002 §6.1 on one path's ledger at one level.
     pub(crate) fn detect_losses(&mut self, now: Timestamp, path_id: PathId, epoch: Epoch) {
+        let space = match epoch {
+            Epoch::Initial => SpaceId::Initial,
+            Epoch::Handshake => SpaceId::Handshake,
+            Epoch::Data => self.layout.space_for(path_id),
+        };
+        let reference = self.loss_reference(space);
         let Some(path) = self.paths.get_mut(&path_id) else {
             return;
         };
-        let lost = path.ledgers[epoch_index(epoch)].detect_lost(now, &path.rtt);
-        self.on_packets_lost(now, path_id, epoch, lost.packets, true);
+        let lost = path.ledgers[epoch_index(epoch)].detect_lost(now, &path.rtt, reference);
+        self.on_packets_lost(now, path_id, epoch, lost, true);
+    }
+
+    /// What loss detection in `space` measures distances in, under the configured rules
+    /// (report §2.1).
+    pub(crate) fn loss_reference(&self, space: SpaceId) -> LossReference {
+        let largest = self.send_spaces.get(&space).and_then(|s| s.largest_acked());
+        let grace = if matches!(space, SpaceId::Data(_)) {
+            self.peer_max_ack_delay()
+        } else {
+            Duration::ZERO
+        };
+        LossReference::for_rules(&self.config.spns_rules, largest, grace)
     }
 
     /// Packets of `path_id` are lost: requeue their frames and, if `congestion`, tell the
@@ -27,17 +46,22 @@ impl Connection {
         now: Timestamp,
         path_id: PathId,
         epoch: Epoch,
-        packets: Vec<SentPacket>,
+        lost: LostPackets,
         congestion: bool,
     ) {
+        let LostPackets { packets, causes } = lost;
         if packets.is_empty() {
             return;
         }
         let mut lost_bytes = 0;
         let mut largest_lost_sent = Timestamp::ZERO;
-        for p in &packets {
+        let by_time = causes
+            .iter()
+            .filter(|c| **c == LossCause::TimeThreshold)
+            .count() as u64;
+        for (p, cause) in packets.iter().zip(causes) {
             if p.in_flight {
-                self.send_space(p.space).on_lost(p.pn, now);
+                self.send_space(p.space).on_lost(p.pn, now, cause);
             } else {
                 // An ACK-only packet (RFC 9002 §A.5): nothing to resend, and a late ACK of it
                 // must not count as a spurious loss undoing a congestion event it never caused.
@@ -56,6 +80,7 @@ impl Connection {
             return;
         };
         path.counters.packets_lost += packets.len() as u64;
+        path.counters.time_threshold_losses += by_time;
         path.counters.bytes_lost += lost_bytes;
         path.delivery.on_packets_lost(lost_bytes);
         if !congestion || lost_bytes == 0 {
@@ -77,6 +102,10 @@ impl Connection {
                 own,
             },
         );
+        // RFC 9438 §4.9: remember which losses the controller's reduction answered.
+        let reductions = path.cc.stats().congestion_events;
+        let lost_pns = packets.iter().filter(|p| p.in_flight).map(|p| p.pn);
+        path.loss_episode.on_congestion_event(lost_pns, reductions);
     }
 
     /// RFC 9000 §13.3: resend information, not packets.
@@ -136,7 +165,8 @@ impl Connection {
         // Probes keep the path's liveness check going; anything still outstanding moves.
         let packets = path.ledger(Epoch::Data).drain();
         for p in &packets {
-            self.send_space(p.space).on_lost(p.pn, now);
+            self.send_space(p.space)
+                .on_lost(p.pn, now, LossCause::PathGone);
             self.requeue_frames(Epoch::Data, &p.frames);
         }
         if first_failure {

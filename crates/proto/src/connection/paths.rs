@@ -15,6 +15,7 @@ use crate::cid::LocalCids;
 use crate::crypto::Epoch;
 use crate::error::TransportError;
 use crate::path::{Path, PathId, PathState, Validation};
+use crate::recovery::LossCause;
 use crate::sent_frames::PathFrame;
 use crate::time::Timestamp;
 
@@ -208,7 +209,8 @@ impl Connection {
         path.abandon_pending = Some(error_code);
         let packets = path.ledger(Epoch::Data).drain();
         for p in &packets {
-            self.send_space(p.space).on_lost(p.pn, now);
+            self.send_space(p.space)
+                .on_lost(p.pn, now, LossCause::PathGone);
             self.requeue_frames(Epoch::Data, &p.frames);
         }
         self.remote_cids.remove(&id);

@@ -11,6 +11,7 @@ use mpquic_wire::header::{
 use mpquic_wire::stream_id::Side;
 
 use super::{Connection, State};
+use crate::ack::{ack_state_path, is_out_of_order};
 use crate::crypto::{open_payload, remove_header_protection, Epoch, KeyUpdateOutcome};
 use crate::error::TransportError;
 use crate::path::{PathId, Validation};
@@ -333,7 +334,19 @@ impl Connection {
 
     /// Bookkeeping after a packet was processed: receive record, ACK state, idle timer, counters.
     fn note_received(&mut self, now: Timestamp, packet: &Decrypted, ack_eliciting: bool) {
-        let gap = self.record(packet.space).on_received(packet.pn, now);
+        // Report §2.2: each path's largest received packet of the space; below the smallest
+        // of them no gap waits for a packet in flight on an in-order path.
+        let settled = self
+            .paths
+            .values()
+            .filter_map(|p| p.acks.get(&packet.space)?.largest())
+            .map(|(pn, _)| pn)
+            .min();
+        let record = self.record(packet.space);
+        if let Some(settled) = settled {
+            record.set_settled(settled);
+        }
+        let gap = record.on_received(packet.pn, now);
         let gaps_count = self.layout.gaps_signal_loss();
         let immediate = packet.epoch != Epoch::Data;
         let max_ack_delay = if immediate {
@@ -342,19 +355,32 @@ impl Connection {
             self.max_ack_delay()
         };
         let config = self.config.clone();
+        // Report §2.2: the path whose threshold and timer count this packet.
+        let counting = if packet.epoch == Epoch::Data {
+            let candidates = self
+                .paths
+                .values()
+                .filter(|p| p.is_usable())
+                .map(|p| (p.id, p.rtt.smoothed()));
+            ack_state_path(&config.spns_rules, packet.path, candidates)
+        } else {
+            packet.path
+        };
         if let Some(path) = self.paths.get_mut(&packet.path) {
             let state = path.ack_state(packet.space);
             // Reordered on its own path, or (where gaps mean loss) a gap in the space.
             let below_path_largest = state.largest().is_some_and(|(l, _)| packet.pn < l);
-            let out_of_order = below_path_largest || (gaps_count && gap);
-            state.on_packet(
-                packet.pn,
-                now,
-                ack_eliciting,
-                out_of_order,
-                &config.ack,
-                max_ack_delay,
-            );
+            let out_of_order =
+                is_out_of_order(below_path_largest, gap, gaps_count, &config.spns_rules);
+            state.on_arrival(packet.pn, now);
+            if counting == packet.path {
+                state.count(now, ack_eliciting, out_of_order, &config.ack, max_ack_delay);
+            } else if let Some(other) = self.paths.get_mut(&counting) {
+                let state = other.ack_state(packet.space);
+                state.count(now, ack_eliciting, out_of_order, &config.ack, max_ack_delay);
+            }
+        }
+        if let Some(path) = self.paths.get_mut(&packet.path) {
             path.counters.packets_received += 1;
             path.counters.bytes_received += packet.len as u64;
             path.last_activity = now;

@@ -191,8 +191,12 @@ impl Connection {
                 break;
             };
             cursor = id.wrapping_add(1);
-            let space = self.layout.space_for(id);
-            let ack_due = path.acks.get(&space).is_some_and(|a| a.ack_due(now));
+            // Any application-data space's ACK counted on this path (its own space's, or with
+            // the report's §2.2 rule off another path's too).
+            let ack_due = path
+                .acks
+                .iter()
+                .any(|(s, a)| matches!(s, SpaceId::Data(_)) && a.ack_due(now));
             let validating = !path.pending_responses.is_empty()
                 || path.challenge.is_some_and(|(_, sent)| sent.is_none());
             let probe = path.probes_pending > 0;
@@ -467,7 +471,7 @@ impl Connection {
         // RFC 9000 §13.2.4: a receiver that only sends ACKs never sees them acknowledged, so
         // its ranges are never pruned; every ACK_ONLY_PING_INTERVAL-th ACK-only packet asks for
         // an acknowledgement with a PING.
-        let ack_only = sent.ack.is_some() && !ack_eliciting;
+        let ack_only = !sent.acks.is_empty() && !ack_eliciting;
         let solicit =
             ack_only && epoch == Epoch::Data && self.ack_only_packets + 1 >= ACK_ONLY_PING_INTERVAL;
         if (plan.probe || solicit) && !ack_eliciting {
@@ -481,7 +485,7 @@ impl Connection {
                 self.ack_only_packets + u32::from(ack_only)
             };
         }
-        if packet.len() == enc.header_len && sent.ack.is_none() {
+        if packet.len() == enc.header_len && sent.acks.is_empty() {
             return None;
         }
         let padded = self.pad_packet(packet, &enc, plan.pad_to, limit);

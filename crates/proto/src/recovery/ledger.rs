@@ -2,6 +2,8 @@
 
 use std::collections::VecDeque;
 
+use mpquic_wire::range_set::RangeSet;
+
 use crate::cc::PacketDeliveryState;
 use crate::recovery::rtt::RttEstimator;
 use crate::sent_frames::SentFrames;
@@ -9,6 +11,73 @@ use crate::time::{Duration, Timestamp};
 
 /// RFC 9002 §6.1.1: kPacketThreshold.
 pub const PACKET_THRESHOLD: u64 = 3;
+
+/// What a packet's distance to the largest acknowledged packet is measured in (RFC 9002
+/// §6.1: a packet is a loss candidate once a packet sent after it was acknowledged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossReference {
+    /// The path's own send order: per-path sequence numbers up to the path's largest
+    /// acknowledged one (Alibaba report §2.1; in MPNS this is packet-number order). The packet
+    /// threshold applies to packets an ACK frame showed missing ([`Ledger::on_ack_frame`]);
+    /// the others are declared lost by the time threshold extended by `grace`, the peer's
+    /// max_ack_delay (their acknowledgement may be on its way in a delayed ACK on a slower
+    /// path, the allowance RFC 9002 §6.2.1 makes for the PTO).
+    PathSequence { grace: Duration },
+    /// Packet numbers of the shared space up to the space's largest acknowledged packet,
+    /// whichever path sent it: one detector over the space (the naive SPNS rule, §2.1 off).
+    SpacePacketNumber(Option<u64>),
+}
+
+impl LossReference {
+    /// The reference the rules select: `space_largest_acked` is the largest packet number
+    /// acknowledged in the packets' space.
+    pub fn for_rules(
+        rules: &crate::spns_rules::SpnsRules,
+        space_largest_acked: Option<u64>,
+        peer_max_ack_delay: Duration,
+    ) -> Self {
+        if rules.per_path_loss_detection {
+            LossReference::PathSequence {
+                grace: peer_max_ack_delay,
+            }
+        } else {
+            LossReference::SpacePacketNumber(space_largest_acked)
+        }
+    }
+
+    /// Whether the reference is shared by every path of a space (a change of it concerns
+    /// packets of paths the ACK did not acknowledge anything of).
+    pub fn is_space_wide(self) -> bool {
+        matches!(self, LossReference::SpacePacketNumber(_))
+    }
+
+    /// How far the largest acknowledged packet is past the packet with sequence number `seq`
+    /// and packet number `pn`: `Past(n)` for a loss candidate, `Unseen` for a packet below
+    /// the largest acknowledged that no ACK frame showed missing, `Beyond` once the packet
+    /// (and every later one of the path) is not below the largest acknowledged.
+    fn behind(self, seq: u64, pn: u64, ledger: &Ledger) -> Behind {
+        let past = |d: Option<u64>| d.filter(|d| *d > 0).map_or(Behind::Beyond, Behind::Past);
+        match self {
+            LossReference::PathSequence { .. } => {
+                match past(ledger.largest_acked_seq.and_then(|l| l.checked_sub(seq))) {
+                    Behind::Past(_) if !ledger.seen_missing.contains(pn) => Behind::Unseen,
+                    other => other,
+                }
+            }
+            LossReference::SpacePacketNumber(largest) => {
+                past(largest.and_then(|l| l.checked_sub(pn)))
+            }
+        }
+    }
+}
+
+/// A packet's position relative to the largest acknowledged one ([`LossReference`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Behind {
+    Past(u64),
+    Unseen,
+    Beyond,
+}
 
 /// One packet awaiting acknowledgement.
 #[derive(Debug, Clone)]
@@ -37,10 +106,23 @@ pub struct AckedOutcome {
     pub largest_newly_acked: Option<(u64, Timestamp)>,
 }
 
+/// Which RFC 9002 §6.1 threshold declared a packet lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossCause {
+    /// kPacketThreshold packets sent after it were acknowledged (§6.1.1).
+    PacketThreshold,
+    /// Sent more than the loss delay before now (§6.1.2).
+    TimeThreshold,
+    /// Its path was abandoned or failed and its data moved to other paths.
+    PathGone,
+}
+
 /// Packets declared lost by one detection run.
 #[derive(Debug, Default)]
 pub struct LostPackets {
     pub packets: Vec<SentPacket>,
+    /// Why each packet was declared lost (same order as `packets`).
+    pub causes: Vec<LossCause>,
 }
 
 /// Sent packets of one path at one encryption level.
@@ -58,6 +140,9 @@ pub struct Ledger {
     live: usize,
     next_seq: u64,
     largest_acked_seq: Option<u64>,
+    /// Packet numbers an ACK frame showed missing while it reported a later packet of this
+    /// path ([`Ledger::on_ack_frame`]).
+    seen_missing: RangeSet,
     /// RFC 9002 §6.1.2 loss_time.
     loss_time: Option<Timestamp>,
     time_of_last_ack_eliciting: Option<Timestamp>,
@@ -117,6 +202,37 @@ impl Ledger {
         Some(())
     }
 
+    /// An ACK frame was received whose ranges span packet numbers from `low` upwards and
+    /// report `later`, the newest packet of this path among them (if any). The path's packets
+    /// still outstanding with numbers in `low..later` were then missing at the receiver
+    /// although a packet sent after them on the same path had arrived: the gap RFC 9002 §6.1
+    /// takes as a sign of loss, here per path (Alibaba report §2.1). A frame that does not
+    /// span a packet (its older ranges left out under the range limit, report §2.4) says
+    /// nothing about it: with one shared space a fast path's ACK may report a slow path's
+    /// newest packets but not its older ones, which the slow path's own ACK reported and is
+    /// still carrying up the slow path. Returns whether the frame showed a packet missing.
+    pub fn on_ack_frame(&mut self, low: u64, later: Option<u64>) -> bool {
+        let Some(later) = later.filter(|l| *l > low) else {
+            return false;
+        };
+        let (oldest, shown) = {
+            let mut below = self
+                .outstanding()
+                .map(|(_, p)| p.pn)
+                .take_while(|&pn| pn < later);
+            let Some(oldest) = below.next() else {
+                return false;
+            };
+            (oldest, oldest >= low || below.any(|pn| pn >= low))
+        };
+        if shown {
+            self.seen_missing.insert(low..later);
+        }
+        // Evidence about packets no longer outstanding is not needed.
+        self.seen_missing.remove(0..oldest);
+        shown
+    }
+
     fn untrack(&mut self, packet: &SentPacket) {
         if packet.in_flight {
             self.bytes_in_flight -= packet.size;
@@ -127,38 +243,46 @@ impl Ledger {
     }
 
     /// RFC 9002 §6.1 DetectAndRemoveLostPackets over this ledger, using this path's RTT.
-    pub fn detect_lost(&mut self, now: Timestamp, rtt: &RttEstimator) -> LostPackets {
+    ///
+    /// `reference` says what "sent before the largest acknowledged packet" means: this path's
+    /// own send order (Alibaba report §2.1) or the shared space's packet numbers (one detector
+    /// over the space, the naive SPNS rule); see [`LossReference`].
+    pub fn detect_lost(
+        &mut self,
+        now: Timestamp,
+        rtt: &RttEstimator,
+        reference: LossReference,
+    ) -> LostPackets {
         let mut lost = LostPackets::default();
         self.loss_time = None;
-        let Some(largest) = self.largest_acked_seq else {
-            return lost;
-        };
         let loss_delay = rtt.loss_delay();
-        // Packets sent at or before this time are lost by the time threshold; before the epoch
-        // plus one loss delay, none can be.
-        let lost_send_time = (now - Timestamp::ZERO)
-            .checked_sub(loss_delay)
-            .map(|d| Timestamp::ZERO + d);
-        let below_largest = usize::try_from(largest.saturating_sub(self.base))
-            .unwrap_or(usize::MAX)
-            .min(self.sent.len());
         let mut lost_seqs = Vec::new();
-        for (i, packet) in self.sent.iter().take(below_largest).enumerate() {
+        for (i, packet) in self.sent.iter().enumerate() {
             let Some(packet) = packet else { continue };
             let seq = self.base + i as u64;
-            if lost_send_time.is_some_and(|t| packet.time_sent <= t)
-                || largest >= seq + PACKET_THRESHOLD
-            {
-                lost_seqs.push(seq);
+            // How many packets sent after this one the reference counts as acknowledged.
+            let (behind, extra) = match reference.behind(seq, packet.pn, self) {
+                Behind::Past(n) => (n, Duration::ZERO),
+                Behind::Unseen => match reference {
+                    LossReference::PathSequence { grace } => (0, grace),
+                    LossReference::SpacePacketNumber(_) => continue,
+                },
+                Behind::Beyond => break,
+            };
+            let when = packet.time_sent + loss_delay + extra;
+            if behind >= PACKET_THRESHOLD {
+                lost_seqs.push((seq, LossCause::PacketThreshold));
+            } else if when <= now {
+                lost_seqs.push((seq, LossCause::TimeThreshold));
             } else {
-                let when = packet.time_sent + loss_delay;
                 self.loss_time = Some(self.loss_time.map_or(when, |t| t.min(when)));
             }
         }
-        for seq in lost_seqs {
+        for (seq, cause) in lost_seqs {
             if let Some(packet) = self.take(seq) {
                 self.untrack(&packet);
                 lost.packets.push(packet);
+                lost.causes.push(cause);
             }
         }
         lost
@@ -286,6 +410,10 @@ mod tests {
         Timestamp::from_nanos(ms * 1_000_000)
     }
 
+    fn pns(lost: &LostPackets) -> Vec<u64> {
+        lost.packets.iter().map(|p| p.pn).collect()
+    }
+
     #[test]
     fn packet_threshold_counts_per_path_sequence() {
         // SPNS: this path sent packet numbers 1, 2, 6, 7 (others went on another path).
@@ -298,13 +426,27 @@ mod tests {
         let mut outcome = AckedOutcome::default();
         // ACK of pn 6 only (seq 2): pn 1 is 2 packets behind on this path: not yet lost by count.
         ledger.on_acked(seqs[2], &mut outcome).unwrap();
+        assert!(ledger.on_ack_frame(0, Some(6)), "1 and 2 missing below 6");
         let mut rtt = RttEstimator::new(Duration::from_millis(100));
         rtt.update(Duration::ZERO, Duration::from_millis(100));
-        let lost = ledger.detect_lost(at(1), &rtt);
+        let lost = ledger.detect_lost(
+            at(1),
+            &rtt,
+            LossReference::PathSequence {
+                grace: Duration::ZERO,
+            },
+        );
         assert!(lost.packets.is_empty());
         // ACK of pn 7 (seq 3): pn 1 (seq 0) is now 3 behind: lost. pn 2 (seq 1) is 2 behind: kept.
         ledger.on_acked(seqs[3], &mut outcome).unwrap();
-        let lost = ledger.detect_lost(at(2), &rtt);
+        ledger.on_ack_frame(0, Some(7));
+        let lost = ledger.detect_lost(
+            at(2),
+            &rtt,
+            LossReference::PathSequence {
+                grace: Duration::ZERO,
+            },
+        );
         assert_eq!(
             lost.packets.iter().map(|p| p.pn).collect::<Vec<_>>(),
             vec![1]
@@ -314,12 +456,116 @@ mod tests {
             ledger.loss_time(),
             Some(at(112) + Duration::from_micros(500))
         );
-        let lost = ledger.detect_lost(at(113), &rtt);
+        let lost = ledger.detect_lost(
+            at(113),
+            &rtt,
+            LossReference::PathSequence {
+                grace: Duration::ZERO,
+            },
+        );
         assert_eq!(
             lost.packets.iter().map(|p| p.pn).collect::<Vec<_>>(),
             vec![2]
         );
         assert_eq!(ledger.bytes_in_flight(), 0);
+    }
+
+    /// Report §2.1 as a switch: a slow path's packets 1, 2, 6 and 7 are still in flight while
+    /// a fast path's packets up to 10 were acknowledged. One detector over the shared space
+    /// declares them lost by the packet threshold at once; the per-path detector waits for
+    /// this path's own acknowledgements (or the time threshold).
+    #[test]
+    fn space_wide_reference_declares_a_slow_paths_packets_lost() {
+        let mut rtt = RttEstimator::new(Duration::from_millis(100));
+        rtt.update(Duration::ZERO, Duration::from_millis(100));
+        let sent = || {
+            let mut ledger = Ledger::default();
+            for pn in [1, 2, 6, 7] {
+                ledger.on_sent(packet(pn, 0));
+            }
+            ledger
+        };
+        let rules = crate::spns_rules::SpnsRules::report();
+        let mut per_path = sent();
+        let reference = LossReference::for_rules(&rules, Some(10), Duration::ZERO);
+        assert!(
+            !per_path.on_ack_frame(0, None),
+            "no packet of this path reported"
+        );
+        assert!(per_path
+            .detect_lost(at(1), &rtt, reference)
+            .packets
+            .is_empty());
+        assert_eq!(
+            per_path.loss_time(),
+            None,
+            "nothing acknowledged on the path"
+        );
+        let naive = crate::spns_rules::SpnsRules::naive();
+        let mut shared = sent();
+        let reference = LossReference::for_rules(&naive, Some(10), Duration::ZERO);
+        assert_eq!(
+            pns(&shared.detect_lost(at(1), &rtt, reference)),
+            vec![1, 2, 6, 7]
+        );
+        // Space largest 8: 1 and 2 are 7 and 6 behind (lost); 6 and 7 are 2 and 1 behind.
+        let mut shared = sent();
+        let lost = shared.detect_lost(at(1), &rtt, LossReference::SpacePacketNumber(Some(8)));
+        assert_eq!(pns(&lost), vec![1, 2]);
+        assert!(
+            shared.loss_time().is_some(),
+            "6 and 7 wait for the time threshold"
+        );
+    }
+
+    /// An ACK frame that left a slow path's older packets out (range limit) is no evidence
+    /// that they are missing: the packet threshold waits until a frame that reports a later
+    /// packet of the path spans them; until then only the time threshold, extended by the
+    /// peer's max_ack_delay, applies.
+    #[test]
+    fn only_packets_an_ack_frame_showed_missing_meet_the_packet_threshold() {
+        let mut rtt = RttEstimator::new(Duration::from_millis(100));
+        rtt.update(Duration::ZERO, Duration::from_millis(100));
+        let grace = Duration::from_millis(25);
+        let per_path = LossReference::PathSequence { grace };
+        let sent = || {
+            let mut ledger = Ledger::default();
+            let seqs: Vec<u64> = [1, 2, 6, 7, 11]
+                .iter()
+                .map(|&pn| ledger.on_sent(packet(pn, 0)))
+                .collect();
+            // A fast path's ACK reported ranges 20-11 and 9-6 only: 6, 7 and 11 acknowledged.
+            let mut outcome = AckedOutcome::default();
+            for &seq in &seqs[2..] {
+                ledger.on_acked(seq, &mut outcome).unwrap();
+            }
+            assert!(!ledger.on_ack_frame(6, Some(11)));
+            ledger
+        };
+        let mut ledger = sent();
+        assert!(ledger.detect_lost(at(1), &rtt, per_path).packets.is_empty());
+        // 9/8 * 100 ms + 25 ms after they were sent.
+        assert_eq!(
+            ledger.loss_time(),
+            Some(at(137) + Duration::from_micros(500))
+        );
+        assert!(ledger
+            .detect_lost(at(137), &rtt, per_path)
+            .packets
+            .is_empty());
+        let lost = ledger.detect_lost(at(138), &rtt, per_path);
+        assert_eq!(pns(&lost), vec![1, 2]);
+        assert_eq!(lost.causes, vec![LossCause::TimeThreshold; 2]);
+        let mut ledger = sent();
+        // A frame spanning 1 and 2 but reporting no later packet of this path (sent before
+        // one arrived) is no evidence either.
+        assert!(!ledger.on_ack_frame(0, None));
+        assert!(ledger.detect_lost(at(2), &rtt, per_path).packets.is_empty());
+        // A frame that reports 6 and spans 1 and 2 without them: now they are lost.
+        assert!(ledger.on_ack_frame(0, Some(6)));
+        let lost = ledger.detect_lost(at(3), &rtt, per_path);
+        assert_eq!(pns(&lost), vec![1, 2]);
+        assert_eq!(lost.causes, vec![LossCause::PacketThreshold; 2]);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub use pn_map::PnMap;
 pub use record::ReceiveRecord;
 
 use crate::path::PathId;
+use crate::recovery::LossCause;
 
 /// A packet number space: Initial, Handshake (RFC 9000 §12.3), or an application-data space,
 /// identified by the path ID whose space it is (always 0 unless MPNS).
@@ -72,7 +73,7 @@ pub struct SendSpace {
     /// Outstanding packets: packet number -> (path, per-path sequence number in the ledger).
     outstanding: PnMap<(PathId, u64)>,
     /// Packets declared lost, remembered for a while to count spurious losses (later ACKed).
-    recently_lost: BTreeMap<u64, (PathId, crate::time::Timestamp)>,
+    recently_lost: BTreeMap<u64, (PathId, crate::time::Timestamp, LossCause)>,
     /// Recently acknowledged packets: (path, send time, ack-eliciting), for RTT samples from
     /// ACKs whose Largest Acknowledged was already acknowledged on another path.
     acked_history: PnMap<(PathId, crate::time::Timestamp, bool)>,
@@ -115,17 +116,18 @@ impl SendSpace {
     }
 
     /// An outstanding packet was declared lost at `now`.
-    pub fn on_lost(&mut self, pn: u64, now: crate::time::Timestamp) {
+    pub fn on_lost(&mut self, pn: u64, now: crate::time::Timestamp, cause: LossCause) {
         if let Some((path, _)) = self.outstanding.remove(pn) {
-            self.recently_lost.insert(pn, (path, now));
+            self.recently_lost.insert(pn, (path, now, cause));
         }
     }
 
-    /// Packets in `range` that had been declared lost: each is a spurious loss (returned by path).
+    /// Packets in `range` that had been declared lost: each is a spurious loss, returned as
+    /// (packet number, path, why it had been declared lost).
     pub fn take_spuriously_lost(
         &mut self,
         range: std::ops::RangeInclusive<u64>,
-        out: &mut Vec<PathId>,
+        out: &mut Vec<(u64, PathId, LossCause)>,
     ) {
         // Most ACK ranges cover no declared loss: check the bounds before searching.
         let (Some((&first, _)), Some((&last, _))) = (
@@ -139,8 +141,8 @@ impl SendSpace {
         }
         let pns: Vec<u64> = self.recently_lost.range(range).map(|(&pn, _)| pn).collect();
         for pn in pns {
-            if let Some((path, _)) = self.recently_lost.remove(&pn) {
-                out.push(path);
+            if let Some((path, _, cause)) = self.recently_lost.remove(&pn) {
+                out.push((pn, path, cause));
             }
         }
     }
@@ -158,6 +160,27 @@ impl SendSpace {
             .forget_below(pn.saturating_sub(ACKED_HISTORY as u64));
     }
 
+    /// The largest packet number among `ranges` (an ACK frame's, descending) that was sent on
+    /// `path`, looking at no more than `budget` packet numbers (the frame's newest first).
+    /// Only acknowledged packets are considered: call it after the frame's packets were
+    /// removed from the outstanding ones and remembered.
+    pub fn largest_reported_on(
+        &self,
+        ranges: &[std::ops::RangeInclusive<u64>],
+        path: PathId,
+        budget: usize,
+    ) -> Option<u64> {
+        ranges
+            .iter()
+            .flat_map(|r| r.clone().rev())
+            .take(budget)
+            .find(|&pn| {
+                self.acked_history
+                    .get(pn)
+                    .is_some_and(|(p, _, _)| *p == path)
+            })
+    }
+
     /// Path, send time and ack-eliciting flag of a recently acknowledged packet.
     pub fn acked_info(&self, pn: u64) -> Option<(PathId, crate::time::Timestamp, bool)> {
         self.acked_history.get(pn).copied()
@@ -170,7 +193,7 @@ impl SendSpace {
         while self
             .recently_lost
             .first_key_value()
-            .is_some_and(|(_, (_, t))| *t < horizon)
+            .is_some_and(|(_, (_, t, _))| *t < horizon)
         {
             self.recently_lost.pop_first();
         }

@@ -5,10 +5,17 @@ use mpquic_wire::range_set::RangeSet;
 
 use crate::time::Timestamp;
 
-/// Ranges kept for duplicate detection before the oldest are dropped.
+/// Ranges kept for duplicate detection before the oldest settled ones are dropped (see
+/// [`ReceiveRecord::set_settled`]).
 const MAX_RECEIVED_RANGES: usize = 1024;
-/// Ranges kept for acknowledgement (more than any ACK frame carries).
-const MAX_TO_ACK_RANGES: usize = 256;
+/// Ranges kept for duplicate detection in any case: beyond it the oldest go even if packets
+/// may still arrive in the gaps below them (a path that stopped delivering pins `settled`).
+const HARD_MAX_RECEIVED_RANGES: usize = 8 * MAX_RECEIVED_RANGES;
+/// Ranges kept for acknowledgement. Far more than an ACK frame carries: in a shared space the
+/// slow paths' in-flight packets are holes between the fast path's packets, and a slow path's
+/// packets arrive below all of them, so the ranges a path's ACK must reach can be many
+/// hundreds below the space's largest.
+const MAX_TO_ACK_RANGES: usize = 1024;
 
 /// Receive record of one packet number space.
 #[derive(Debug, Default)]
@@ -21,6 +28,9 @@ pub struct ReceiveRecord {
     newly_received: RangeSet,
     /// Packets below this number are refused as duplicates or too old.
     floor: u64,
+    /// Every path of the space has received a packet numbered at least this: a gap below it
+    /// will not be filled by a packet still in flight on an in-order path.
+    settled: u64,
     largest: Option<(u64, Timestamp)>,
 }
 
@@ -43,18 +53,47 @@ impl ReceiveRecord {
         self.received.insert_one(pn);
         self.to_ack.insert_one(pn);
         self.newly_received.insert_one(pn);
+        // The floor rises over the oldest gaps (refusing what might still fill them) only
+        // where every path has delivered something newer: in a shared space the gaps above
+        // that are a slower path's packets still in flight (RFC 9000 §12.3 lets a receiver
+        // bound its duplicate detection, not refuse packets it is still owed).
         while self.received.len() > MAX_RECEIVED_RANGES {
+            let lowest_end = self.received.peek_min().map_or(0, |r| r.end);
+            if lowest_end > self.settled && self.received.len() <= HARD_MAX_RECEIVED_RANGES {
+                break;
+            }
             if let Some(r) = self.received.pop_min() {
                 self.floor = self.floor.max(r.end);
             }
         }
         while self.to_ack.len() > MAX_TO_ACK_RANGES {
-            if let Some(r) = self.to_ack.pop_min() {
-                // Never to be acknowledged now: not "new" either (keeps the set bounded).
-                self.newly_received.remove(0..r.end);
+            // The oldest range no ACK still has to report: a range holding a packet not yet
+            // reported (a slow path's, arriving far below the space's largest) is kept, or the
+            // sender would never see it acknowledged and declare it lost.
+            let victim = self
+                .to_ack
+                .iter()
+                .find(|r| !self.newly_received.intersects(r.clone()));
+            match victim {
+                Some(r) => {
+                    self.to_ack.remove(r);
+                }
+                None => {
+                    if let Some(r) = self.to_ack.pop_min() {
+                        // Never to be acknowledged now: not "new" either (keeps it bounded).
+                        self.newly_received.remove(0..r.end);
+                    }
+                }
             }
         }
         out_of_order
+    }
+
+    /// Every path that receives packets of this space has received one numbered at least
+    /// `pn` (the smallest of the paths' largest received packets; with one path per space,
+    /// that path's largest).
+    pub fn set_settled(&mut self, pn: u64) {
+        self.settled = self.settled.max(pn);
     }
 
     /// The largest packet number received, with its arrival time.
@@ -86,15 +125,26 @@ impl ReceiveRecord {
         }
     }
 
-    /// The peer acknowledged a packet carrying our ACK that reported every received packet
-    /// number in `low..high`: stop repeating them (RFC 9000 §13.2.4). Ranges the frame left out
-    /// (over the range limit) stay, so they are still acknowledged later. The caller passes a
-    /// `high` that excludes the frame's Largest Acknowledged, so later ACKs start at a known
-    /// packet.
-    pub fn on_ack_acked(&mut self, low: u64, high: u64) {
-        if high > low {
-            self.to_ack.remove(low..high);
-            self.newly_received.remove(low..high);
+    /// The peer acknowledged a packet carrying our ACK frame with `ranges` (descending): stop
+    /// repeating them (RFC 9000 §13.2.4). Only those ranges: ranges the frame left out (over
+    /// the range limit) and packets that arrived after it in the gaps between its ranges (a
+    /// slower path's packets, in a shared space) were not reported and stay. The frame's
+    /// Largest Acknowledged stays too, so later ACKs start at a known packet.
+    pub fn on_ack_acked(&mut self, ranges: &[std::ops::RangeInclusive<u64>]) {
+        let Some(largest) = ranges.first().map(|r| *r.end()) else {
+            return;
+        };
+        for r in ranges {
+            // Exclusive end; the largest itself is kept.
+            let end = if *r.end() == largest {
+                largest
+            } else {
+                r.end().saturating_add(1)
+            };
+            if end > *r.start() {
+                self.to_ack.remove(*r.start()..end);
+                self.newly_received.remove(*r.start()..end);
+            }
         }
     }
 }
@@ -117,6 +167,54 @@ mod tests {
         assert!(rec.newly_received().is_empty());
     }
 
+    /// Duplicate detection gives up the oldest gaps only below `settled`: above it a slower
+    /// path's packets are still on their way.
+    #[test]
+    fn the_duplicate_floor_waits_for_every_path() {
+        let mut rec = ReceiveRecord::default();
+        // A fast path delivers every other packet number; the slow path's (the odd ones) are
+        // all still in flight.
+        let n = MAX_RECEIVED_RANGES as u64 + 10;
+        for k in 0..n {
+            rec.on_received(2 * k, Timestamp::ZERO);
+        }
+        assert!(
+            !rec.is_duplicate(1),
+            "the slow path's first packet is still accepted"
+        );
+        // The slow path delivered up to 21: gaps below it may be given up.
+        rec.set_settled(21);
+        rec.on_received(2 * n, Timestamp::ZERO);
+        assert!(rec.is_duplicate(1));
+        assert!(!rec.is_duplicate(23));
+    }
+
+    /// Over the range cap, the oldest range that was already reported goes, not a range with
+    /// a packet no ACK has reported yet (a slow path's, below many holes).
+    #[test]
+    fn the_range_cap_keeps_unreported_packets() {
+        let mut rec = ReceiveRecord::default();
+        // A slow path's packet 1 arrives and is not reported yet; then every other packet
+        // number of a fast path, all reported.
+        rec.on_received(1, Timestamp::ZERO);
+        let fast: Vec<u64> = (0..MAX_TO_ACK_RANGES as u64 + 8)
+            .map(|k| 10 + 2 * k)
+            .collect();
+        for &pn in &fast {
+            rec.on_received(pn, Timestamp::ZERO);
+            rec.on_ranges_reported(&[pn..=pn]);
+        }
+        let top = *fast.last().unwrap();
+        let ranges: Vec<_> = rec.ack_ranges_desc(top).collect();
+        assert_eq!(ranges.len(), MAX_TO_ACK_RANGES);
+        assert_eq!(ranges.last(), Some(&(1..2)), "the unreported packet stays");
+        assert!(
+            !rec.ack_ranges_desc(top).any(|r| r.start == 10),
+            "the oldest reported goes"
+        );
+        assert_eq!(rec.newly_received().iter().collect::<Vec<_>>(), vec![1..2]);
+    }
+
     #[test]
     fn detects_duplicates_and_reordering() {
         let mut rec = ReceiveRecord::default();
@@ -131,12 +229,33 @@ mod tests {
         assert_eq!(ranges, vec![5..6, 3..4, 0..2]);
         let ranges: Vec<_> = rec.ack_ranges_desc(3).collect();
         assert_eq!(ranges, vec![3..4, 0..2]);
-        rec.on_ack_acked(0, 3);
+        // An ACK with Largest Acknowledged 3 reported 3 and 1-0: all but its largest go.
+        rec.on_ack_acked(&[3..=3, 0..=1]);
         let ranges: Vec<_> = rec.ack_ranges_desc(5).collect();
         assert_eq!(ranges, vec![5..6, 3..4]);
-        // A block the ACK did not report is kept.
-        rec.on_ack_acked(4, 5);
-        assert_eq!(rec.ack_ranges_desc(5).collect::<Vec<_>>(), vec![5..6, 3..4]);
         assert!(rec.is_duplicate(1), "pruned ranges still count as received");
+    }
+
+    /// A slow path's packet that arrived after an ACK was sent, in a gap between the ranges
+    /// that ACK reported, was not reported by it: pruning that ACK's ranges must keep it.
+    #[test]
+    fn pruning_keeps_packets_that_arrived_in_the_gaps_later() {
+        let mut rec = ReceiveRecord::default();
+        for pn in [0, 1, 2, 5, 6, 9, 10] {
+            rec.on_received(pn, Timestamp::ZERO);
+        }
+        let sent = [9..=10, 5..=6, 0..=2];
+        rec.on_ranges_reported(&sent);
+        // 3 and 7 (another path's) arrive before the ACK is acknowledged.
+        rec.on_received(3, Timestamp::ZERO);
+        rec.on_received(7, Timestamp::ZERO);
+        rec.on_ack_acked(&sent);
+        assert_eq!(
+            rec.ack_ranges_desc(10).collect::<Vec<_>>(),
+            vec![10..11, 7..8, 3..4],
+            "the frame's largest, and the two packets it never reported"
+        );
+        let new: Vec<_> = rec.newly_received().iter().collect();
+        assert_eq!(new, vec![3..4, 7..8], "still to be reported");
     }
 }
