@@ -21,6 +21,9 @@ const BYTES: u64 = 20_000_000;
 fn hetero(mode: MultipathMode, rules: SpnsRules) -> RunResult {
     let mut s = download(&[FAST, SLOW], BYTES, mode, SEED);
     s.transport.spns_rules = rules;
+    // Min-RTT loads both paths whenever the fast one is blocked: the rules under test need
+    // traffic on the slow path (ECF, the default, may keep it idle).
+    s.transport.scheduler = mpquic_proto::scheduler::SchedulerKind::MinRtt;
     run_completed(&s)
 }
 

@@ -386,6 +386,8 @@ fn spns_ack_path_follows_the_rules() {
     for (rules, seed) in [(SpnsRules::report(), 51), (SpnsRules::naive(), 52)] {
         let t = TransportConfig {
             spns_rules: rules,
+            // Both paths must carry data for the ACK-path rules to show (ECF may idle one).
+            scheduler: mpquic_proto::scheduler::SchedulerKind::MinRtt,
             ..transport(MultipathMode::Spns)
         };
         let slow = NetConfig {

@@ -59,9 +59,10 @@ pub fn arms() -> Vec<Arm> {
     out
 }
 
-/// The path pairs: the issue's 30/10 Mbit/s run, a CCR 2022 heterogeneous point (bandwidth
-/// balance 0.7, RTT balance 0.3 of 100 Mbit/s and 200 ms), then generated Wi-Fi + LTE trace
-/// pairs (as in `spns-vs-mpns`).
+/// The path pairs: the issue's 30/10 Mbit/s run, the same pair with the slow path first (the
+/// handshake on the cellular-like path), a CCR 2022 heterogeneous point (bandwidth balance 0.7,
+/// RTT balance 0.3 of 100 Mbit/s and 200 ms), then generated Wi-Fi + LTE trace pairs (as in
+/// `spns-vs-mpns`).
 pub fn conditions(n: usize, seed: u64) -> Vec<(String, [String; 2])> {
     let mut out = vec![
         (
@@ -69,6 +70,13 @@ pub fn conditions(n: usize, seed: u64) -> Vec<(String, [String; 2])> {
             [
                 "rate=30mbit,delay=10ms,queue=1bdp".to_owned(),
                 "rate=10mbit,delay=40ms,queue=1bdp".to_owned(),
+            ],
+        ),
+        (
+            "slowfirst".to_owned(),
+            [
+                "rate=10mbit,delay=40ms,queue=1bdp".to_owned(),
+                "rate=30mbit,delay=10ms,queue=1bdp".to_owned(),
             ],
         ),
         (
@@ -106,9 +114,9 @@ impl Suite for SpnsRulesSuite {
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
         let (n, bytes) = self.tiny.unwrap_or(if quick {
-            (3, 10_000_000)
+            (4, 10_000_000)
         } else {
-            (8, 50_000_000)
+            (9, 50_000_000)
         });
         let mut out = Vec::new();
         for (k, (cond, paths)) in conditions(n, seed).into_iter().enumerate() {
@@ -137,8 +145,9 @@ impl Suite for SpnsRulesSuite {
         let mut rb = ReportBuilder::new(out_dir)?;
         let mut s = Section::new("Ablation of the SPNS report's rules");
         s.paragraphs.push(
-            "Two heterogeneous paths per condition (the 30/10 Mbit/s, 10/40 ms one-way pair; a \
-             CCR 2022 heterogeneous point; generated Wi-Fi + LTE traces), Cubic, min-RTT, \
+            "Two heterogeneous paths per condition (the 30/10 Mbit/s, 10/40 ms one-way pair, \
+             also with the slow path as the handshake path; a CCR 2022 heterogeneous point; \
+             generated Wi-Fi + LTE traces), Cubic, min-RTT, \
              Default_Limit 32, Maximum_Limit 64. Sums and means over the conditions. Declared \
              losses are the sender's; true losses are the packets the download links dropped \
              (simulator ground truth); spurious = declared lost, then acknowledged; srtt error \
@@ -151,18 +160,14 @@ impl Suite for SpnsRulesSuite {
         s.paragraphs.push(rule_legend());
         let t = ablation_table(runs);
         rb.table(&mut s, "ablation", t.clone())?;
-        rb.figure(
-            &mut s,
-            &loss_chart(&t),
-            "losses",
-            "Declared / true losses by arm",
-        )?;
-        rb.figure(
-            &mut s,
-            &speed_chart(&t),
-            "speed",
-            "Speed relative to SPNS with the report's rules",
-        )?;
+        let key = "mpns / spns: the report's rules; -loss, -rtt, -ackpath, -largest, -limits, \
+                   -gaps: SPNS with per-path-loss-detection, per-path-rtt-samples, \
+                   ack-on-receiving-path, ack-from-path-largest, two-range-limits, \
+                   ack-threshold-despite-gaps off; naive: all off";
+        let caption = format!("Declared / true losses ({key})");
+        rb.figure(&mut s, &loss_chart(&t), "losses", &caption)?;
+        let caption = format!("Speed relative to SPNS with the report's rules ({key})");
+        rb.figure(&mut s, &speed_chart(&t), "speed", &caption)?;
         s.reference = Some(reference_table(
             "Paper (SPNS report, seed 000) and CCR 2022 (seed 003)",
             &["source", "finding"],
@@ -298,8 +303,29 @@ fn column(t: &Table, col: usize) -> Vec<f64> {
         .collect()
 }
 
+/// Short chart labels: `mpns`, `spns` (the report's rules), `-RULE` (SPNS with one rule
+/// off, abbreviated), `naive`, `mpns-naive`.
 fn arm_labels(t: &Table) -> Vec<String> {
-    t.rows.iter().map(|row| row[0].display()).collect()
+    let short = |id: &str| -> String {
+        let Some(rule) = id.strip_prefix("spns-no-") else {
+            return id.trim_end_matches("-report").to_owned();
+        };
+        let abbrev = match rule.parse::<SpnsRule>() {
+            Ok(SpnsRule::PerPathLossDetection) => "loss",
+            Ok(SpnsRule::PerPathRttSamples) => "rtt",
+            Ok(SpnsRule::AckOnReceivingPath) => "ackpath",
+            Ok(SpnsRule::AckFromPathLargest) => "largest",
+            Ok(SpnsRule::TwoRangeLimits) => "limits",
+            Ok(SpnsRule::AckThresholdDespiteGaps) => "gaps",
+            Err(_) => rule,
+        };
+        format!("-{abbrev}")
+    };
+    let short_naive = |id: String| id.replace("spns-naive", "naive");
+    t.rows
+        .iter()
+        .map(|row| short_naive(short(&row[0].display())))
+        .collect()
 }
 
 fn loss_chart(t: &Table) -> BarChart {
