@@ -117,7 +117,6 @@ impl Endpoint {
     /// the handshake completes, a close goes in the Initial space), protected with the server
     /// Initial keys of the client's Destination CID, so the client reports `code` at once instead
     /// of retransmitting until its handshake times out.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn send_initial_close(
         &mut self,
         local: SocketAddr,
