@@ -4,15 +4,11 @@
 //! fuzzer's bytes so that they reach frame processing instead of failing authentication.
 
 use bytes::Bytes;
-use mpquic_proto::crypto::{
-    initial_keys, open_payload, remove_header_protection, seal_packet, DirectionalKeys,
-};
-use mpquic_proto::wire::header::{read_truncated_pn, Header, PartialDecode, QUIC_V1};
+use mpquic_proto::crypto::{initial_keys, seal_initial};
+use mpquic_proto::wire::header::PartialDecode;
 use mpquic_proto::wire::stream_id::Side;
 use mpquic_proto::wire::ConnectionId;
 
-/// AEAD tag of the Initial cipher, AES-128-GCM (RFC 9001 §5.3).
-const TAG_LEN: usize = 16;
 /// RFC 9000 §14.1: Initial datagrams are at least this large.
 pub const MIN_INITIAL: usize = 1200;
 /// Frame bytes that fit one sealed Initial: the Length field is a 2-byte varint (< 2^14) and
@@ -38,50 +34,21 @@ pub fn sealed_initial(
     pn: u64,
     frames: &[u8],
 ) -> Option<Vec<u8>> {
-    let header = Header::Initial {
-        version: QUIC_V1,
-        dcid: ConnectionId::new(dcid).ok()?,
-        scid: ConnectionId::new(scid).ok()?,
-        token: Bytes::new(),
-    };
-    let mut packet = Vec::with_capacity(MIN_INITIAL + MAX_FRAMES);
-    let enc = header.encode(pn, None, &mut packet);
-    packet.extend_from_slice(&frames[..frames.len().min(MAX_FRAMES)]);
-    // PADDING frames are zero bytes (RFC 9000 §19.1).
-    if packet.len() < MIN_INITIAL - TAG_LEN {
-        packet.resize(MIN_INITIAL - TAG_LEN, 0);
-    }
-    let length = packet.len() - enc.pn_offset + TAG_LEN;
-    enc.set_length(&mut packet, length);
+    let cids = (ConnectionId::new(dcid).ok()?, ConnectionId::new(scid).ok()?);
+    let frames = &frames[..frames.len().min(MAX_FRAMES)];
     let keys = initial_keys(key_dcid, side);
-    seal_packet(
-        &keys.local,
-        None,
-        pn,
-        &mut packet,
-        enc.header_len,
-        enc.pn_offset,
-        enc.pn_len,
-    )
-    .ok()?;
-    Some(packet)
+    seal_initial(&keys.local, cids, Bytes::new(), pn, frames, MIN_INITIAL).ok()
 }
 
 /// The plaintext frames of the first packet of `datagram`, an Initial that `sender` sealed with
 /// the keys of `key_dcid`. For building seeds from real handshakes.
 pub fn open_initial(sender: Side, key_dcid: &[u8], datagram: &[u8]) -> Option<Vec<u8>> {
-    let (mut first, _) = PartialDecode::new(datagram.into(), 8).ok()?;
-    // We unprotect as the receiver, whose remote keys are the sender's local ones.
+    let (first, _) = PartialDecode::new(datagram.into(), 8).ok()?;
+    // We open as the receiver, whose remote keys are the sender's local ones.
     let receiver = match sender {
         Side::Client => Side::Server,
         Side::Server => Side::Client,
     };
     let keys = initial_keys(key_dcid, receiver);
-    let remote: &DirectionalKeys = &keys.remote;
-    let pn_offset = first.pn_offset();
-    let packet = first.packet_mut();
-    let (_, pn_len) = remove_header_protection(remote.header.as_ref(), packet, pn_offset).ok()?;
-    let pn = read_truncated_pn(packet.get(pn_offset..)?, pn_len);
-    let plain = open_payload(remote.packet.as_ref(), None, pn, packet, pn_offset + pn_len).ok()?;
-    Some(packet[plain].to_vec())
+    mpquic_proto::crypto::open_initial(&keys.remote, &first).map(|(_, frames)| frames)
 }

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use common::{addr, payload, NetConfig, Pair};
-use mpquic_proto::wire::stream_id::Dir;
 use mpquic_proto::{
     ConnectionError, ConnectionHandle, Duration, Endpoint, MultipathMode, RetryPolicy,
     ServerConfig, Timestamp, TransportConfig,
@@ -41,46 +40,7 @@ fn configure_server(pair: &mut Pair, change: impl FnOnce(&mut ServerConfig)) {
 /// Connect and upload `len` bytes on one stream; returns the client handle and what the
 /// server read.
 fn connect_and_upload(pair: &mut Pair, len: usize) -> (ConnectionHandle, Vec<u8>) {
-    let ch = pair.connect();
-    pair.run_until(Duration::from_secs(10), |p| {
-        p.client.connection(ch).is_some_and(|c| c.is_established())
-    });
-    let data = payload(len, 7);
-    let conn = pair.client.connection_mut(ch).expect("client");
-    let sid = conn.open_bi().expect("stream");
-    let mut written = conn.write(sid, &data).expect("write");
-    let mut fin = false;
-    let mut server = None;
-    let mut stream = None;
-    let mut received = Vec::new();
-    let mut done = false;
-    pair.run_until(Duration::from_secs(60), |p| {
-        let c = p.client.connection_mut(ch).expect("client");
-        if written < data.len() {
-            written += c.write(sid, &data[written..]).unwrap_or(0);
-        } else if !fin {
-            c.finish(sid).expect("finish");
-            fin = true;
-        }
-        while let Some(h) = p.server.accept() {
-            server = Some(h);
-        }
-        let Some(sh) = server else { return false };
-        let s = p.server.connection_mut(sh).expect("server");
-        stream = stream.or_else(|| s.accept(Dir::Bi));
-        let mut buf = vec![0u8; 65536];
-        while let Some(id) = stream {
-            match s.read(id, &mut buf) {
-                Ok(Some(n)) => received.extend_from_slice(&buf[..n]),
-                Ok(None) => {
-                    done = true;
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
-        done
-    });
+    let (ch, _, received) = pair.upload(&payload(len, 7), Duration::from_secs(60));
     (ch, received)
 }
 

@@ -6,44 +6,20 @@ mod common;
 
 use bytes::{Bytes, BytesMut};
 use common::{addr, NetConfig, Pair};
-use mpquic_proto::crypto::{initial_keys, seal_packet};
-use mpquic_proto::wire::header::{Header, QUIC_V1};
+use mpquic_proto::crypto::{initial_keys, seal_initial};
 use mpquic_proto::wire::stream_id::Side;
 use mpquic_proto::wire::ConnectionId;
 use mpquic_proto::{Duration, TransportConfig};
 
-/// AEAD tag length of the Initial cipher (AES-128-GCM).
-const TAG_LEN: usize = 16;
-
 /// A client Initial carrying `frames`, padded with PADDING to the 1200-byte minimum
 /// (RFC 9000 §14.1) and sealed with the Initial keys of `dcid`.
 fn sealed_initial(dcid: &[u8], scid: &[u8], frames: &[u8]) -> Vec<u8> {
-    let header = Header::Initial {
-        version: QUIC_V1,
-        dcid: ConnectionId::new(dcid).unwrap(),
-        scid: ConnectionId::new(scid).unwrap(),
-        token: Bytes::new(),
-    };
-    let mut packet = Vec::new();
-    let enc = header.encode(0, None, &mut packet);
-    packet.extend_from_slice(frames);
-    if packet.len() < 1200 - TAG_LEN {
-        packet.resize(1200 - TAG_LEN, 0);
-    }
-    let length = packet.len() - enc.pn_offset + TAG_LEN;
-    enc.set_length(&mut packet, length);
     let keys = initial_keys(dcid, Side::Client);
-    seal_packet(
-        &keys.local,
-        None,
-        0,
-        &mut packet,
-        enc.header_len,
-        enc.pn_offset,
-        enc.pn_len,
-    )
-    .unwrap();
-    packet
+    let cids = (
+        ConnectionId::new(dcid).unwrap(),
+        ConnectionId::new(scid).unwrap(),
+    );
+    seal_initial(&keys.local, cids, Bytes::new(), 0, frames, 1200).unwrap()
 }
 
 #[test]

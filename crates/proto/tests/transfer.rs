@@ -4,7 +4,6 @@
 mod common;
 
 use common::{payload, NetConfig, Pair};
-use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::{ConnectionHandle, Duration, Event, MultipathMode, TransportConfig};
 
 fn transport(mode: MultipathMode) -> TransportConfig {
@@ -14,61 +13,9 @@ fn transport(mode: MultipathMode) -> TransportConfig {
     }
 }
 
-/// Client sends `data` on a bidirectional stream; the server reads it and echoes its length back.
+/// Client sends `data` on a bidirectional stream; the server reads it.
 fn transfer(pair: &mut Pair, data: &[u8]) -> (ConnectionHandle, ConnectionHandle, Vec<u8>) {
-    let ch = pair.connect();
-    pair.run_until(Duration::from_secs(10), |p| {
-        p.client.connection(ch).unwrap().is_established()
-    });
-    let sid = pair
-        .client
-        .connection_mut(ch)
-        .unwrap()
-        .open_bi()
-        .expect("stream");
-    let mut written = 0;
-    let mut fin = false;
-    let mut received = Vec::new();
-    let mut server_conn = None;
-    let mut server_stream: Option<StreamId> = None;
-    let mut done = false;
-    pair.run_until(Duration::from_secs(600), |p| {
-        let c = p.client.connection_mut(ch).unwrap();
-        while written < data.len() {
-            match c.write(sid, &data[written..]) {
-                Ok(n) => written += n,
-                Err(_) => break,
-            }
-        }
-        if written == data.len() && !fin {
-            c.finish(sid).unwrap();
-            fin = true;
-        }
-        if server_conn.is_none() {
-            server_conn = p.server.accept();
-        }
-        if let Some(sh) = server_conn {
-            let s = p.server.connection_mut(sh).unwrap();
-            if server_stream.is_none() {
-                server_stream = s.accept(Dir::Bi);
-            }
-            if let Some(id) = server_stream {
-                let mut buf = vec![0u8; 65536];
-                loop {
-                    match s.read(id, &mut buf) {
-                        Ok(Some(n)) => received.extend_from_slice(&buf[..n]),
-                        Ok(None) => {
-                            done = true;
-                            break;
-                        }
-                        Err(_) => break,
-                    }
-                }
-            }
-        }
-        done
-    });
-    (ch, server_conn.unwrap(), received)
+    pair.upload(data, Duration::from_secs(600))
 }
 
 #[test]

@@ -27,7 +27,8 @@ impl ServerChild {
         let mut cmd = Command::new(exe);
         cmd.args(["serve", "--impl", imp.name(), "--port", "0"])
             .args(["--lifetime", &lifetime.as_secs().max(1).to_string()])
-            .args(["--retry", &limits.retry]);
+            .args(["--retry", &limits.retry])
+            .args(["--tls", limits.tls.name()]);
         if let Some(n) = limits.max_connections {
             cmd.args(["--max-connections", &n.to_string()]);
         }

@@ -129,11 +129,12 @@ fn start_server(common: &Common, open: usize) -> anyhow::Result<ServerChild> {
     let lifetime = Duration::from_secs(common.timeout) + Duration::from_secs(30);
     let server = ServerChild::spawn(common.imp, &limits, lifetime)?;
     println!(
-        "server ({}) pid {} on {}; {} client endpoint(s)",
+        "server ({}) pid {} on {}; {} client endpoint(s); TLS settings: {}",
         common.imp.name(),
         server.pid(),
         server.addr,
-        common.client_endpoints
+        common.client_endpoints,
+        limits.tls.name()
     );
     Ok(server)
 }
@@ -195,6 +196,7 @@ pub async fn download(args: &DownloadArgs) -> anyhow::Result<bool> {
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
+        common.limits.tls,
     )?);
     println!(
         "download: {n} concurrent clients x {} bytes ({})",
@@ -245,6 +247,7 @@ pub async fn idle(args: &IdleArgs) -> anyhow::Result<bool> {
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
+        common.limits.tls,
     )?);
     warm_up(&clients, server.addr).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -296,6 +299,7 @@ pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
+        common.limits.tls,
     )?);
     warm_up(&clients, server.addr).await?;
     let mut all_ok = true;

@@ -43,6 +43,31 @@ pub struct Limits {
     /// max-handshakes are in progress).
     #[arg(long, value_name = "POLICY", default_value = "auto")]
     pub retry: String,
+    /// TLS settings of both stacks: `same` (mpquic's rustls configurations for both, so that
+    /// differences come from the QUIC stacks) or `defaults` (each stack as its users get it).
+    #[arg(long, value_enum, default_value = "same")]
+    pub tls: TlsChoice,
+}
+
+/// Which rustls configurations the two stacks use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsChoice {
+    /// mpquic's configurations (`mpquic::tls`) on both stacks: the same cipher suite order, no
+    /// session tickets.
+    Same,
+    /// Each stack's defaults: mpquic's `mpquic::tls`; for quinn, `quinn::ServerConfig::
+    /// with_single_cert` and a client built with rustls' builder (its suite order, tickets and
+    /// resumption as rustls and quinn set them).
+    Defaults,
+}
+
+impl TlsChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsChoice::Same => "same",
+            TlsChoice::Defaults => "defaults",
+        }
+    }
 }
 
 fn server_tls() -> anyhow::Result<Arc<rustls::ServerConfig>> {
@@ -64,7 +89,7 @@ pub async fn serve(
     let bind = SocketAddr::from(([127, 0, 0, 1], port));
     match imp {
         Impl::Mpquic => serve_mpquic(bind, limits, ready).await,
-        Impl::Quinn => serve_quinn(bind, ready).await,
+        Impl::Quinn => serve_quinn(bind, limits.tls, ready).await,
     }
 }
 
@@ -116,13 +141,57 @@ async fn answer_mpquic(
     Ok(())
 }
 
-fn quinn_server_config() -> anyhow::Result<quinn::ServerConfig> {
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(server_tls()?)?;
-    Ok(quinn::ServerConfig::with_crypto(Arc::new(crypto)))
+fn quinn_server_config(tls: TlsChoice) -> anyhow::Result<quinn::ServerConfig> {
+    match tls {
+        TlsChoice::Same => {
+            let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(server_tls()?)?;
+            Ok(quinn::ServerConfig::with_crypto(Arc::new(crypto)))
+        }
+        TlsChoice::Defaults => {
+            let (cert, key) = tls::self_signed(&["localhost"])?;
+            let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_protocol_versions(&[&rustls::version::TLS13])?
+            .with_no_client_auth()
+            .with_single_cert(vec![cert], key)?;
+            config.alpn_protocols = vec![ALPN.to_vec()];
+            // What `quinn::ServerConfig::with_single_cert` builds, plus the ALPN this test needs.
+            config.max_early_data_size = u32::MAX;
+            let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(config)?;
+            Ok(quinn::ServerConfig::with_crypto(Arc::new(crypto)))
+        }
+    }
 }
 
-async fn serve_quinn(bind: SocketAddr, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
-    let endpoint = quinn::Endpoint::server(quinn_server_config()?, bind)?;
+/// A quinn client configuration: mpquic's rustls configuration, or one from rustls' builder
+/// with its defaults (suite order, resumption) and the same certificate check.
+fn quinn_client_config(tls: TlsChoice) -> anyhow::Result<quinn::ClientConfig> {
+    let rustls_config = match tls {
+        TlsChoice::Same => client_tls()?,
+        TlsChoice::Defaults => {
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
+                .with_protocol_versions(&[&rustls::version::TLS13])?
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(tls::InsecureVerifier::new(provider)))
+                .with_no_client_auth();
+            config.alpn_protocols = vec![ALPN.to_vec()];
+            // As quinn's own client configurations (`QuicClientConfig::inner`) set it.
+            config.enable_early_data = true;
+            Arc::new(config)
+        }
+    };
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls_config)?;
+    Ok(quinn::ClientConfig::new(Arc::new(crypto)))
+}
+
+async fn serve_quinn(
+    bind: SocketAddr,
+    tls: TlsChoice,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    let endpoint = quinn::Endpoint::server(quinn_server_config(tls)?, bind)?;
     ready(endpoint.local_addr()?);
     while let Some(incoming) = endpoint.accept().await {
         tokio::spawn(async move {
@@ -170,7 +239,7 @@ pub enum Conn {
 
 impl Clients {
     /// `count` client endpoints on 127.0.0.1 (one UDP socket each).
-    pub fn new(imp: Impl, count: usize) -> anyhow::Result<Self> {
+    pub fn new(imp: Impl, count: usize, tls: TlsChoice) -> anyhow::Result<Self> {
         let bind = SocketAddr::from(([127, 0, 0, 1], 0));
         Ok(match imp {
             Impl::Mpquic => Clients::Mpquic {
@@ -180,8 +249,7 @@ impl Clients {
                 config: mpquic::config::client(client_tls()?, TransportConfig::default()),
             },
             Impl::Quinn => {
-                let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(client_tls()?)?;
-                let config = quinn::ClientConfig::new(Arc::new(crypto));
+                let config = quinn_client_config(tls)?;
                 let mut endpoints = Vec::with_capacity(count);
                 for _ in 0..count {
                     let mut ep = quinn::Endpoint::client(bind)?;

@@ -13,6 +13,7 @@
 //! - [`tls`]: the TLS session carried in CRYPTO frames (RFC 9001 §4).
 //! - [`testing`]: self-signed Ed25519 certificates and ready-made rustls configs for tests.
 
+pub mod initial;
 pub mod keys;
 pub mod one_rtt;
 pub mod protect;
@@ -22,6 +23,7 @@ pub mod tls;
 #[cfg(test)]
 mod test_vectors;
 
+pub use initial::{open_initial, seal_initial, INITIAL_TAG_LEN};
 pub use keys::{
     initial_keys, retry_integrity_tag, verify_retry_integrity, DirectionalKeys, Epoch, KeyPair,
     RETRY_TAG_LEN,

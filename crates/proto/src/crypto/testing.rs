@@ -11,9 +11,7 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use mpquic_wire::frame::Frame;
-use mpquic_wire::header::{
-    decode_packet_number, read_truncated_pn, Header, PacketKind, PartialDecode, QUIC_V1,
-};
+use mpquic_wire::header::PartialDecode;
 use rustls::client::{
     ClientSessionMemoryCache, ClientSessionStore, Tls12ClientSessionValue, Tls13ClientSessionValue,
 };
@@ -21,9 +19,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::{ClientConfig, NamedGroup, RootCertStore, ServerConfig};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 
-use super::{
-    initial_keys, open_payload, remove_header_protection, seal_packet, DirectionalKeys, Side,
-};
+use super::{initial_keys, seal_initial, DirectionalKeys, Side};
 
 /// The seed of the key [`self_signed_ed25519`] uses.
 pub const TEST_KEY_SEED: [u8; 32] = *b"mpquic test key, not for real!!!";
@@ -112,32 +108,13 @@ pub fn test_tls_configs(alpn: &[&[u8]]) -> (Arc<ClientConfig>, Arc<ServerConfig>
     )
 }
 
-/// AEAD tag length of Initial packets (RFC 9001 §5.3, AEAD_AES_128_GCM).
-const INITIAL_TAG_LEN: usize = 16;
-
 /// The Initial packet at the start of `datagram`, opened with `keys` (e.g. the `remote` half of
 /// [`initial_keys`] for the DCID of the client's first Initial): its packet number and frames.
 /// None if the datagram does not start with an Initial packet these keys open.
 pub fn open_initial(datagram: &[u8], keys: &DirectionalKeys) -> Option<(u64, Vec<Frame>)> {
     let (first, _) = PartialDecode::new(BytesMut::from(datagram), 8).ok()?;
-    if first.kind() != PacketKind::Initial {
-        return None;
-    }
-    let pn_offset = first.pn_offset();
-    let mut packet = first.into_packet();
-    let (_, pn_len) =
-        remove_header_protection(keys.header.as_ref(), &mut packet, pn_offset).ok()?;
-    let truncated = read_truncated_pn(&packet[pn_offset..], pn_len);
-    let pn = decode_packet_number(truncated, pn_len, None);
-    let range = open_payload(
-        keys.packet.as_ref(),
-        None,
-        pn,
-        &mut packet,
-        pn_offset + pn_len,
-    )
-    .ok()?;
-    Frame::iter(Bytes::copy_from_slice(&packet[range]))
+    let (pn, plain) = super::open_initial(keys, &first)?;
+    Frame::iter(Bytes::from(plain))
         .collect::<Result<Vec<_>, _>>()
         .ok()
         .map(|frames| (pn, frames))
@@ -155,36 +132,25 @@ pub fn reshape_client_initial(datagram: &[u8], packet_len: usize, datagram_len: 
     // The server's view of the Initial keys opens what the client sealed.
     let opener = initial_keys(dcid.as_slice(), Side::Server);
     let (pn, frames) = open_initial(datagram, &opener.remote).expect("a client Initial");
-    let mut packet = Vec::with_capacity(datagram_len);
-    let header = Header::Initial {
-        version: QUIC_V1,
-        dcid,
-        scid,
-        token: Bytes::new(),
-    };
-    let enc = header.encode(pn, None, &mut packet);
+    let mut crypto = Vec::with_capacity(packet_len);
     for frame in frames.iter().filter(|f| matches!(f, Frame::Crypto { .. })) {
-        frame.encode(&mut packet);
+        frame.encode(&mut crypto);
     }
-    assert!(
-        packet.len() + INITIAL_TAG_LEN <= packet_len,
-        "the ClientHello needs a {}-byte packet",
-        packet.len() + INITIAL_TAG_LEN
-    );
-    packet.resize(packet_len - INITIAL_TAG_LEN, 0);
-    let length = packet.len() - enc.pn_offset + INITIAL_TAG_LEN;
-    enc.set_length(&mut packet, length);
     let sealer = initial_keys(dcid.as_slice(), Side::Client);
-    seal_packet(
+    let mut packet = seal_initial(
         &sealer.local,
-        None,
+        (dcid, scid),
+        Bytes::new(),
         pn,
-        &mut packet,
-        enc.header_len,
-        enc.pn_offset,
-        enc.pn_len,
+        &crypto,
+        packet_len,
     )
     .expect("sealing an Initial packet");
+    assert_eq!(
+        packet.len(),
+        packet_len,
+        "the ClientHello needs a larger packet"
+    );
     packet.resize(datagram_len.max(packet.len()), 0);
     packet
 }

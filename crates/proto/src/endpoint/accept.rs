@@ -8,14 +8,14 @@ use std::net::SocketAddr;
 use bytes::BytesMut;
 use mpquic_wire::cid::ConnectionId;
 use mpquic_wire::error::TransportErrorCode;
-use mpquic_wire::header::{decode_packet_number, read_truncated_pn, PartialDecode};
+use mpquic_wire::header::PartialDecode;
 use mpquic_wire::stream_id::Side;
 
 use super::{ConnectionHandle, Endpoint, MIN_INITIAL_DATAGRAM};
 use crate::config::{RetryPolicy, ServerConfig};
 use crate::connection::random_cid;
 use crate::connection::{Connection, ServerAccept};
-use crate::crypto::{initial_keys, open_payload, remove_header_protection, KeyPair};
+use crate::crypto::{initial_keys, open_initial, KeyPair};
 use crate::time::Timestamp;
 use crate::token::{self, Lifetimes, TokenCheck, ValidToken};
 
@@ -38,7 +38,7 @@ impl Endpoint {
         }
         let scid = first.scid()?;
         let keys = initial_keys(dcid.as_slice(), Side::Server);
-        if !authenticates(&keys, &first) {
+        if open_initial(&keys.remote, &first).is_none() {
             // Forged or corrupt: no state, no answer (an answer would amplify spoofed input).
             self.stats.unauthenticated_initials += 1;
             return None;
@@ -166,30 +166,4 @@ impl Endpoint {
             (TransportErrorCode::INVALID_TOKEN, "invalid token"),
         );
     }
-}
-
-/// Whether the first packet of a client Initial datagram decrypts under the Initial keys of its
-/// Destination CID (RFC 9001 §5.2). Works on a copy: the connection, if one is made, removes
-/// protection itself. Nothing has been received in the space yet, so the packet number expands
-/// against no largest (RFC 9000 §17.1).
-fn authenticates(keys: &KeyPair, first: &PartialDecode) -> bool {
-    let mut packet = first.packet().to_vec();
-    let pn_offset = first.pn_offset();
-    let Ok((_, pn_len)) =
-        remove_header_protection(keys.remote.header.as_ref(), &mut packet, pn_offset)
-    else {
-        return false;
-    };
-    let Some(pn_bytes) = packet.get(pn_offset..) else {
-        return false;
-    };
-    let pn = decode_packet_number(read_truncated_pn(pn_bytes, pn_len), pn_len, None);
-    open_payload(
-        keys.remote.packet.as_ref(),
-        None,
-        pn,
-        &mut packet,
-        pn_offset + pn_len,
-    )
-    .is_ok()
 }

@@ -14,10 +14,7 @@ use rand_core::RngCore;
 
 use super::{Endpoint, MAX_OUTBOX};
 use crate::connection::Transmit;
-use crate::crypto::{retry_integrity_tag, seal_packet, DirectionalKeys};
-
-/// AEAD tag length of the Initial cipher suite (RFC 9001 §5.3).
-const TAG_LEN: usize = 16;
+use crate::crypto::{retry_integrity_tag, seal_initial, DirectionalKeys};
 
 impl Endpoint {
     fn queue(&mut self, local: SocketAddr, remote: SocketAddr, datagram: Vec<u8>) -> bool {
@@ -126,41 +123,19 @@ impl Endpoint {
         client_scid: ConnectionId,
         (code, reason): (TransportErrorCode, &'static str),
     ) {
-        let mut buf = Vec::with_capacity(128);
-        let header = Header::Initial {
-            version: QUIC_V1,
-            dcid: client_scid,
-            scid: client_dcid,
-            token: Bytes::new(),
-        };
-        let enc = header.encode(0, None, &mut buf);
+        let mut frame = Vec::with_capacity(8 + reason.len());
         Frame::ConnectionClose(ConnectionClose {
             error_code: code.0,
             frame_type: Some(0),
             reason: Bytes::from_static(reason.as_bytes()),
         })
-        .encode(&mut buf);
-        // RFC 9001 §5.4.2: the header-protection sample needs 4 bytes after the packet number
-        // start plus 16; PADDING keeps short closes sampleable.
-        let min_len = enc.pn_offset + 4 + 16 - TAG_LEN;
-        if buf.len() < min_len {
-            buf.resize(min_len, 0);
-        }
-        let length = buf.len() - enc.pn_offset + TAG_LEN;
-        enc.set_length(&mut buf, length);
-        if seal_packet(
-            keys,
-            None,
-            0,
-            &mut buf,
-            enc.header_len,
-            enc.pn_offset,
-            enc.pn_len,
-        )
-        .is_ok()
-            && self.queue(local, remote, buf)
-        {
-            self.stats.refused += 1;
+        .encode(&mut frame);
+        // A CONNECTION_CLOSE is not ack-eliciting: no 1,200-byte minimum (RFC 9000 §14.1).
+        let cids = (client_scid, client_dcid);
+        if let Ok(packet) = seal_initial(keys, cids, Bytes::new(), 0, &frame, 0) {
+            if self.queue(local, remote, packet) {
+                self.stats.refused += 1;
+            }
         }
     }
 }

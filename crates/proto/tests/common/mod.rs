@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use mpquic_proto::crypto::testing::test_tls_configs;
+use mpquic_proto::wire::stream_id::Dir;
 use mpquic_proto::{
     ClientConfig, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp,
     TransportConfig,
@@ -280,6 +281,66 @@ impl Pair {
                 return;
             }
         }
+    }
+}
+
+impl Pair {
+    /// Connect, then send `data` from the client on one bidirectional stream and read it on the
+    /// server until FIN (within `limit` of virtual time). Returns the client and server handles
+    /// and the bytes the server read.
+    pub fn upload(
+        &mut self,
+        data: &[u8],
+        limit: Duration,
+    ) -> (ConnectionHandle, ConnectionHandle, Vec<u8>) {
+        let ch = self.connect();
+        self.run_until(Duration::from_secs(10), |p| {
+            p.client.connection(ch).is_some_and(|c| c.is_established())
+        });
+        let sid = self
+            .client
+            .connection_mut(ch)
+            .expect("client connection")
+            .open_bi()
+            .expect("stream");
+        let (mut written, mut fin, mut done) = (0, false, false);
+        let mut received = Vec::new();
+        let mut server_conn = None;
+        let mut server_stream = None;
+        let mut buf = vec![0u8; 65536];
+        self.run_until(limit, |p| {
+            let c = p.client.connection_mut(ch).expect("client connection");
+            while written < data.len() {
+                match c.write(sid, &data[written..]) {
+                    Ok(n) if n > 0 => written += n,
+                    _ => break,
+                }
+            }
+            if written == data.len() && !fin {
+                c.finish(sid).expect("finish");
+                fin = true;
+            }
+            // The newest accepted connection is this one (earlier ones may wait unaccepted).
+            while let Some(h) = p.server.accept() {
+                server_conn = Some(h);
+            }
+            let Some(sh) = server_conn else { return false };
+            let s = p.server.connection_mut(sh).expect("server connection");
+            server_stream = server_stream.or_else(|| s.accept(Dir::Bi));
+            while let Some(id) = server_stream {
+                match s.read(id, &mut buf) {
+                    Ok(Some(n)) => received.extend_from_slice(&buf[..n]),
+                    Ok(None) => {
+                        done = true;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            done
+        });
+        let sh = server_conn.expect("the server accepted the connection");
+        (ch, sh, received)
     }
 }
 
