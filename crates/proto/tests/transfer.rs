@@ -145,6 +145,57 @@ fn client_initial_is_padded_and_server_respects_amplification_limit() {
     );
 }
 
+/// A server that closes while its budget for an unvalidated address is spent sends nothing more:
+/// the anti-amplification limit covers CONNECTION_CLOSE too (RFC 9000 §8.1).
+#[test]
+fn close_on_an_unvalidated_path_respects_the_amplification_limit() {
+    use bytes::BytesMut;
+    let mut pair = Pair::new(
+        4,
+        TransportConfig::default(),
+        TransportConfig::default(),
+        NetConfig::default(),
+    );
+    let _ch = pair.connect();
+    let mut buf = Vec::new();
+    let first = pair
+        .client
+        .poll_transmit(pair.now, &mut buf)
+        .expect("client Initial");
+    let dgram = BytesMut::from(&buf[..first.size]);
+    pair.server
+        .handle_datagram(pair.now, pair.server_addr, pair.client_addr, dgram);
+    let mut handles = Vec::new();
+    pair.server.take_touched(&mut handles);
+    let server = *handles.first().expect("the server made a connection");
+    // The client stays silent: first flight and retransmissions spend the budget.
+    let mut sent = 0;
+    for _ in 0..50 {
+        while let Some(t) = pair.server.poll_transmit(pair.now, &mut buf) {
+            sent += t.size;
+        }
+        match pair.server.poll_timeout() {
+            Some(t) if 3 * first.size - sent >= 64 => {
+                pair.now = t;
+                pair.server.handle_timeout(t);
+            }
+            _ => break,
+        }
+    }
+    pair.server
+        .connection_mut(server)
+        .expect("server connection")
+        .close(pair.now, 7, bytes::Bytes::from_static(b"going away"));
+    while let Some(t) = pair.server.poll_transmit(pair.now, &mut buf) {
+        sent += t.size;
+    }
+    assert!(
+        sent <= 3 * first.size,
+        "server sent {sent} bytes for {} received",
+        first.size
+    );
+}
+
 /// Not a timed test: prints how fast the core moves data between two in-memory endpoints.
 /// `cargo test --release -p mpquic-proto --test transfer -- --ignored --nocapture`
 #[test]

@@ -95,7 +95,6 @@ impl Connection {
         *resend = false;
         let frame = frame.clone();
         let path = self.any_active_path().unwrap_or(0);
-        let max = self.max_datagram_size(path);
         let mut epochs = Vec::new();
         if self.initial_keys.is_some() {
             epochs.push(Epoch::Initial);
@@ -108,6 +107,15 @@ impl Connection {
         if self.one_rtt.is_some() && (self.side == Side::Server || !self.tls.is_handshaking()) {
             epochs.push(Epoch::Data);
         }
+        let datagram_path = if epochs.last() == Some(&Epoch::Data) {
+            path
+        } else {
+            0
+        };
+        // RFC 9000 §8.1: the anti-amplification limit covers every datagram, closes included. A
+        // budget too small for the close now means waiting: each datagram the peer sends both
+        // raises the budget and asks for the close again (§10.2.1).
+        let max = self.send_budget(datagram_path)?;
         for (i, &epoch) in epochs.iter().enumerate() {
             let last = i + 1 == epochs.len();
             let pad = (last && epochs[0] == Epoch::Initial && self.side == Side::Client)
@@ -123,14 +131,7 @@ impl Connection {
                 pad.map(|p| p.saturating_sub(buf.len())),
             );
         }
-        self.finish_datagram(
-            if epochs.last() == Some(&Epoch::Data) {
-                path
-            } else {
-                0
-            },
-            buf,
-        )
+        self.finish_datagram(datagram_path, buf)
     }
 
     #[allow(clippy::too_many_arguments)]
