@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::scenario::Scenario;
 
 pub mod common;
+pub mod hetero;
 pub mod mp_vs_sp;
 pub mod pn_space_debate;
 pub mod rpc;
@@ -73,6 +74,7 @@ pub fn all() -> Vec<Box<dyn Suite>> {
         Box::new(spns_rules::SpnsRulesSuite::default()),
         Box::new(rpc::Rpc::default()),
         Box::new(xlink::XlinkSuite),
+        Box::new(hetero::Hetero::default()),
     ]
 }
 
