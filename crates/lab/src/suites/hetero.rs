@@ -263,6 +263,9 @@ fn slow_share(r: &RunRecord) -> Option<f64> {
     (total > 0).then(|| slow as f64 / total as f64)
 }
 
+/// One figure of a point.
+type Pick = fn(&PointResult) -> Option<f64>;
+
 /// The headline: per comparison, the worst point and how many points miss the bar.
 fn summary_table(results: &[PointResult]) -> Table {
     let cols = [
@@ -280,7 +283,7 @@ fn summary_table(results: &[PointResult]) -> Table {
     );
     let completed: usize = results.iter().map(|r| r.completed.0).sum();
     let present: usize = results.iter().map(|r| r.completed.1).sum();
-    let rows: [(&str, fn(&PointResult) -> Option<f64>, f64); 3] = [
+    let rows: [(&str, Pick, f64); 3] = [
         ("SPNS / MPNS goodput", |r| r.spns_over_mpns, SPNS_BAR),
         (
             "best single / MPNS time",
@@ -312,7 +315,7 @@ fn summary_table(results: &[PointResult]) -> Table {
 }
 
 /// A ratio × gap matrix of one figure.
-fn matrix(results: &[PointResult], title: &str, pick: fn(&PointResult) -> Option<f64>) -> Table {
+fn matrix(results: &[PointResult], title: &str, pick: Pick) -> Table {
     let mut gaps: Vec<f64> = results.iter().map(|r| r.point.gap_ms).collect();
     gaps.sort_by(f64::total_cmp);
     gaps.dedup();
