@@ -90,7 +90,7 @@ impl Connection {
         let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);
         for (path, outcome) in outcomes {
             for packet in &outcome.packets {
-                self.on_frames_acked(epoch, packet);
+                self.on_frames_acked(now, epoch, packet);
             }
             self.detect_losses(now, path, epoch);
             self.report_acked(now, path, &outcome);
@@ -295,7 +295,7 @@ impl Connection {
     }
 
     /// Release what an acknowledged packet carried.
-    fn on_frames_acked(&mut self, epoch: Epoch, packet: &SentPacket) {
+    fn on_frames_acked(&mut self, now: Timestamp, epoch: Epoch, packet: &SentPacket) {
         for range in &packet.frames.crypto {
             self.crypto[epoch.index()]
                 .send
@@ -310,6 +310,9 @@ impl Connection {
         if let Some((space, pn)) = self.key_update_acked_pn {
             if space == packet.space && packet.pn >= pn {
                 self.key_update_acked_pn = None;
+                // RFC 10069 §"Key Phase Update Process": the next update waits three times the
+                // largest PTO among all paths after this confirmation (RFC 9001 §6.5: one path).
+                self.next_key_update_at = Some(now + self.largest_pto() * 3);
             }
         }
         if packet.in_flight {

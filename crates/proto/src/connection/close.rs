@@ -63,14 +63,25 @@ impl Connection {
 
     /// RFC 9001 §6: initiate a key update when configured or near the AEAD limits, once the
     /// previous update was acknowledged.
-    pub(crate) fn maybe_update_keys(&mut self) {
+    pub(crate) fn maybe_update_keys(&mut self, now: Timestamp) {
         let interval = self.config.key_update_interval;
+        // A path still being validated may have packets in flight under the current keys that
+        // the peer has not seen; the peer's key retention (three PTOs of the paths it knows)
+        // does not cover a path it has not received on yet, so an update now could make them
+        // undecryptable. Wait for the validation (or its failure).
+        let path_pending = self
+            .paths
+            .values()
+            .any(|p| p.is_active() && !p.is_validated());
+        let waiting = self.next_key_update_at.is_some_and(|t| now < t);
         let Some(keys) = self.one_rtt.as_mut() else {
             return;
         };
-        let due =
-            keys.needs_key_update() || interval.is_some_and(|n| self.packets_since_key_update >= n);
-        if !due || self.drop_previous_key_at.is_some() {
+        let forced = keys.needs_key_update();
+        let due = forced || interval.is_some_and(|n| self.packets_since_key_update >= n);
+        // AEAD limits (RFC 9001 §6.6) are not deferred: they protect confidentiality.
+        let deferred = !forced && (path_pending || waiting);
+        if !due || deferred || self.drop_previous_key_at.is_some() {
             return;
         }
         let acked = self.key_update_acked_pn.is_none();

@@ -257,6 +257,7 @@ impl Connection {
             drop_previous_key_at: None,
             packets_since_key_update: 0,
             key_update_acked_pn: None,
+            next_key_update_at: None,
             stats: Default::default(),
             cid_len: params.cid_len,
             reset_key: params.reset_key,

@@ -203,6 +203,21 @@ impl Connection {
             .unwrap_or(Duration::from_secs(1))
     }
 
+    /// The PTO whose triple an old 1-RTT read key is kept after a key update (RFC 9001 §6.5):
+    /// the largest among our paths, and with multipath at least the PTO of a path without an
+    /// RTT sample (RFC 9002 §6.2.2, from the initial RTT), since the peer may be opening a path
+    /// we have not received on yet, with packets in flight under the old keys (RFC 10069
+    /// §"Key Phase Update Process": the largest PTO among all the paths).
+    pub(crate) fn key_retention_pto(&self) -> Duration {
+        let known = self.largest_base_pto();
+        if !self.layout.is_multipath() {
+            return known;
+        }
+        let unsampled = crate::recovery::rtt::RttEstimator::new(self.config.initial_rtt).pto_base()
+            + self.peer_max_ack_delay();
+        known.max(unsampled)
+    }
+
     /// The largest PTO among active paths (RFC 10069 §"Connection Closure" and key update).
     pub(crate) fn largest_pto(&self) -> Duration {
         let max_ack_delay = self.peer_max_ack_delay();

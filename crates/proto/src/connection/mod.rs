@@ -156,6 +156,8 @@ pub struct Connection {
     /// Packets sent with the current 1-RTT key (for configured key updates).
     pub(crate) packets_since_key_update: u64,
     pub(crate) key_update_acked_pn: Option<(SpaceId, u64)>,
+    /// No key update is initiated before this (RFC 10069 §"Key Phase Update Process").
+    pub(crate) next_key_update_at: Option<Timestamp>,
     pub(crate) stats: ConnectionStats,
     pub(crate) cid_len: usize,
     pub(crate) reset_key: [u8; 32],

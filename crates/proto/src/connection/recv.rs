@@ -232,7 +232,7 @@ impl Connection {
             KeyUpdateOutcome::PeerUpdated | KeyUpdateOutcome::PeerFollowed
         ) {
             // RFC 9001 §6.5 / RFC 10069: keep the old key for three times the largest PTO.
-            self.drop_previous_key_at = Some(now + self.largest_base_pto() * 3);
+            self.drop_previous_key_at = Some(now + self.key_retention_pto() * 3);
             self.packets_since_key_update = 0;
             self.stats.key_updates += 1;
         }

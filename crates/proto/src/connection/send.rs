@@ -44,7 +44,7 @@ impl Connection {
             State::Closing { .. } => return self.send_close(now, buf),
             _ => {}
         }
-        self.maybe_update_keys();
+        self.maybe_update_keys(now);
         if self.initial_keys.is_some() || self.handshake_keys.is_some() {
             if let Some(t) = self.send_handshake_datagram(now, buf) {
                 return Some(t);
