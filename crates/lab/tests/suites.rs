@@ -184,20 +184,27 @@ fn shards_merge_into_the_full_report() {
     check_table1(&merged);
 }
 
-/// The Mahimahi traces shipped beside the repository (`../shared/traces`).
-fn shared_traces() -> std::path::PathBuf {
+/// The Mahimahi traces shipped beside the repository (`../shared/traces`). None (the test
+/// skips, saying so) when they are absent, except under CI (`CI=true`), which has them.
+fn shared_traces() -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    if dir.is_dir() {
+        return Some(dir);
+    }
     assert!(
-        dir.is_dir(),
-        "{} missing: the Mahimahi test traces live beside the repository",
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{} missing: CI runs with the reference material beside the repository",
         dir.display()
     );
-    dir
+    println!("skipping: {} is not beside the repository", dir.display());
+    None
 }
 
 #[test]
 fn spns_vs_mpns_replays_mahimahi_files_on_request() {
-    let traces = shared_traces();
+    let Some(traces) = shared_traces() else {
+        return;
+    };
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = tmp.path().join("svm-traces");
     let suite = SpnsVsMpns {
@@ -263,6 +270,6 @@ fn bad_trace_directories_are_clear_errors() {
     std::fs::write(tmp.path().join("b.up"), "not a trace\n").expect("write");
     let e = traces_error(&svm, tmp.path());
     assert!(e.contains("b.up"), "{e}");
-    let e = traces_error(&suites::rpc::Rpc::default(), &shared_traces());
+    let e = traces_error(&suites::rpc::Rpc::default(), tmp.path());
     assert!(e.contains("does not replay trace files"), "{e}");
 }

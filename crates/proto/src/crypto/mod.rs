@@ -21,6 +21,8 @@ pub mod testing;
 pub mod tls;
 
 #[cfg(test)]
+mod rfc9001_vectors;
+#[cfg(test)]
 mod test_vectors;
 
 pub use initial::{open_initial, seal_initial, INITIAL_TAG_LEN};
