@@ -6,6 +6,9 @@
 //!   verified, so the peer must hold the key of the certificate it presents).
 //! - [`server_config`] presents a certificate chain.
 //! - [`load_certs`] and [`load_key`] read PEM files.
+//!
+//! Client and server configurations log TLS secrets for Wireshark when `SSLKEYLOGFILE` names a
+//! file (NSS key log format; off when unset).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -53,6 +56,15 @@ pub fn provider() -> Arc<CryptoProvider> {
     Arc::new(provider)
 }
 
+/// The TLS secrets log of every configuration here: rustls' [`rustls::KeyLogFile`], which
+/// appends the handshake and traffic secrets in the NSS key log format (what Wireshark reads to
+/// decrypt QUIC) to the file named by the `SSLKEYLOGFILE` environment variable when the
+/// configuration is built, and does nothing when it is unset (the default). Secrets in a file
+/// decrypt every connection they cover: set it only for debugging.
+fn key_log() -> Arc<dyn rustls::KeyLog> {
+    Arc::new(rustls::KeyLogFile::new())
+}
+
 /// A self-signed certificate and its private key for `names` (DNS names or IP addresses).
 pub fn self_signed(
     names: &[&str],
@@ -93,6 +105,7 @@ pub fn client_config(
     };
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     config.resumption = rustls::client::Resumption::disabled();
+    config.key_log = key_log();
     Ok(Arc::new(config))
 }
 
@@ -109,6 +122,7 @@ pub fn server_config(
         .with_single_cert(chain, key)?;
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     config.send_tls13_tickets = 0;
+    config.key_log = key_log();
     Ok(Arc::new(config))
 }
 
