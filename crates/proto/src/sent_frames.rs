@@ -33,6 +33,8 @@ pub struct SentFrames {
     pub handshake_done: bool,
     /// NEW_TOKEN was sent (RFC 9000 §19.7).
     pub new_token: bool,
+    /// ACK_FREQUENCY with this sequence number was sent (draft-ietf-quic-ack-frequency).
+    pub ack_frequency: Option<u64>,
     /// ACK frames: (space, the ranges the frame reported). Once the packet is acknowledged
     /// they need not be repeated (RFC 9000 §13.2.4) — only they: packets that arrived later in
     /// the gaps between them (a slower path's, in a shared space) were not reported.
@@ -47,5 +49,6 @@ impl SentFrames {
             && self.path_frames.is_empty()
             && !self.handshake_done
             && !self.new_token
+            && self.ack_frequency.is_none()
     }
 }

@@ -102,6 +102,22 @@ fn max_streams_above_two_to_the_sixty_is_frame_encoding_error() {
     server_rejects(MultipathMode::Single, f, Code::FRAME_ENCODING_ERROR);
 }
 
+/// draft-ietf-quic-ack-frequency §"ACK_FREQUENCY Frame": a Requested Max Ack Delay below our
+/// min_ack_delay (1 ms by default) or of 2^14 ms or more is a PROTOCOL_VIOLATION; a valid
+/// request is taken, an older sequence number ignored.
+#[test]
+fn ack_frequency_with_an_invalid_delay_is_protocol_violation() {
+    // Type 0x40af, sequence 1, threshold 9, delay 500 us (0x41f4), reordering 0.
+    let below_min = vec![0x40, 0xaf, 0x01, 0x09, 0x41, 0xf4, 0x00];
+    server_rejects(MultipathMode::Single, below_min, Code::PROTOCOL_VIOLATION);
+    // Delay 2^14 ms = 16,384,000 us (4-byte varint 0x80fa_0000).
+    let too_long = vec![0x40, 0xaf, 0x01, 0x09, 0x80, 0xfa, 0x00, 0x00, 0x00];
+    server_rejects(MultipathMode::Mpns, too_long, Code::PROTOCOL_VIOLATION);
+    // Delay 20 ms (0x4e20 -> 2-byte varint 0x8000_4e20 needs 4 bytes).
+    let valid = vec![0x40, 0xaf, 0x02, 0x09, 0x80, 0x00, 0x4e, 0x20, 0x00];
+    server_ignores(MultipathMode::Spns, valid);
+}
+
 #[test]
 fn handshake_done_from_client_is_protocol_violation() {
     server_rejects(MultipathMode::Single, vec![0x1e], Code::PROTOCOL_VIOLATION);

@@ -5,10 +5,12 @@
 //! Largest Acknowledged of the ACK sent back on that path. The ranges below it come from the
 //! space's [`ReceiveRecord`](crate::space::ReceiveRecord) — connection-wide in SPNS, per path in MPNS.
 
+mod frequency;
 mod ranges;
 
 use std::ops::RangeInclusive;
 
+pub use frequency::{AckFrequencyRequest, PeerAckFrequency};
 pub use ranges::select_ranges;
 
 use crate::space::ReceiveRecord;
@@ -61,6 +63,12 @@ pub struct AckConfig {
     pub prune_acked_ranges: bool,
     /// Path choice for ACKs.
     pub ack_path: AckPathChoice,
+    /// Our min_ack_delay in microseconds (draft-ietf-quic-ack-frequency), advertised so that
+    /// the peer may send ACK_FREQUENCY and IMMEDIATE_ACK; None: not advertised.
+    pub min_ack_delay_us: Option<u64>,
+    /// ACK_FREQUENCY to send the peer once the handshake is confirmed (if it advertised
+    /// min_ack_delay); None: we leave its ACK policy alone.
+    pub request_ack_frequency: Option<AckFrequencyRequest>,
 }
 
 impl Default for AckConfig {
@@ -76,6 +84,8 @@ impl Default for AckConfig {
             ack_on_all_paths: false,
             prune_acked_ranges: true,
             ack_path: AckPathChoice::ReceivingPath,
+            min_ack_delay_us: Some(1000),
+            request_ack_frequency: None,
         }
     }
 }

@@ -69,13 +69,32 @@ impl Connection {
                     }
                 }
             }
-            Frame::AckFrequency { .. } => {
-                // draft-ietf-quic-ack-frequency §3: only valid if we advertised min_ack_delay.
-                return Err(TransportError::for_frame(
-                    TransportErrorCode::PROTOCOL_VIOLATION,
-                    ty::ACK_FREQUENCY,
-                    "ACK_FREQUENCY without min_ack_delay",
-                ));
+            Frame::AckFrequency {
+                sequence,
+                ack_eliciting_threshold,
+                request_max_ack_delay_us,
+                reordering_threshold,
+            } => {
+                let violation = |why| {
+                    TransportError::for_frame(
+                        TransportErrorCode::PROTOCOL_VIOLATION,
+                        ty::ACK_FREQUENCY,
+                        why,
+                    )
+                };
+                // draft-ietf-quic-ack-frequency §"Negotiating Extension Use": only valid if we
+                // advertised min_ack_delay.
+                let Some(our_min) = self.config.ack.min_ack_delay_us else {
+                    return Err(violation("ACK_FREQUENCY without min_ack_delay"));
+                };
+                let request = crate::ack::AckFrequencyRequest {
+                    ack_eliciting_threshold,
+                    max_ack_delay_us: request_max_ack_delay_us,
+                    reordering_threshold,
+                };
+                self.peer_ack_frequency
+                    .on_frame(sequence, request, our_min)
+                    .map_err(violation)?;
             }
             Frame::QoeControlSignal(signal) => {
                 if !self.qoe.negotiated {

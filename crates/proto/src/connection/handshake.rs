@@ -241,6 +241,9 @@ impl Connection {
             retry_scid: None,
             new_token: None,
             new_token_pending: false,
+            peer_ack_frequency: crate::ack::PeerAckFrequency::default(),
+            ack_frequency_sent: None,
+            ack_frequency_pending: false,
             rng,
             local_params,
             peer_params: None,
@@ -415,6 +418,14 @@ impl Connection {
             return;
         }
         self.handshake_confirmed = true;
+        // draft-ietf-quic-ack-frequency: only to a peer that advertised min_ack_delay, and never
+        // in 0-RTT (we send it in 1-RTT once the handshake is confirmed).
+        let peer_supports = self
+            .peer_params
+            .as_ref()
+            .is_some_and(|p| p.min_ack_delay_us.is_some());
+        self.ack_frequency_pending =
+            peer_supports && self.config.ack.request_ack_frequency.is_some();
         if let Some(keys) = self.one_rtt.as_mut() {
             keys.set_handshake_confirmed();
         }
@@ -486,6 +497,11 @@ fn build_local_params(
             .then_some(u64::from(config.max_path_id)),
         enable_multipath: enable_multipath_value(config.multipath),
         enable_qoe_feedback: config.qoe_feedback,
+        // draft-ietf-quic-ack-frequency: never above our max_ack_delay.
+        min_ack_delay_us: config
+            .ack
+            .min_ack_delay_us
+            .map(|us| us.min(config.ack.max_ack_delay_ms.saturating_mul(1000))),
         ..TransportParameters::default()
     };
     if side == Side::Server {

@@ -123,6 +123,10 @@ impl Connection {
         if frames.new_token {
             self.new_token_pending = true;
         }
+        // draft-ietf-quic-ack-frequency: resend a lost request unless a newer one went out.
+        if frames.ack_frequency.is_some() && frames.ack_frequency == self.ack_frequency_sent {
+            self.ack_frequency_pending = true;
+        }
         for frame in &frames.path_frames {
             match *frame {
                 PathFrame::NewCid { path, sequence } => {

@@ -132,6 +132,11 @@ pub struct Connection {
     pub(crate) new_token: Option<Bytes>,
     /// Server: `new_token` waits to be sent.
     pub(crate) new_token_pending: bool,
+    /// The peer's ACK_FREQUENCY request (draft-ietf-quic-ack-frequency).
+    pub(crate) peer_ack_frequency: crate::ack::PeerAckFrequency,
+    /// Our ACK_FREQUENCY request: its sequence number, and whether it is still to be sent.
+    pub(crate) ack_frequency_sent: Option<u64>,
+    pub(crate) ack_frequency_pending: bool,
     pub(crate) rng: ChaCha20Rng,
     pub(crate) local_params: TransportParameters,
     pub(crate) peer_params: Option<TransportParameters>,
@@ -228,13 +233,26 @@ impl Connection {
     }
 
     pub(crate) fn max_ack_delay(&self) -> crate::time::Duration {
-        self.config.ack.max_ack_delay()
+        self.peer_ack_frequency
+            .max_ack_delay(self.config.ack.max_ack_delay())
     }
 
     /// The peer's max_ack_delay (RFC 9000 §18.2), or the default before its parameters arrive.
     pub(crate) fn peer_max_ack_delay(&self) -> crate::time::Duration {
         let ms = self.peer_params.as_ref().map_or(25, |p| p.max_ack_delay_ms);
-        crate::time::Duration::from_millis(ms)
+        let advertised = crate::time::Duration::from_millis(ms);
+        // Once we asked for another max_ack_delay (ACK_FREQUENCY), the larger of the two until
+        // we know which one the peer uses (draft-ietf-quic-ack-frequency §"Computation of
+        // Probe Timeout Period").
+        match (
+            self.ack_frequency_sent,
+            self.config.ack.request_ack_frequency,
+        ) {
+            (Some(_), Some(r)) => {
+                advertised.max(crate::time::Duration::from_micros(r.max_ack_delay_us))
+            }
+            _ => advertised,
+        }
     }
 
     /// Testing hook: send these bytes as-is in the next 1-RTT packet (to check how the peer

@@ -372,6 +372,7 @@ impl Connection {
             sent.handshake_done = true;
         }
         self.write_new_token(packet, limit, sent);
+        self.write_ack_frequency(packet, limit, sent);
         let multipath = self.layout.is_multipath();
         if self.max_path_id_pending && multipath && packet.len() + 9 <= limit {
             Frame::MaxPathId(u64::from(self.local_max_path_id)).encode(packet);

@@ -347,6 +347,10 @@ impl Connection {
             record.set_settled(settled);
         }
         let gap = record.on_received(packet.pn, now);
+        // draft-ietf-quic-ack-frequency: the peer's Reordering Threshold may hold back the
+        // immediate ACK RFC 9000 §13.2.1 asks for.
+        let frequency = self.peer_ack_frequency;
+        let reorder_acks = frequency.reordering_calls_for_ack(self.record(packet.space), packet.pn);
         let gaps_count = self.layout.gaps_signal_loss();
         let immediate = packet.epoch != Epoch::Data;
         let max_ack_delay = if immediate {
@@ -355,6 +359,7 @@ impl Connection {
             self.max_ack_delay()
         };
         let config = self.config.clone();
+        let ack_config = self.peer_ack_frequency.apply(&config.ack);
         // Report §2.2: the path whose threshold and timer count this packet.
         let counting = if packet.epoch == Epoch::Data {
             let candidates = self
@@ -370,14 +375,14 @@ impl Connection {
             let state = path.ack_state(packet.space);
             // Reordered on its own path, or (where gaps mean loss) a gap in the space.
             let below_path_largest = state.largest().is_some_and(|(l, _)| packet.pn < l);
-            let out_of_order =
-                is_out_of_order(below_path_largest, gap, gaps_count, &config.spns_rules);
+            let out_of_order = reorder_acks
+                && is_out_of_order(below_path_largest, gap, gaps_count, &config.spns_rules);
             state.on_arrival(packet.pn, now);
             if counting == packet.path {
-                state.count(now, ack_eliciting, out_of_order, &config.ack, max_ack_delay);
+                state.count(now, ack_eliciting, out_of_order, &ack_config, max_ack_delay);
             } else if let Some(other) = self.paths.get_mut(&counting) {
                 let state = other.ack_state(packet.space);
-                state.count(now, ack_eliciting, out_of_order, &config.ack, max_ack_delay);
+                state.count(now, ack_eliciting, out_of_order, &ack_config, max_ack_delay);
             }
         }
         if let Some(path) = self.paths.get_mut(&packet.path) {

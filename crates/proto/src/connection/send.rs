@@ -287,6 +287,7 @@ impl Connection {
             || self.streams.has_pending_control()
             || self.handshake_done_pending
             || (self.new_token_pending && self.handshake_confirmed)
+            || self.ack_frequency_pending
             || self.max_path_id_pending
             || self.local_cids.values().any(|c| c.has_pending())
             || self.remote_cids.values().any(|c| c.has_pending_retire())

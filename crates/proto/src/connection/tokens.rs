@@ -94,4 +94,39 @@ impl Connection {
         self.new_token_pending = false;
         true
     }
+
+    /// Our ACK_FREQUENCY request (draft-ietf-quic-ack-frequency), once the handshake is
+    /// confirmed, to a peer that advertised min_ack_delay; a resend gets a new sequence number.
+    pub(crate) fn write_ack_frequency(
+        &mut self,
+        packet: &mut Vec<u8>,
+        limit: usize,
+        sent: &mut SentFrames,
+    ) -> bool {
+        if !self.ack_frequency_pending {
+            return false;
+        }
+        let peer_min = self.peer_params.as_ref().and_then(|p| p.min_ack_delay_us);
+        let (Some(request), Some(peer_min)) = (self.config.ack.request_ack_frequency, peer_min)
+        else {
+            self.ack_frequency_pending = false;
+            return false;
+        };
+        let request = request.for_peer(peer_min);
+        let sequence = self.ack_frequency_sent.map_or(0, |s| s + 1);
+        let frame = Frame::AckFrequency {
+            sequence,
+            ack_eliciting_threshold: request.ack_eliciting_threshold,
+            request_max_ack_delay_us: request.max_ack_delay_us,
+            reordering_threshold: request.reordering_threshold,
+        };
+        if packet.len() + frame.encoded_len() > limit {
+            return false;
+        }
+        frame.encode(packet);
+        self.ack_frequency_sent = Some(sequence);
+        self.ack_frequency_pending = false;
+        sent.ack_frequency = Some(sequence);
+        true
+    }
 }

@@ -32,6 +32,8 @@ pub struct ReceiveRecord {
     /// will not be filled by a packet still in flight on an in-order path.
     settled: u64,
     largest: Option<(u64, Timestamp)>,
+    /// The largest Largest Acknowledged of the ACK frames sent for this space.
+    largest_reported: Option<u64>,
 }
 
 impl ReceiveRecord {
@@ -101,6 +103,28 @@ impl ReceiveRecord {
         self.largest
     }
 
+    /// The largest packet number any ACK frame sent for this space acknowledged ("Largest
+    /// Acked" of draft-ietf-quic-ack-frequency).
+    pub fn largest_reported(&self) -> Option<u64> {
+        self.largest_reported
+    }
+
+    /// The smallest packet number in `from..below` not received (packets under the
+    /// duplicate-detection floor count as received).
+    pub fn first_missing_from(&self, from: u64, below: u64) -> Option<u64> {
+        let mut next = from.max(self.floor);
+        for r in self.received.iter() {
+            if r.end <= next {
+                continue;
+            }
+            if r.start > next {
+                break;
+            }
+            next = r.end;
+        }
+        (next < below).then_some(next)
+    }
+
     /// Ranges to acknowledge at or below `largest`, highest first.
     pub fn ack_ranges_desc(&self, largest: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
         self.to_ack
@@ -119,6 +143,9 @@ impl ReceiveRecord {
     /// largest, so packets of faster paths above it are not in the frame and must still be
     /// reported by their own path's next ACK, Alibaba report §2.4).
     pub fn on_ranges_reported(&mut self, ranges: &[std::ops::RangeInclusive<u64>]) {
+        if let Some(largest) = ranges.iter().map(|r| *r.end()).max() {
+            self.largest_reported = Some(self.largest_reported.map_or(largest, |l| l.max(largest)));
+        }
         for r in ranges {
             self.newly_received
                 .remove(*r.start()..r.end().saturating_add(1));

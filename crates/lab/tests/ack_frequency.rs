@@ -1,0 +1,63 @@
+//! ACK_FREQUENCY (draft-ietf-quic-ack-frequency) on paced simulated paths: when the server
+//! (the data sender) asks for an ACK every tenth ack-eliciting packet, the client's ACK frames
+//! follow, in every design; the download stays as fast.
+
+mod common;
+
+use common::{download, run_completed};
+use mpquic_proto::ack::AckFrequencyRequest;
+use mpquic_proto::MultipathMode;
+
+const PATHS: [&str; 2] = [
+    "rate=40mbit,delay=10ms,queue=1bdp",
+    "rate=20mbit,delay=20ms,queue=1bdp",
+];
+
+/// (sender packets per receiver ACK frame, goodput Mbit/s) of a 10 MB download.
+fn run(mode: MultipathMode, request: Option<AckFrequencyRequest>) -> (f64, f64) {
+    let paths = if mode == MultipathMode::Single {
+        &PATHS[..1]
+    } else {
+        &PATHS[..]
+    };
+    let mut s = download(paths, 10_000_000, mode, 3);
+    s.transport
+        .ack
+        .get_or_insert_with(Default::default)
+        .request_ack_frequency = request;
+    let r = run_completed(&s);
+    let per_ack = r.sender.packets_sent as f64 / r.receiver.ack_frames_sent.max(1) as f64;
+    (per_ack, r.goodput_mbps)
+}
+
+#[test]
+fn acks_follow_the_requested_threshold_in_every_design() {
+    let request = AckFrequencyRequest {
+        ack_eliciting_threshold: 9,
+        max_ack_delay_us: 25_000,
+        reordering_threshold: 0,
+    };
+    for mode in [
+        MultipathMode::Single,
+        MultipathMode::Spns,
+        MultipathMode::Mpns,
+    ] {
+        let (default_per_ack, default_goodput) = run(mode, None);
+        let (per_ack, goodput) = run(mode, Some(request));
+        // RFC 9000 §13.2.2: an ACK at least every second ack-eliciting packet.
+        assert!(
+            default_per_ack < 2.6,
+            "{mode:?}: {default_per_ack:.2} packets per ACK by default"
+        );
+        // Requested: an ACK after more than 9 ack-eliciting packets, i.e. every 10th (a few more
+        // ACKs: handshake, timer, tail; the sender's count also has its own ACK-only packets).
+        assert!(
+            (8.0..=11.0).contains(&per_ack),
+            "{mode:?}: {per_ack:.2} packets per ACK when asked for one per 10"
+        );
+        assert!(
+            goodput > 0.9 * default_goodput,
+            "{mode:?}: {goodput:.1} Mbit/s with the request, {default_goodput:.1} without"
+        );
+    }
+}
