@@ -36,7 +36,7 @@ pub struct ClientArgs {
     pub ca: Option<PathBuf>,
     /// Local address of a path (repeatable): the first carries the handshake, each further one
     /// opens an extra path after it.
-    #[arg(long = "path", value_name = "LOCAL_ADDR")]
+    #[arg(long = "path", value_name = "LOCAL_ADDR", value_parser = crate::units::parse_addr)]
     pub paths: Vec<SocketAddr>,
     #[command(flatten)]
     pub transport: TransportArgs,

@@ -22,7 +22,7 @@ const SELF_SIGNED_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 #[derive(Debug, Args)]
 pub struct ServerArgs {
     /// Address to listen on; repeat for several sockets (e.g. one per interface).
-    #[arg(long, value_name = "ADDR", required = true)]
+    #[arg(long, value_name = "ADDR", required = true, value_parser = crate::units::parse_addr)]
     pub listen: Vec<SocketAddr>,
     /// Directory whose files are served.
     #[arg(long, value_name = "DIR")]

@@ -1,78 +1,41 @@
 //! Parsing of human-friendly sizes (`10MB`, `512KiB`, `1.5G`) and durations (`5s`, `250ms`).
 
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-/// Parse a byte size: a number with an optional unit. Decimal units (`k`, `M`, `G`, `T`, with
-/// or without `B`) are powers of 1000, binary units (`KiB`, `MiB`, ...) powers of 1024; units
-/// are case-insensitive, a bare number is bytes.
+/// Parse a byte size (`10MB`, `512KiB`, `1.5GB`, `10m`, a bare number of bytes): the grammar of
+/// scenario files and path specs (`mpquic_lab::units`), so every command accepts the same.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    if number.is_empty() {
-        return Err(format!(
-            "invalid size '{s}': expected a number followed by a unit, like 10MB or 512KiB"
-        ));
-    }
-    let unit = unit.trim().to_ascii_lowercase();
-    let multiplier: u64 = match unit.as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1_000,
-        "m" | "mb" => 1_000_000,
-        "g" | "gb" => 1_000_000_000,
-        "t" | "tb" => 1_000_000_000_000,
-        "ki" | "kib" => 1 << 10,
-        "mi" | "mib" => 1 << 20,
-        "gi" | "gib" => 1 << 30,
-        "ti" | "tib" => 1 << 40,
-        _ => {
-            return Err(format!(
-                "invalid size '{s}': unknown unit '{unit}' (use B, kB, MB, GB, KiB, MiB or GiB)"
-            ))
-        }
-    };
-    let value: f64 = number.parse().map_err(|_| {
-        format!("invalid size '{s}': expected a number followed by a unit, like 10MB or 512KiB")
-    })?;
-    let bytes = value * multiplier as f64;
-    if !bytes.is_finite() || bytes > u64::MAX as f64 {
-        return Err(format!("invalid size '{s}': too large"));
-    }
-    Ok(bytes.round() as u64)
+    s.parse::<mpquic_lab::units::ByteSize>().map(|b| b.bytes())
 }
 
-/// Parse a duration: a number with an optional unit (`ms`, `s`, `m`, `h`); a bare number is
-/// seconds.
+/// Parse a duration (`5s`, `250ms`, `2min`, `1h`): the grammar of scenario files and path specs.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    s.parse::<mpquic_lab::units::SimDuration>()
+        .map(|d| Duration::from_nanos(d.nanos()))
+}
+
+/// Parse a socket address: `IP:PORT`, `[IPv6]:PORT`, an IP alone (any port: `127.0.0.2`), or
+/// `HOST:PORT` resolved through the system resolver (`localhost:4433`; the first address).
+pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    if number.is_empty() {
-        return Err(format!(
-            "invalid duration '{s}': expected a number followed by a unit, like 5s or 250ms"
-        ));
+    if let Ok(addr) = t.parse::<SocketAddr>() {
+        return Ok(addr);
     }
-    let seconds_per_unit = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "s" | "sec" | "secs" => 1.0,
-        "ms" => 0.001,
-        "us" | "µs" => 0.000_001,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "invalid duration '{s}': unknown unit '{other}' (use ms, s, m or h)"
-            ))
-        }
-    };
-    let value: f64 = number.parse().map_err(|_| {
-        format!("invalid duration '{s}': expected a number followed by a unit, like 5s or 250ms")
-    })?;
-    Duration::try_from_secs_f64(value * seconds_per_unit)
-        .map_err(|_| format!("invalid duration '{s}': out of range"))
+    let bare = t.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, 0));
+    }
+    let shape = "expected IP:PORT, [IPv6]:PORT, an IP address alone or HOST:PORT";
+    if !t.contains(':') {
+        return Err(format!("invalid address `{s}`: {shape}"));
+    }
+    match t.to_socket_addrs() {
+        Ok(mut addrs) => addrs
+            .next()
+            .ok_or_else(|| format!("invalid address `{s}`: the name has no address")),
+        Err(e) => Err(format!("invalid address `{s}`: {e} ({shape})")),
+    }
 }
 
 /// A size for humans: `10.0 MB`, `512 B`.
@@ -98,12 +61,17 @@ mod tests {
     #[test]
     fn sizes() {
         assert_eq!(parse_size("10MB"), Ok(10_000_000));
+        assert_eq!(parse_size("10m"), Ok(10_000_000));
         assert_eq!(parse_size("512KiB"), Ok(524_288));
         assert_eq!(parse_size("1.5GB"), Ok(1_500_000_000));
         assert_eq!(parse_size("42"), Ok(42));
         assert_eq!(parse_size("3 mib"), Ok(3 << 20));
-        assert!(parse_size("ten").unwrap_err().contains("expected a number"));
-        assert!(parse_size("10XB").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("ten")
+            .unwrap_err()
+            .contains("invalid size `ten`"));
+        assert!(parse_size("10XB")
+            .unwrap_err()
+            .contains("expected a number"));
         assert!(parse_size("").is_err());
     }
 
@@ -111,12 +79,38 @@ mod tests {
     fn durations() {
         assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5min"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("10")
+            .unwrap_err()
+            .contains("ms, s, min or h"));
         assert!(parse_duration("5 parsecs")
             .unwrap_err()
-            .contains("unknown unit"));
+            .contains("invalid duration"));
         assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(parse_addr("127.0.0.2"), Ok("127.0.0.2:0".parse().unwrap()));
+        assert_eq!(parse_addr("[::1]"), Ok("[::1]:0".parse().unwrap()));
+        assert_eq!(parse_addr("[::1]:443"), Ok("[::1]:443".parse().unwrap()));
+        let local = parse_addr("localhost:4433").expect("localhost resolves");
+        assert!(local.ip().is_loopback() && local.port() == 4433, "{local}");
+        assert!(parse_addr("nonsense")
+            .unwrap_err()
+            .contains("invalid address"));
+        assert!(parse_addr("127.0.0.1:99999").is_err());
+    }
+
+    #[test]
+    fn one_grammar_for_every_command() {
+        for text in ["10m", "512KiB", "1.5GB", "7b"] {
+            assert_eq!(
+                parse_size(text).ok(),
+                mpquic_lab::units::parse_size(text),
+                "{text}"
+            );
+        }
     }
 
     #[test]

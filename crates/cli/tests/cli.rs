@@ -68,8 +68,10 @@ fn bad_url_is_a_readable_error() {
 
 #[test]
 fn bad_sizes_and_durations_are_readable_errors() {
-    assert_readable_error(&run(&["demo", "--size", "ten"]), "invalid size 'ten'");
-    assert_readable_error(&run(&["demo", "--size", "10XB"]), "unknown unit");
+    assert_readable_error(&run(&["demo", "--size", "ten"]), "invalid size `ten`");
+    assert_readable_error(&run(&["demo", "--size", "10XB"]), "invalid size `10XB`");
+    // One grammar everywhere: `sim --download` takes what `demo --size` takes.
+    assert_readable_error(&run(&["sim", "--download", "10XB"]), "invalid size `10XB`");
     assert_readable_error(
         &run(&["client", "https://localhost/x", "--timeout", "5 parsecs"]),
         "invalid duration",

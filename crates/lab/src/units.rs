@@ -11,17 +11,13 @@
 use std::fmt;
 use std::str::FromStr;
 
-use mpquic_netsim::spec::split_number;
-use mpquic_netsim::time::{format_exact, SimTime, SECOND};
+use mpquic_netsim::spec::{byte_multiplier, split_number};
+use mpquic_netsim::time::{format_exact, SimTime};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
-/// Accepted forms of a byte size, for messages.
-pub const SIZE_EXPECTED: &str =
-    "a number followed by B, KB, MB, GB (powers of 10) or KiB, MiB, GiB (powers of 2), e.g. `50MB`, or an integer number of bytes";
-
-/// Accepted forms of a duration, for messages.
-pub const DURATION_EXPECTED: &str =
-    "a number followed by ns, us, ms, s or min (e.g. `10s`, `250ms`, `1.5s`), or `0`";
+/// Accepted forms of a byte size and a duration, for messages (the grammar of path specs:
+/// one grammar for the whole project).
+pub use mpquic_netsim::spec::{DURATION_EXPECTED, SIZE_EXPECTED};
 
 fn whole(v: f64) -> Option<u64> {
     let r = v.round();
@@ -42,17 +38,7 @@ impl ByteSize {
 /// Parses a byte size; `None` if the text is not a valid size.
 pub fn parse_size(s: &str) -> Option<u64> {
     let (v, unit) = split_number(s)?;
-    let mult = match unit.as_str() {
-        "" | "b" => 1.0,
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "kib" => 1024.0,
-        "mib" => 1_048_576.0,
-        "gib" => 1_073_741_824.0,
-        _ => return None,
-    };
-    whole(v * mult)
+    whole(v * byte_multiplier(&unit)?)
 }
 
 impl FromStr for ByteSize {
@@ -138,14 +124,7 @@ impl SimDuration {
 
 /// Parses a duration; `None` if the text is not a valid duration.
 pub fn parse_duration(s: &str) -> Option<SimTime> {
-    // The link-spec parser takes ns..s; scenario files also allow minutes.
-    match split_number(s)? {
-        (v, unit) if unit == "min" => {
-            let ns = (v * 60.0 * SECOND as f64).round();
-            (ns.is_finite() && ns < u64::MAX as f64).then_some(ns as u64)
-        }
-        _ => mpquic_netsim::spec::parse_duration(s),
-    }
+    mpquic_netsim::spec::parse_duration(s)
 }
 
 impl FromStr for SimDuration {
@@ -233,6 +212,7 @@ where
 mod tests {
     use super::*;
     use mpquic_netsim::time::MILLISECOND;
+    use mpquic_netsim::time::SECOND;
 
     #[test]
     fn sizes() {
@@ -241,6 +221,8 @@ mod tests {
         assert_eq!(parse_size("1.5 GB"), Some(1_500_000_000));
         assert_eq!(parse_size("1234"), Some(1234));
         assert_eq!(parse_size("7b"), Some(7));
+        assert_eq!(parse_size("10m"), Some(10_000_000), "the CLI's short units");
+        assert_eq!(parse_size("2k"), Some(2_000));
         for bad in ["", "MB", "-1MB", "1.2.3MB", "10XB", "1e6", "0.5B", ".5MB"] {
             assert_eq!(parse_size(bad), None, "{bad}");
         }
@@ -261,7 +243,8 @@ mod tests {
         assert_eq!(parse_duration("2.5ms"), Some(2_500_000));
         assert_eq!(parse_duration("1min"), Some(60 * SECOND));
         assert_eq!(parse_duration("0"), Some(0));
-        for bad in ["10", "10h", "s", "-1s", "1,5s"] {
+        assert_eq!(parse_duration("2h"), Some(7200 * SECOND));
+        for bad in ["10", "10m", "s", "-1s", "1,5s"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
         assert_eq!(SimDuration(1_500 * MILLISECOND).to_string(), "1500ms");

@@ -73,7 +73,7 @@ use crate::time::SimTime;
 
 pub use resolve::ResolvedPath;
 pub use toml_form::{DirSpecToml, PathSpecToml, Scalar};
-pub use value::{parse_duration, split_number};
+pub use value::{byte_multiplier, parse_duration, split_number, DURATION_EXPECTED, SIZE_EXPECTED};
 
 /// Errors from parsing or resolving a path spec. Messages name the key (with
 /// its `up.`/`down.` prefix) and what was expected.

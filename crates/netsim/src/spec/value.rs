@@ -58,21 +58,44 @@ pub(crate) fn format_rate(bps: u64) -> String {
 }
 
 /// Expected form of a duration.
-pub(crate) const DURATION_EXPECTED: &str =
-    "a number followed by ns, us, ms or s (e.g. `10ms`, `500us`, `1.5s`), or `0`";
+pub const DURATION_EXPECTED: &str =
+    "a number followed by ns, us, ms, s, min or h (e.g. `10ms`, `500us`, `1.5s`), or `0`";
 
-/// Parses a duration (`10ms`, `500us`, `1s`, `250ns`, `0`).
+/// Parses a duration (`10ms`, `500us`, `1s`, `250ns`, `2min`, `1h`, `0`). The one duration
+/// grammar of the project: path specs, scenario files and every command-line option use it.
 pub fn parse_duration(s: &str) -> Option<SimTime> {
     let (v, unit) = split_number(s)?;
     let mult = match unit.as_str() {
         "" if v == 0.0 => 0.0,
         "ns" => 1.0,
-        "us" => MICROSECOND as f64,
+        "us" | "µs" => MICROSECOND as f64,
         "ms" => MILLISECOND as f64,
         "s" => SECOND as f64,
+        "min" => 60.0 * SECOND as f64,
+        "h" => 3600.0 * SECOND as f64,
         _ => return None,
     };
     to_u64(v * mult)
+}
+
+/// Expected form of a byte size.
+pub const SIZE_EXPECTED: &str = "a number followed by B, kB, MB, GB, TB (powers of 10; also k, m, g, t) or KiB, MiB, GiB, TiB (powers of 2), e.g. `50MB`, or an integer number of bytes";
+
+/// Bytes per `unit` of a size (lower-cased): the one size grammar of the project (queue sizes,
+/// scenario files, command-line sizes). Decimal units are powers of 10, binary ones of 2.
+pub fn byte_multiplier(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "" | "b" | "bytes" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "ki" | "kib" => 1024.0,
+        "mi" | "mib" => 1_048_576.0,
+        "gi" | "gib" => 1_073_741_824.0,
+        "ti" | "tib" => 1_099_511_627_776.0,
+        _ => return None,
+    })
 }
 
 /// Canonical duration text.
@@ -81,7 +104,7 @@ pub(crate) fn format_duration(t: SimTime) -> String {
 }
 
 /// Expected form of a queue size.
-pub(crate) const QUEUE_EXPECTED: &str = "`<n>pkt` (packets), `<n>b` (bytes; also `kb`/`mb` = 10^3/10^6 bytes, `kib`/`mib` = 2^10/2^20 bytes), `<x>bdp` (multiple of the bandwidth-delay product) or `inf`";
+pub(crate) const QUEUE_EXPECTED: &str = "`<n>pkt` (packets), `<n>b` (bytes; also `kb`/`mb` = 10^3/10^6 bytes, `kib`/`mib` = 2^10/2^20 bytes, as every size), `<x>bdp` (multiple of the bandwidth-delay product) or `inf`";
 
 /// Parses a queue size.
 pub(crate) fn parse_queue(s: &str) -> Option<QueueSpec> {
@@ -90,16 +113,12 @@ pub(crate) fn parse_queue(s: &str) -> Option<QueueSpec> {
         return Some(QueueSpec::Infinite);
     }
     let (v, unit) = split_number(&t)?;
-    let bytes = |mult: f64| to_u64(v * mult).map(QueueSpec::Bytes);
     match unit.as_str() {
         "pkt" | "pkts" | "packets" if v.fract() == 0.0 => to_u64(v).map(QueueSpec::Packets),
-        "b" | "bytes" => bytes(1.0),
-        "kb" => bytes(1e3),
-        "mb" => bytes(1e6),
-        "kib" => bytes(1024.0),
-        "mib" => bytes(1_048_576.0),
         "bdp" => Some(QueueSpec::Bdp(v)),
-        _ => None,
+        // A bare number is ambiguous here (packets or bytes?): a unit is required.
+        "" => None,
+        u => to_u64(v * byte_multiplier(u)?).map(QueueSpec::Bytes),
     }
 }
 
@@ -219,7 +238,8 @@ mod tests {
         assert_eq!(parse_duration("1s"), Some(SECOND));
         assert_eq!(parse_duration("2.5ms"), Some(2_500_000));
         assert_eq!(parse_duration("0"), Some(0));
-        for bad in ["10", "10min", "ms", "-1ms", "1.2.3ms"] {
+        assert_eq!(parse_duration("2min"), Some(120 * SECOND));
+        for bad in ["10", "10m", "ms", "-1ms", "1.2.3ms"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
     }
