@@ -113,6 +113,9 @@ pub struct SuiteMeta {
     /// Trace directory given with `--traces`, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traces: Option<PathBuf>,
+    /// UTC date the runs were made (`YYYY-MM-DD`), shown in the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
 }
 
 /// Options of [`run_suite`].
@@ -200,6 +203,7 @@ pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportO
         quick: opts.quick,
         seed: opts.seed,
         traces: opts.traces.clone(),
+        date: Some(crate::suites::fidelity::utc_date()),
     };
     std::fs::write(
         opts.out.join("suite.json"),

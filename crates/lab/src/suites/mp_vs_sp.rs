@@ -127,7 +127,7 @@ impl Suite for MpVsSp {
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[super::fidelity::CONEXT_2017], runs)?;
         let mut s1 = Section::new("Single-path vs multipath (CoNEXT 2017)");
         s1.paragraphs.push(
             "Ratio = best single-path completion time / MPNS completion time (> 1: multipath is \

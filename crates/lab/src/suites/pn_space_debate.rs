@@ -162,7 +162,7 @@ impl Suite for PnSpaceDebate {
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[super::fidelity::CCR_2022, super::fidelity::SPNS_REPORT], runs)?;
         let mut sections = Vec::new();
         let mut headline = None;
         for (space, title) in [

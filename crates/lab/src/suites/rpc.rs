@@ -113,7 +113,7 @@ impl Suite for Rpc {
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[super::fidelity::SPNS_REPORT], runs)?;
         let m: Vec<_> = DESIGNS.iter().map(|d| design_figures(runs, d.0)).collect();
         let mut s =
             Section::new("Tables 2-3: network time, 1-second completion rate, ACK frame size");

@@ -142,7 +142,7 @@ impl Suite for SpnsRulesSuite {
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[super::fidelity::SPNS_REPORT, super::fidelity::CCR_2022], runs)?;
         let mut s = Section::new("Ablation of the SPNS report's rules");
         s.paragraphs.push(
             "Two heterogeneous paths per condition (the 30/10 Mbit/s, 10/40 ms one-way pair, \

@@ -128,7 +128,7 @@ impl Suite for XlinkSuite {
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
         let videos = read_videos(runs, out_dir)?;
         let groups = group(&videos);
-        let mut b = ReportBuilder::new(out_dir)?;
+        let mut b = ReportBuilder::new(out_dir, &[super::fidelity::XLINK], runs)?;
         let mut main = Section::new("Video QoE per configuration");
         main.paragraphs.push(format!(
             "{} runs; each row pools the traces. Thresholds: {}.",
