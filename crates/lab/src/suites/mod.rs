@@ -23,6 +23,7 @@ pub mod spns_vs_mpns_fidelity;
 pub mod trace_dir;
 pub mod wsp;
 pub mod xlink;
+pub mod xlink_fidelity;
 
 pub use common::{ReportOutput, RunRecord};
 
