@@ -7,7 +7,7 @@ use std::path::Path;
 use mpquic_lab::labcmd::{load_runs, merge, report_dir, run_suite, RunOptions};
 use mpquic_lab::suites;
 use mpquic_lab::suites::spns_vs_mpns::{SpnsVsMpns, DEFAULT_LIMIT};
-use mpquic_lab::suites::SuiteOptions;
+use mpquic_lab::suites::{Suite, SuiteOptions};
 use mpquic_report::{Cell, Table};
 use serde_json::Value;
 
