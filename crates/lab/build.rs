@@ -19,8 +19,7 @@ fn main() {
     // Rerun when HEAD moves (a commit or a checkout), not on every build.
     for path in [
         git(&["rev-parse", "--git-path", "HEAD"]),
-        git(&["symbolic-ref", "-q", "HEAD"])
-            .and_then(|r| git(&["rev-parse", "--git-path", &r])),
+        git(&["symbolic-ref", "-q", "HEAD"]).and_then(|r| git(&["rev-parse", "--git-path", &r])),
     ]
     .into_iter()
     .flatten()

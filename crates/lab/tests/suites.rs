@@ -171,7 +171,10 @@ fn tiny_spns_vs_mpns_end_to_end_and_tables_match_runs() {
     assert_eq!(t.rows[1][4], Cell::text("1 of 1"));
     let html = std::fs::read_to_string(out.join("index.html")).expect("html");
     assert!(html.contains("Runs: 2 completed of 3"), "about section");
-    assert!(html.contains("Differences from the paper"), "discussion section");
+    assert!(
+        html.contains("Differences from the paper"),
+        "discussion section"
+    );
 }
 
 #[test]
@@ -288,7 +291,10 @@ fn full_mode_trace_pairs_are_distinct_and_seeded() {
         d.dedup();
         assert_eq!(d.len(), 10, "pairs repeat: {a:?}");
         let b = pairs(2, traces);
-        assert!(a.iter().all(|p| !b.contains(p)), "seed 2 replays seed 1's pairs");
+        assert!(
+            a.iter().all(|p| !b.contains(p)),
+            "seed 2 replays seed 1's pairs"
+        );
     }
 }
 

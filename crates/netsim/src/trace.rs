@@ -460,7 +460,10 @@ mod tests {
             pos = s.next(pos);
         }
         assert_eq!(times, [1, 1, 6, 8, 11]);
-        assert_eq!(s.time_of(s.first_at_or_after(2 * MILLISECOND)), 6 * MILLISECOND);
+        assert_eq!(
+            s.time_of(s.first_at_or_after(2 * MILLISECOND)),
+            6 * MILLISECOND
+        );
         assert!((t.mean_rate_bps() - 4.0 * 12e6 / 10.0).abs() < 1e-6);
         let json = serde_json::to_string(&t).expect("json");
         let back: MahimahiTrace = serde_json::from_str(&json).expect("back");

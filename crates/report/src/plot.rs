@@ -118,7 +118,6 @@ pub(crate) struct Clipped {
     pub value: f64,
 }
 
-
 /// A 2-D plot with any number of series.
 ///
 /// Rendering never panics on degenerate data: empty series, NaN/∞ values,
@@ -464,7 +463,8 @@ mod tests {
         let svg = plot.to_svg_string(640, 400).expect("svg");
         assert!(svg.contains("-2000 (off scale)"), "label missing");
         // Nothing to clip: no change.
-        let mut calm = Plot::new("t", "x", "y", PlotKind::Scatter).with_series("a", vec![(1.0, 2.0)]);
+        let mut calm =
+            Plot::new("t", "x", "y", PlotKind::Scatter).with_series("a", vec![(1.0, 2.0)]);
         calm.y = calm.y.clipped_at_median(3.0);
         assert!(calm.prepare(6, 6).clipped.is_empty());
     }

@@ -389,10 +389,16 @@ mod tests {
         assert!(r.0 < -8.0);
         let (r, _) = choose_range(false, None, Some((-2.0, 3.0)), "y", true);
         assert!(r.0 < -2.0 && r.1 > 3.0);
-        assert_eq!(choose_range(false, None, Some((0.0, 0.0)), "y", true).0, (0.0, 1.0));
+        assert_eq!(
+            choose_range(false, None, Some((0.0, 0.0)), "y", true).0,
+            (0.0, 1.0)
+        );
         // Log axes cannot include 0; fixed ranges are used as given.
         let (r, _) = choose_range(true, None, Some((1.0, 2.0)), "y", true);
         assert!(r.0 > 0.0);
-        assert_eq!(choose_range(false, Some((5.0, 6.0)), data, "y", true).0, (5.0, 6.0));
+        assert_eq!(
+            choose_range(false, Some((5.0, 6.0)), data, "y", true).0,
+            (5.0, 6.0)
+        );
     }
 }

@@ -26,7 +26,10 @@ pub struct Paper {
 impl Paper {
     /// `Short: “Title” (source)`.
     pub fn cite(&self) -> String {
-        format!("{}: \u{201c}{}\u{201d} ({})", self.short, self.title, self.source)
+        format!(
+            "{}: \u{201c}{}\u{201d} ({})",
+            self.short, self.title, self.source
+        )
     }
 }
 
@@ -153,7 +156,8 @@ pub fn about_section(papers: &[Paper], runs: &[(String, RunRecord)], dir: &Path)
     };
     let mut s = Section::new("About this report");
     let titles: Vec<String> = papers.iter().map(Paper::cite).collect();
-    s.paragraphs.push(format!("Reproduces: {}.", titles.join("; ")));
+    s.paragraphs
+        .push(format!("Reproduces: {}.", titles.join("; ")));
     let done = runs.iter().filter(|(_, r)| r.completed).count();
     s.paragraphs.push(format!(
         "Mode: {mode}. Transfer size: {}. Runs: {done} completed of {}.",
@@ -198,9 +202,6 @@ pub fn completion_note(groups: &[(String, Vec<&RunRecord>)]) -> String {
         )
     }
 }
-
-/// Virtual time limit floor (s): handshakes, slow start and short transfers.
-pub const TIME_LIMIT_FLOOR_S: u64 = 60;
 
 /// A run may take this many times the ideal transfer time at the paths'
 /// aggregate mean capacity before it is cut off.
@@ -292,9 +293,19 @@ impl Comparison {
         }
         let n = self.samples.len();
         let spread = if n < 2 {
-            format!("one {} only, so no noise estimate", self.per.trim_end_matches('s'))
+            format!(
+                "from one {} only, so without a noise estimate",
+                self.per.trim_end_matches('s')
+            )
+        } else if noise > 0.0 {
+            format!(
+                "{:.1} times the spread ({}) across {n} {}",
+                d.abs() / noise,
+                fmt_num(noise),
+                self.per
+            )
         } else {
-            format!("{} times the spread of {:.3} across {n} {}", fmt_ratio(d, noise), noise, self.per)
+            format!("with no spread across {n} {}", self.per)
         };
         let causes = if self.causes.is_empty() {
             "the cause is not known to the suite".to_owned()
@@ -302,20 +313,32 @@ impl Comparison {
             format!("likely because {}", self.causes.join(", and "))
         };
         Some(format!(
-            "{}: ours {:.3} vs the paper's {} differs by {:+.3}, {spread}; {causes}.",
+            "{}: ours is {} against the paper's {}, a difference of {} that is {spread}; {causes}.",
             self.figure,
-            self.ours().unwrap_or(f64::NAN),
-            self.paper,
-            d
+            fmt_num(self.ours().unwrap_or(f64::NAN)),
+            fmt_num(self.paper),
+            fmt_signed(d),
         ))
     }
 }
 
-fn fmt_ratio(d: f64, noise: f64) -> String {
-    if noise > 0.0 {
-        format!("{:.1}", d.abs() / noise)
+/// About three significant digits, as the papers print their figures.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
     } else {
-        "more than".to_owned()
+        format!("{v:.3}")
+    }
+}
+
+fn fmt_signed(v: f64) -> String {
+    if v >= 0.0 {
+        format!("+{}", fmt_num(v))
+    } else {
+        fmt_num(v)
     }
 }
 
@@ -348,7 +371,10 @@ pub fn differences_section(paper: &Paper, comparisons: &[Comparison]) -> (Sectio
             Cell::num(c.paper, 3),
             num(c.ours(), 3),
             Cell::num(c.noise(), 3),
-            Cell::text(format!("{} {}", c.samples.len(), c.per)),
+            Cell::text(match c.samples.len() {
+                1 => format!("1 {}", c.per.trim_end_matches('s')),
+                n => format!("{n} {}", c.per),
+            }),
             num(c.difference(), 3),
             Cell::text(match beyond {
                 Some(true) => "yes",
@@ -357,7 +383,10 @@ pub fn differences_section(paper: &Paper, comparisons: &[Comparison]) -> (Sectio
             }),
         ]);
     }
-    let lines: Vec<String> = comparisons.iter().filter_map(Comparison::discussion).collect();
+    let lines: Vec<String> = comparisons
+        .iter()
+        .filter_map(Comparison::discussion)
+        .collect();
     if lines.is_empty() {
         s.paragraphs
             .push("No difference exceeds its noise.".to_owned());
@@ -383,7 +412,10 @@ mod tests {
 
     #[test]
     fn time_limit_scales_with_size_and_capacity() {
-        let paths = ["rate=8mbit,rtt=20ms".to_owned(), "rate=2mbit,rtt=20ms".to_owned()];
+        let paths = [
+            "rate=8mbit,rtt=20ms".to_owned(),
+            "rate=2mbit,rtt=20ms".to_owned(),
+        ];
         // 50 MB at 10 Mbit/s = 40 s ideal; x10 = 400 s.
         assert_eq!(time_limit_s(&paths, 50_000_000, 60), 400);
         // 1 MB: 0.8 s ideal, x10 = 8 s, below the floor.
@@ -420,13 +452,23 @@ mod tests {
             causes: vec!["the traces are generated".into()],
         };
         let line = c.discussion().expect("beyond noise");
-        assert!(line.contains("-3.000") && line.contains("-2.700"), "{line}");
+        assert!(
+            line.contains("ours is -3.00") && line.contains("of -2.70"),
+            "{line}"
+        );
+        assert!(
+            line.contains("2.7 times the spread (1.00) across 3 trace pairs"),
+            "{line}"
+        );
         assert!(line.contains("the traces are generated"), "{line}");
         assert_eq!(line.matches(". ").count(), 0, "one sentence: {line}");
         c.samples = vec![-1.0, 1.0, 0.0];
         assert_eq!(c.discussion(), None, "within noise");
         c.samples = vec![5.0];
-        assert!(c.discussion().expect("single").contains("no noise estimate"));
+        assert!(c
+            .discussion()
+            .expect("single")
+            .contains("without a noise estimate"));
         let (s, t) = differences_section(&SPNS_REPORT, &[c]);
         assert_eq!(t.rows.len(), 1);
         assert!(s.paragraphs[0].contains("Single Packet Number Space"));

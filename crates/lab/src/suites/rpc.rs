@@ -315,10 +315,7 @@ fn per_condition(
                     .cloned()
                     .collect()
             };
-            f(
-                &design_figures(&of(a), a),
-                &design_figures(&of(b), b),
-            )
+            f(&design_figures(&of(a), a), &design_figures(&of(b), b))
         })
         .collect()
 }
@@ -345,8 +342,16 @@ pub fn comparisons(runs: &[(String, RunRecord)]) -> Vec<Comparison> {
         causes: causes.clone(),
     };
     vec![
-        c("Table 2: SPNS vs MPNS network time (%)", 0.80, per_condition(runs, ("mpns", "spns"), time)),
-        c("Table 2: SPNS vs MPNS ACK frame size (%)", 33.67, per_condition(runs, ("mpns", "spns"), ack)),
+        c(
+            "Table 2: SPNS vs MPNS network time (%)",
+            0.80,
+            per_condition(runs, ("mpns", "spns"), time),
+        ),
+        c(
+            "Table 2: SPNS vs MPNS ACK frame size (%)",
+            33.67,
+            per_condition(runs, ("mpns", "spns"), ack),
+        ),
         c(
             "Table 3: SPNS limit 4 vs MPNS network time (%)",
             2.65,

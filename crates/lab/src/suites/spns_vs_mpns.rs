@@ -25,6 +25,10 @@ use super::trace_dir::trace_roles;
 use super::{Suite, SuiteOptions};
 use crate::scenario::Scenario;
 
+/// The virtual time limit floor of a run (s); a larger transfer over a
+/// slower pair gets more (see [`fidelity::time_limit_s`]).
+pub const TIME_LIMIT_FLOOR_S: u64 = 120;
+
 /// The SPNS limit that plays "SPNS" in Table 1 (the core's default).
 pub const DEFAULT_LIMIT: usize = 32;
 
@@ -87,7 +91,7 @@ impl SpnsVsMpns {
         let mut out = Vec::new();
         for k in 0..pairs {
             let paths = pair_paths(k);
-            let limit_s = fidelity::time_limit_s(&paths, bytes, fidelity::TIME_LIMIT_FLOOR_S);
+            let limit_s = fidelity::time_limit_s(&paths, bytes, TIME_LIMIT_FLOOR_S);
             let limits = std::iter::once(None).chain(Self::limits(quick).into_iter().map(Some));
             for limit in limits {
                 let id = run_id(k, limit);
@@ -396,7 +400,11 @@ fn rtt_plot(r: &RunRecord, label: &str) -> Option<Plot> {
         PlotKind::Line,
     );
     for p in &ts.rtt {
-        let name = if p.path == 0 { "Wi-Fi role" } else { "cellular role" };
+        let name = if p.path == 0 {
+            "Wi-Fi role"
+        } else {
+            "cellular role"
+        };
         plot = plot
             .with_series(
                 format!("path {} ({name}) srtt", p.path),

@@ -197,7 +197,10 @@ mod tests {
         write(tmp.path(), "Office-WiFi", "1\n");
         let roles = trace_roles(tmp.path()).expect("roles");
         let [w, c] = roles.pair(1, 0, 77);
-        assert!(w.contains("Office-WiFi.down") && w.contains("delay=10ms"), "{w}");
+        assert!(
+            w.contains("Office-WiFi.down") && w.contains("delay=10ms"),
+            "{w}"
+        );
         assert!(!c.contains("WiFi"), "{c}");
     }
 
@@ -215,7 +218,10 @@ mod tests {
     fn bad_directories_are_errors() {
         let tmp = tempfile::tempdir().expect("tmp");
         let e = format!("{:#}", trace_roles(tmp.path()).unwrap_err());
-        assert!(e.contains("at least one cellular") && e.contains("found 0"), "{e}");
+        assert!(
+            e.contains("at least one cellular") && e.contains("found 0"),
+            "{e}"
+        );
         write(tmp.path(), "home-wifi", "1\n");
         let e = format!("{:#}", trace_roles(tmp.path()).unwrap_err());
         assert!(e.contains("home-wifi"), "{e}");

@@ -461,10 +461,15 @@ mod tests {
         assert_eq!(plot.y.clip_at_median, Some(3.0));
         let notes = plot.data_notes();
         assert!(
-            notes.iter().any(|n| n.contains("1 point(s) beyond 3x the median")),
+            notes
+                .iter()
+                .any(|n| n.contains("1 point(s) beyond 3x the median")),
             "{notes:?}"
         );
         let svg = plot.to_svg_string(640, 400).expect("svg");
-        assert!(svg.contains("-900 (off scale)"), "the clipped value is labelled");
+        assert!(
+            svg.contains("-900 (off scale)"),
+            "the clipped value is labelled"
+        );
     }
 }
