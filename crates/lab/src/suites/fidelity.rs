@@ -102,7 +102,9 @@ struct MetaFile {
     date: Option<String>,
 }
 
-/// `1.5 MB`, `300 kB`, `50 MB` (10³ multiples, as the papers write sizes).
+/// `1.5 MB`, `300 kB`, `50 MB` (10³ multiples, as the papers write sizes),
+/// rounded for reading; [`crate::units::ByteSize`] prints sizes exactly, for
+/// scenario files.
 pub fn format_bytes(b: u64) -> String {
     let b = b as f64;
     let (v, unit) = if b >= 1e9 {
