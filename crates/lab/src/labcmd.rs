@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mpquic lab list
-//! mpquic lab run SUITE [--quick] [--seed N] [--jobs N] [--out DIR] [--shard I/N] [--traces DIR]
+//! mpquic lab run SUITE [--quick|--full] [--seed N] [--jobs N] [--out DIR] [--shard I/N] [--traces DIR]
 //! mpquic lab report DIR
 //! mpquic lab merge OUT DIR1 DIR2 ...
 //! ```
@@ -66,6 +66,10 @@ pub struct RunArgs {
     /// The quick variant (minutes on 2 cores).
     #[arg(long)]
     pub quick: bool,
+    /// The full variant (the default; the paper's sizes and more trace
+    /// pairs or points).
+    #[arg(long, conflicts_with = "quick")]
+    pub full: bool,
     /// Master seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -79,8 +83,9 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
     /// spns-vs-mpns only: replay the Mahimahi traces in DIR (each as
-    /// NAME.up and NAME.down, at least two; names containing "wifi" play
-    /// the Wi-Fi path first) instead of the generated Wi-Fi and LTE traces.
+    /// NAME.up and NAME.down) in the paper's roles: names containing "wifi"
+    /// play the Wi-Fi path (else a generated Wi-Fi trace does), the others
+    /// the cellular path, each from a seed-chosen start point.
     #[arg(long, value_name = "DIR")]
     pub traces: Option<PathBuf>,
 }
@@ -113,6 +118,9 @@ pub struct SuiteMeta {
     /// Trace directory given with `--traces`, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traces: Option<PathBuf>,
+    /// UTC date the runs were made (`YYYY-MM-DD`), shown in the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
 }
 
 /// Options of [`run_suite`].
@@ -200,6 +208,7 @@ pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportO
         quick: opts.quick,
         seed: opts.seed,
         traces: opts.traces.clone(),
+        date: Some(crate::suites::fidelity::utc_date()),
     };
     std::fs::write(
         opts.out.join("suite.json"),

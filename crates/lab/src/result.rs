@@ -8,7 +8,7 @@
 
 use mpquic_netsim::stats::{DropCounters, LinkSummary};
 use mpquic_netsim::time::as_secs_f64;
-use mpquic_netsim::{Capacity, LinkConfig};
+use mpquic_netsim::{Capacity, LinkConfig, QueueLimit};
 use mpquic_proto::{Connection, ConnectionStats, Design, PathId, PathStats};
 use serde::Serialize;
 
@@ -306,6 +306,15 @@ pub struct LinkResult {
     pub rate_mbps: Option<f64>,
     /// Initial one-way propagation delay.
     pub delay_ms: f64,
+    /// Drop-tail limit as configured (`{"bytes": N}`, `{"packets": N}` or
+    /// `"infinite"`): reports state the queue sizing from it.
+    pub queue_limit: QueueLimit,
+    /// The trace's source (file path or `gen:NAME:SEED`), for trace links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Where the trace's replay started in its period (ms), for trace links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_start_ms: Option<u64>,
     /// Packets that left the link.
     pub delivered_packets: u64,
     /// Bytes that left the link.
@@ -329,10 +338,17 @@ impl LinkResult {
             Capacity::Unlimited => None,
             c => c.nominal_rate_bps().map(|b| b / 1e6),
         };
+        let trace = match &config.capacity {
+            Capacity::Trace(t) => Some(t),
+            _ => None,
+        };
         Self {
             name,
             rate_mbps,
             delay_ms: ns_to_ms(config.delay),
+            queue_limit: config.queue,
+            trace: trace.map(|t| t.source().to_owned()),
+            trace_start_ms: trace.map(|t| t.start_ms()),
             delivered_packets: s.delivered.packets,
             delivered_bytes: s.delivered.bytes,
             drops: s.dropped,

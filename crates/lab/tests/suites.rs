@@ -7,7 +7,7 @@ use std::path::Path;
 use mpquic_lab::labcmd::{load_runs, merge, report_dir, run_suite, RunOptions};
 use mpquic_lab::suites;
 use mpquic_lab::suites::spns_vs_mpns::{SpnsVsMpns, DEFAULT_LIMIT};
-use mpquic_lab::suites::SuiteOptions;
+use mpquic_lab::suites::{Suite, SuiteOptions};
 use mpquic_report::{Cell, Table};
 use serde_json::Value;
 
@@ -159,6 +159,22 @@ fn tiny_spns_vs_mpns_end_to_end_and_tables_match_runs() {
     v["avg_ack_frame_bytes"] = serde_json::json!(ack * 3.0);
     std::fs::write(&path, v.to_string()).expect("write");
     assert!(std::panic::catch_unwind(|| check_table1(&out)).is_err());
+    // A run that did not complete is counted in Table 1, not dropped.
+    let path = out.join("runs").join("t0-mpns.json");
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("run")).expect("json");
+    v["completed"] = serde_json::json!(false);
+    std::fs::write(&path, v.to_string()).expect("write");
+    report_dir(&out).expect("report");
+    let t = read_table(&out.join("tables/table1.csv"));
+    assert_eq!(t.rows[0][4], Cell::text("0 of 1"), "{:?}", t.rows[0]);
+    assert_eq!(t.rows[1][4], Cell::text("1 of 1"));
+    let html = std::fs::read_to_string(out.join("index.html")).expect("html");
+    assert!(html.contains("Runs: 2 completed of 3"), "about section");
+    assert!(
+        html.contains("Differences from the paper"),
+        "discussion section"
+    );
 }
 
 #[test]
@@ -218,27 +234,75 @@ fn spns_vs_mpns_replays_mahimahi_files_on_request() {
     let canonical = traces.canonicalize().expect("canonical");
     for (id, r) in &runs {
         assert!(r.completed, "{id}: {:?}", r.outcome);
-        let paths = r.scenario["paths"].to_string();
-        assert!(!paths.contains("gen:"), "{id}: generated trace in {paths}");
-        // Pair k plays trace k on the Wi-Fi-role path and trace k+1 on the
-        // cellular-role path, in name order (no name contains "wifi").
-        let (first, second) = if id.starts_with("t0-") {
-            ("ATT-LTE-driving", "TMobile-LTE-short")
+        // The paper's roles: no name contains "wifi", so the Wi-Fi path
+        // replays a generated Wi-Fi trace and the cellular path the files,
+        // in name order, each from a seed-chosen start point.
+        let cellular = if id.starts_with("t0-") {
+            "ATT-LTE-driving"
         } else {
-            ("TMobile-LTE-short", "Verizon-LTE-short")
+            "TMobile-LTE-short"
         };
         let p = r.scenario["paths"].as_array().expect("paths");
-        for (spec, name) in p.iter().zip([first, second]) {
-            let spec = spec.as_str().expect("spec");
-            let file = canonical.join(format!("{name}.down"));
-            assert!(spec.contains(&file.display().to_string()), "{id}: {spec}");
-        }
+        let wifi = p[0].as_str().expect("spec");
+        assert!(wifi.contains("trace=gen:wifi:"), "{id}: {wifi}");
+        let cell = p[1].as_str().expect("spec");
+        let file = canonical.join(format!("{cellular}.down"));
+        assert!(cell.contains(&file.display().to_string()), "{id}: {cell}");
+        assert!(cell.contains("trace_start="), "{id}: {cell}");
+        let down = r.link("path1.down").expect("cellular link");
+        assert!(down.trace_start_ms.is_some_and(|s| s > 0), "{id}");
     }
     check_table1(&out);
     let html = std::fs::read_to_string(out.join("index.html")).expect("html");
-    assert!(html.contains("user-supplied Mahimahi traces"));
+    for needle in [
+        "Wi-Fi role trace",
+        "ATT-LTE-driving.down",
+        "TMobile-LTE-short.down",
+        "(generated)",
+        "Mode: quick",
+        "Implementation of Single Packet Number Space in Multi-Path QUIC",
+    ] {
+        assert!(html.contains(needle), "report lacks {needle:?}");
+    }
+    let roles = read_table(&out.join("tables/traces.csv"));
+    assert_eq!(roles.rows.len(), 2, "one line per trace pair");
     let meta = std::fs::read_to_string(out.join("suite.json")).expect("meta");
     assert!(meta.contains("traces"), "{meta}");
+}
+
+/// Full mode plays distinct trace pairs, and another seed other stretches
+/// of the same recordings.
+#[test]
+fn full_mode_trace_pairs_are_distinct_and_seeded() {
+    let svm = SpnsVsMpns::default();
+    let pairs = |seed: u64, traces: Option<std::path::PathBuf>| -> Vec<String> {
+        let opts = SuiteOptions {
+            quick: false,
+            seed,
+            traces,
+        };
+        let mut v: Vec<String> = svm
+            .runs_with(&opts)
+            .expect("runs")
+            .iter()
+            .filter(|(id, _)| id.ends_with("-mpns"))
+            .map(|(_, s)| format!("{:?}", s.paths))
+            .collect();
+        v.sort();
+        v
+    };
+    for traces in [None, Some(shared_traces())] {
+        let a = pairs(1, traces.clone());
+        assert_eq!(a.len(), 10);
+        let mut d = a.clone();
+        d.dedup();
+        assert_eq!(d.len(), 10, "pairs repeat: {a:?}");
+        let b = pairs(2, traces);
+        assert!(
+            a.iter().all(|p| !b.contains(p)),
+            "seed 2 replays seed 1's pairs"
+        );
+    }
 }
 
 fn traces_error(suite: &dyn suites::Suite, dir: &Path) -> String {
@@ -259,14 +323,15 @@ fn bad_trace_directories_are_clear_errors() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let e = traces_error(&svm, &tmp.path().join("nope"));
     assert!(e.contains("nope"), "{e}");
-    std::fs::write(tmp.path().join("a.up"), "1\n2\n").expect("write");
-    std::fs::write(tmp.path().join("a.down"), "1\n2\n").expect("write");
+    std::fs::write(tmp.path().join("a-wifi.up"), "1\n2\n").expect("write");
+    std::fs::write(tmp.path().join("a-wifi.down"), "1\n2\n").expect("write");
     std::fs::write(tmp.path().join("b.down"), "1\n2\n").expect("write");
     let e = traces_error(&svm, tmp.path());
     assert!(
-        e.contains("expected at least two Mahimahi traces") && e.contains("found 1"),
+        e.contains("expected at least one cellular Mahimahi trace") && e.contains("a-wifi"),
         "{e}"
     );
+    assert!(!e.contains('\n'), "one line: {e}");
     std::fs::write(tmp.path().join("b.up"), "not a trace\n").expect("write");
     let e = traces_error(&svm, tmp.path());
     assert!(e.contains("b.up"), "{e}");

@@ -18,6 +18,7 @@
 //! |-----|-------|---------|
 //! | `rate` | `20mbit`, `100Mbit`, `1.5gbit`, `64kbit`, `800bit`; `bps`/`kbps`/`mbps`/`gbps` are synonyms (bits/s) | fixed capacity |
 //! | `trace` | a Mahimahi file path, or `gen:wifi:SEED[:DURATION]` / `gen:lte:SEED[:DURATION]` (default 60 s, at most 1 h) | trace capacity (exclusive with `rate` in one scope) |
+//! | `trace_start` | duration, e.g. `93250ms` | replay the trace from this point of its period (modulo the period; default 0); needs `trace` |
 //! | `delay` | `10ms`, `500us`, `1s`, `250ns`, `0` | one-way propagation delay (default 0) |
 //! | `rtt` | duration (no prefix allowed) | sets `delay = rtt / 2` in both directions; exclusive with `delay` |
 //! | `queue` | `100pkt`, `150000b` (= `150000B`, bytes), `64kb` (10³ B), `1mb` (10⁶ B), `64kib`, `1mib`, `1.5bdp`, `inf` | drop-tail limit (default `1bdp`) |
@@ -36,6 +37,8 @@
 //! `queue=Nbdp` uses the direction's rate (a trace's mean rate) times the
 //! path RTT, defined as the sum of both directions' one-way delays (2× the
 //! one-way delay for symmetric paths); the result is at least 1500 bytes.
+//! For a trace link that is the trace's mean capacity over its whole period
+//! times the propagation RTT, whatever `trace_start` is.
 //!
 //! Example: `rate=20mbit,rtt=40ms,queue=1.5bdp,loss=1%,down.rate=50mbit`.
 //!
@@ -86,7 +89,7 @@ pub enum SpecError {
         item: String,
     },
     /// The key is not known.
-    #[error("unknown key `{key}` (expected rate, trace, delay, rtt, queue, loss, jitter, reorder, down_at or up_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
+    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, queue, loss, jitter, reorder, down_at or up_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
     UnknownKey {
         /// The offending key.
         key: String,
@@ -174,6 +177,8 @@ pub enum CapacitySpec {
 pub struct DirSpec {
     /// `rate` or `trace`.
     pub capacity: Option<CapacitySpec>,
+    /// `trace_start`.
+    pub trace_start: Option<SimTime>,
     /// `delay`.
     pub delay: Option<SimTime>,
     /// `queue`.
@@ -285,6 +290,10 @@ impl DirSpec {
                 let t = parse_trace_source(full, value)?;
                 self.set_capacity(CapacitySpec::Trace(t), full)
             }
+            "trace_start" => {
+                let d = parse_with(full, value, parse_duration, DURATION_EXPECTED)?;
+                set_once(&mut self.trace_start, d, full)
+            }
             "delay" => {
                 let d = parse_with(full, value, parse_duration, DURATION_EXPECTED)?;
                 set_once(&mut self.delay, d, full)
@@ -337,6 +346,9 @@ impl DirSpec {
             Some(CapacitySpec::Rate(r)) => out.push(format!("{prefix}rate={}", format_rate(*r))),
             Some(CapacitySpec::Trace(t)) => out.push(format!("{prefix}trace={t}")),
             None => {}
+        }
+        if let Some(t) = self.trace_start {
+            out.push(format!("{prefix}trace_start={}", format_duration(t)));
         }
         if let Some(d) = self.delay {
             out.push(format!("{prefix}delay={}", format_duration(d)));
@@ -538,6 +550,16 @@ mod tests {
         assert!(PathSpec::parse("queue=12").is_err());
         assert!(PathSpec::parse("loss=2").is_err());
         assert!(PathSpec::parse("reorder=maybe").is_err());
+    }
+
+    #[test]
+    fn trace_start_round_trips() {
+        let s = PathSpec::parse("trace=gen:lte:3,trace_start=1500ms,down.trace_start=2s")
+            .expect("parse");
+        assert_eq!(s.shared.trace_start, Some(ms(1500)));
+        assert_eq!(s.down.trace_start, Some(ms(2000)));
+        assert_eq!(PathSpec::parse(&s.to_string()), Ok(s));
+        assert!(PathSpec::parse("trace_start=soon").is_err());
     }
 
     #[test]

@@ -9,6 +9,10 @@
 //!
 //! In the simulator the trace is aligned to virtual time 0: opportunity `i`
 //! of repetition `k` happens at `k * period + timestamp[i]` milliseconds.
+//! A trace may instead start at an offset into its period
+//! ([`MahimahiTrace::with_start`]): virtual time `t` then replays trace time
+//! `t + start`, so runs with different seeds can replay different stretches
+//! of one recording rather than always its first seconds.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -62,6 +66,8 @@ pub enum TraceError {
 pub struct MahimahiTrace {
     source: String,
     timestamps_ms: Arc<Vec<u64>>,
+    /// Where in the period replay starts (ms, always below the period).
+    start_ms: u64,
 }
 
 /// Serialized form of [`MahimahiTrace`] (validated on deserialization).
@@ -70,13 +76,19 @@ pub struct MahimahiTrace {
 struct TraceRepr {
     source: String,
     timestamps_ms: Vec<u64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    start_ms: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl TryFrom<TraceRepr> for MahimahiTrace {
     type Error = TraceError;
 
     fn try_from(r: TraceRepr) -> Result<Self, TraceError> {
-        MahimahiTrace::from_timestamps(r.timestamps_ms, r.source)
+        Ok(MahimahiTrace::from_timestamps(r.timestamps_ms, r.source)?.with_start(r.start_ms))
     }
 }
 
@@ -85,6 +97,7 @@ impl From<MahimahiTrace> for TraceRepr {
         TraceRepr {
             source: t.source,
             timestamps_ms: t.timestamps_ms.as_ref().clone(),
+            start_ms: t.start_ms,
         }
     }
 }
@@ -183,7 +196,21 @@ impl MahimahiTrace {
         Ok(Self {
             source,
             timestamps_ms: Arc::new(timestamps_ms),
+            start_ms: 0,
         })
+    }
+
+    /// The same trace, replayed from `start_ms` into its period (taken
+    /// modulo the period): virtual time `t` plays trace time `t + start`.
+    /// The mean rate is unchanged; the stretch a short run sees is not.
+    pub fn with_start(mut self, start_ms: u64) -> Self {
+        self.start_ms = start_ms % self.period_ms();
+        self
+    }
+
+    /// Where replay starts in the period (ms).
+    pub fn start_ms(&self) -> u64 {
+        self.start_ms
     }
 
     /// A constant-rate trace with `per_ms` opportunities every millisecond
@@ -192,6 +219,7 @@ impl MahimahiTrace {
         Self {
             source: format!("constant-{per_ms}-per-ms"),
             timestamps_ms: Arc::new(vec![1; per_ms.max(1)]),
+            start_ms: 0,
         }
     }
 
@@ -260,11 +288,14 @@ pub(crate) struct OpportunityPos {
     pub(crate) idx: usize,
 }
 
-/// Maps opportunity positions to absolute virtual time.
+/// Maps opportunity positions to absolute virtual time. Positions count in
+/// trace time; virtual time is trace time minus the start offset, and only
+/// positions at or after the offset are ever produced.
 #[derive(Debug, Clone)]
 pub(crate) struct TraceSchedule {
     ts: Arc<Vec<u64>>,
     period_ns: SimTime,
+    start_ns: SimTime,
 }
 
 impl TraceSchedule {
@@ -272,6 +303,7 @@ impl TraceSchedule {
         Self {
             ts: Arc::clone(&trace.timestamps_ms),
             period_ns: trace.period_ms().saturating_mul(MILLISECOND),
+            start_ns: trace.start_ms.saturating_mul(MILLISECOND),
         }
     }
 
@@ -279,8 +311,12 @@ impl TraceSchedule {
         self.ts.get(idx).copied().unwrap_or(0) * MILLISECOND
     }
 
-    /// Absolute time of an opportunity.
+    /// Absolute (virtual) time of an opportunity.
     pub(crate) fn time_of(&self, pos: OpportunityPos) -> SimTime {
+        self.trace_time_of(pos).saturating_sub(self.start_ns)
+    }
+
+    fn trace_time_of(&self, pos: OpportunityPos) -> SimTime {
         pos.cycle
             .saturating_mul(self.period_ns)
             .saturating_add(self.ts_ns(pos.idx))
@@ -301,8 +337,9 @@ impl TraceSchedule {
         }
     }
 
-    /// The earliest opportunity whose time is `>= t`.
+    /// The earliest opportunity whose (virtual) time is `>= t`.
     pub(crate) fn first_at_or_after(&self, t: SimTime) -> OpportunityPos {
+        let t = t.saturating_add(self.start_ns);
         let cycle = t / self.period_ns;
         let within = t - cycle * self.period_ns;
         let idx = self.ts.partition_point(|&x| x * MILLISECOND < within);
@@ -321,7 +358,7 @@ impl TraceSchedule {
                 cycle: pos.cycle - 1,
                 idx: self.ts.len() - 1,
             };
-            if self.time_of(prev) < t {
+            if self.trace_time_of(prev) < t {
                 break;
             }
             pos = prev;
@@ -330,7 +367,7 @@ impl TraceSchedule {
                     cycle: pos.cycle,
                     idx: pos.idx - 1,
                 };
-                if self.time_of(p) < t {
+                if self.trace_time_of(p) < t {
                     break;
                 }
                 pos = p;
@@ -407,6 +444,33 @@ mod tests {
     }
 
     #[test]
+    fn schedule_with_start_offset() {
+        // Opportunities at 2, 5, 5 and 10 ms; replay from 4 ms: virtual
+        // 1 ms is trace 5 ms, virtual 6 ms trace 10 ms, then trace 12 ms
+        // (the next cycle's 2 ms) at virtual 8 ms.
+        let t = MahimahiTrace::parse("2\n5\n5\n10\n", "x")
+            .expect("valid")
+            .with_start(14);
+        assert_eq!(t.start_ms(), 4, "taken modulo the period");
+        let s = TraceSchedule::new(&t);
+        let mut pos = s.first_at_or_after(0);
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            times.push(s.time_of(pos) / MILLISECOND);
+            pos = s.next(pos);
+        }
+        assert_eq!(times, [1, 1, 6, 8, 11]);
+        assert_eq!(
+            s.time_of(s.first_at_or_after(2 * MILLISECOND)),
+            6 * MILLISECOND
+        );
+        assert!((t.mean_rate_bps() - 4.0 * 12e6 / 10.0).abs() < 1e-6);
+        let json = serde_json::to_string(&t).expect("json");
+        let back: MahimahiTrace = serde_json::from_str(&json).expect("back");
+        assert_eq!(back, t);
+    }
+
+    #[test]
     fn rate_series_sums_to_mean() {
         let t = MahimahiTrace::parse("1\n2\n2\n3\n4\n", "x").expect("valid");
         let s = t.rate_series(2);
@@ -420,6 +484,7 @@ mod tests {
         let ok = TraceRepr {
             source: "s".into(),
             timestamps_ms: vec![3, 1],
+            start_ms: 0,
         };
         assert!(MahimahiTrace::try_from(ok).is_err());
     }

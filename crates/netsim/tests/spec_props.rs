@@ -70,7 +70,7 @@ prop_compose! {
         down_at in proptest::collection::vec(time(), 0..3),
         up_at in proptest::collection::vec(time(), 0..3),
     ) -> DirSpec {
-        DirSpec { capacity, delay, queue, loss, jitter, reorder, down_at, up_at }
+        DirSpec { capacity, trace_start: None, delay, queue, loss, jitter, reorder, down_at, up_at }
     }
 }
 

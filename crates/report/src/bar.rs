@@ -218,3 +218,17 @@ impl Draw for BarChart {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bar_value_axes_start_at_zero() {
+        let chart = BarChart::new("speed", "speed (kB/s)", vec!["MPNS".into(), "SPNS".into()])
+            .with_group("speed", vec![5700.0, 5430.0]);
+        let y = chart.y_scale(6);
+        assert_eq!(y.lo, 0.0);
+        assert!(y.hi >= 5700.0);
+    }
+}

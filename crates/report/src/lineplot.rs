@@ -5,6 +5,7 @@ use crate::plot::{CleanSeries, Plot, PlotKind, Prepared};
 use crate::scale::{AxisCoord, Scale};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// At most this many markers are drawn on a line or step series.
 const LINE_MARKERS: usize = 10;
@@ -94,6 +95,7 @@ impl Draw for Plot {
             let path = draw_series(&mut chart, self.kind, i, s, &prep, theme)?;
             occupied.extend(normalised_samples(&path, &prep));
         }
+        draw_clipped(&mut chart, &prep, theme)?;
         if prep.series.iter().any(|s| !s.label.is_empty()) {
             draw_legend(&mut chart, best_corner(&occupied), theme)?;
         }
@@ -101,6 +103,43 @@ impl Draw for Plot {
             chart::draw_no_data(&chart.plotting_area().strip_coord_spec(), theme)?;
         }
         Ok(())
+    }
+}
+
+/// Labels each point moved to the edge of a clipped axis with its real
+/// value, so the chart stays readable without hiding how far out it was.
+fn draw_clipped<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    prep: &Prepared,
+    theme: &Theme,
+) -> Result<(), String> {
+    let px = theme.tick_px();
+    let gap = theme.marker() * 2;
+    for c in &prep.clipped {
+        let ink = color(c.series);
+        let style = theme
+            .font(px)
+            .color(&ink)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        let text = format!("{} (off scale)", format_value(c.value));
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at(c.at) + Text::new(text, (gap, 0), style),
+            ))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// A value with about three significant digits.
+pub(crate) fn format_value(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
     }
 }
 

@@ -53,6 +53,17 @@ pub struct Axis {
     /// range (`min >= max`, non-finite, or `<= 0` on a log axis) is ignored
     /// with a note.
     pub range: Option<(f64, f64)>,
+    /// Why this linear axis may start away from 0. `None` (the default): an
+    /// axis fitted to the data includes 0, because an axis cut just below
+    /// the data turns a 5 % difference into a bar of several times the
+    /// length. The reason is printed under the chart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoom: Option<String>,
+    /// y axes only: clip the axis at this multiple of the median absolute
+    /// value, so one far-out point does not squash the others; points
+    /// beyond are drawn at the edge, labelled with their values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clip_at_median: Option<f64>,
 }
 
 impl Axis {
@@ -62,6 +73,8 @@ impl Axis {
             label: label.into(),
             log: false,
             range: None,
+            zoom: None,
+            clip_at_median: None,
         }
     }
     /// A logarithmic axis fitted to the data.
@@ -76,6 +89,33 @@ impl Axis {
         self.range = Some((min, max));
         self
     }
+    /// Same axis fitted tightly to the data instead of including 0, for the
+    /// given reason (printed under the chart).
+    pub fn zoomed(mut self, reason: impl Into<String>) -> Axis {
+        self.zoom = Some(reason.into());
+        self
+    }
+    /// Same axis clipped at `k` times the median absolute value (y only;
+    /// see [`Axis::clip_at_median`]).
+    pub fn clipped_at_median(mut self, k: f64) -> Axis {
+        self.clip_at_median = Some(k);
+        self
+    }
+    /// Whether a fitted range is anchored at 0 (linear, not zoomed).
+    fn anchored(&self) -> bool {
+        !self.log && self.zoom.is_none()
+    }
+}
+
+/// A point beyond a clipped y axis: drawn at the edge with its value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Clipped {
+    /// Series index.
+    pub series: usize,
+    /// Where it is drawn (transformed space, at the axis edge).
+    pub at: (f64, f64),
+    /// Its real y value.
+    pub value: f64,
 }
 
 /// A 2-D plot with any number of series.
@@ -121,6 +161,8 @@ pub(crate) struct Prepared {
     pub y: Scale,
     pub notes: Vec<String>,
     pub has_data: bool,
+    /// Points moved to the edge of a clipped y axis.
+    pub clipped: Vec<Clipped>,
 }
 
 /// Counters of dropped values, turned into notes.
@@ -211,10 +253,13 @@ impl Plot {
                 runs: self.clean_points(&s.points, &mut dropped),
             })
             .collect();
+        let clipped = self.clip_y(&mut series);
         let all = || series.iter().flat_map(CleanSeries::points);
         let has_data = all().next().is_some();
-        let (xr, x_note) = choose_range(self.x.log, self.x.range, extent(all().map(|p| p.0)), "x");
-        let (yr, y_note) = choose_range(self.y.log, self.y.range, extent(all().map(|p| p.1)), "y");
+        let x_data = extent(all().map(|p| p.0));
+        let y_data = extent(all().map(|p| p.1));
+        let (xr, x_note) = choose_range(self.x.log, self.x.range, x_data, "x", self.x.anchored());
+        let (yr, y_note) = choose_range(self.y.log, self.y.range, y_data, "y", self.y.anchored());
         let x = Scale::new(self.x.log, xr.0, xr.1, x_ticks);
         let y = Scale::new(self.y.log, yr.0, yr.1, y_ticks);
         for s in &mut series {
@@ -227,13 +272,61 @@ impl Plot {
         let mut notes = dropped.notes(self.kind);
         notes.extend(x_note);
         notes.extend(y_note);
+        for (axis, name) in [(&self.x, "x"), (&self.y, "y")] {
+            if let (Some(reason), None) = (&axis.zoom, axis.range) {
+                notes.push(format!("{name} axis does not start at 0: {reason}"));
+            }
+        }
+        if !clipped.is_empty() {
+            notes.push(format!(
+                "{} point(s) beyond {}x the median |y| drawn at the axis edge with their values",
+                clipped.len(),
+                self.y.clip_at_median.unwrap_or(0.0)
+            ));
+        }
         Prepared {
             series,
             x,
             y,
             notes,
             has_data,
+            clipped,
         }
+    }
+
+    /// Moves points beyond `clip_at_median` × the median |y| to the edge
+    /// (linear y axes without a fixed range only) and returns them.
+    fn clip_y(&self, series: &mut [CleanSeries]) -> Vec<Clipped> {
+        let Some(k) = self.y.clip_at_median.filter(|k| k.is_finite() && *k > 0.0) else {
+            return Vec::new();
+        };
+        if self.y.log || self.y.range.is_some() {
+            return Vec::new();
+        }
+        let abs: Vec<f64> = series
+            .iter()
+            .flat_map(CleanSeries::points)
+            .map(|p| p.1.abs())
+            .collect();
+        let bound = match stats::median(&abs) {
+            Some(m) if m > 0.0 => k * m,
+            _ => return Vec::new(),
+        };
+        let mut out = Vec::new();
+        for (i, s) in series.iter_mut().enumerate() {
+            for p in s.runs.iter_mut().flatten() {
+                if p.1.abs() > bound {
+                    let value = p.1;
+                    p.1 = bound.copysign(value);
+                    out.push(Clipped {
+                        series: i,
+                        at: *p,
+                        value,
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Keeps the points that can be drawn, transformed to axis space, as
@@ -325,5 +418,54 @@ impl Dropped {
             ));
         }
         notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fig. 4b as the SPNS run drew it: a speed axis from 5,430 kB/s made a
+    /// 5 % difference look like a factor of several.
+    #[test]
+    fn fitted_value_axes_include_zero_unless_zoomed() {
+        let pts = vec![(2.0, 5430.0), (32.0, 5700.0)];
+        let plot = Plot::new("speed", "limit", "speed (kB/s)", PlotKind::Line)
+            .with_series("SPNS", pts.clone());
+        let p = plot.prepare(6, 6);
+        assert_eq!(p.y.lo, 0.0);
+        assert_eq!(p.x.lo, 0.0);
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        let mut zoomed = plot;
+        zoomed.y = zoomed.y.zoomed("the 1 % effect is the point");
+        let p = zoomed.prepare(6, 6);
+        assert!(p.y.lo > 5000.0, "{}", p.y.lo);
+        assert!(p.notes[0].contains("does not start at 0: the 1 % effect"));
+    }
+
+    /// Fig. 10 of XLINK with one configuration far below the others.
+    #[test]
+    fn clipped_axis_keeps_the_rest_readable_and_labels_the_outlier() {
+        let mut plot = Plot::new("fig10", "cost (%)", "reduction (%)", PlotKind::Scatter);
+        for (l, y) in [("a", 60.0), ("b", 70.0), ("c", 80.0), ("single", -2000.0)] {
+            plot = plot.with_series(l, vec![(1.0, y)]);
+        }
+        let unclipped = plot.prepare(6, 6);
+        assert!(unclipped.y.lo < -2000.0);
+        plot.y = plot.y.clipped_at_median(3.0);
+        let p = plot.prepare(6, 6);
+        // Median |y| = 75; the axis ends near -225, not -2000.
+        assert!(p.y.lo > -260.0 && p.y.lo <= -225.0, "{}", p.y.lo);
+        assert_eq!(p.clipped.len(), 1);
+        assert_eq!((p.clipped[0].series, p.clipped[0].value), (3, -2000.0));
+        assert!(p.y.contains(p.clipped[0].at.1));
+        assert!(p.notes.iter().any(|n| n.contains("1 point(s) beyond 3x")));
+        let svg = plot.to_svg_string(640, 400).expect("svg");
+        assert!(svg.contains("-2000 (off scale)"), "label missing");
+        // Nothing to clip: no change.
+        let mut calm =
+            Plot::new("t", "x", "y", PlotKind::Scatter).with_series("a", vec![(1.0, 2.0)]);
+        calm.y = calm.y.clipped_at_median(3.0);
+        assert!(calm.prepare(6, 6).clipped.is_empty());
     }
 }

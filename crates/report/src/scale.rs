@@ -90,11 +90,14 @@ impl Scale {
 /// A caller-given `fixed` range is used exactly when it is valid; otherwise
 /// it is ignored with a note, and the data extent `data` (transformed) is
 /// padded by 5% per side (or by a fixed amount when all values are equal).
+/// With `anchor_zero` (linear axes) the extent is first widened to include 0
+/// and no padding crosses 0, so a positive axis starts exactly at 0.
 pub(crate) fn choose_range(
     log: bool,
     fixed: Option<(f64, f64)>,
     data: Option<(f64, f64)>,
     axis: &str,
+    anchor_zero: bool,
 ) -> ((f64, f64), Option<String>) {
     let mut note = None;
     if let Some((a, b)) = fixed {
@@ -105,6 +108,16 @@ pub(crate) fn choose_range(
     }
     let range = match data {
         None => (0.0, 1.0),
+        Some((lo, hi)) if anchor_zero && !log => {
+            let (lo, hi) = (lo.min(0.0), hi.max(0.0));
+            let (plo, phi) = pad(false, lo, hi);
+            match (lo >= 0.0, hi <= 0.0) {
+                (true, true) => (0.0, 1.0),
+                (true, false) => (0.0, phi),
+                (false, true) => (plo, 0.0),
+                (false, false) => (plo, phi),
+            }
+        }
         Some((lo, hi)) => pad(log, lo, hi),
     };
     (range, note)
@@ -349,17 +362,43 @@ mod tests {
     #[test]
     fn degenerate_ranges() {
         assert_eq!(
-            choose_range(false, None, Some((5.0, 5.0)), "x").0,
+            choose_range(false, None, Some((5.0, 5.0)), "x", false).0,
             (4.5, 5.5)
         );
         assert_eq!(
-            choose_range(false, None, Some((0.0, 0.0)), "x").0,
+            choose_range(false, None, Some((0.0, 0.0)), "x", false).0,
             (-1.0, 1.0)
         );
-        let (r, note) = choose_range(true, Some((0.0, 10.0)), None, "x");
+        let (r, note) = choose_range(true, Some((0.0, 10.0)), None, "x", false);
         assert_eq!(r, (0.0, 1.0));
         assert!(note.unwrap().contains("invalid x range"));
         let s = Scale::new(false, -1e300, 1e300, 5);
         assert!(!s.major.is_empty());
+    }
+
+    #[test]
+    fn speed_axes_start_at_zero() {
+        // Fig. 4b of the SPNS report run: speeds of 5430..5700 kB/s. Fitted
+        // tightly, the axis started at 5,430 and a 5 % difference filled it.
+        let data = Some((5430.0, 5700.0));
+        let (r, _) = choose_range(false, None, data, "y", true);
+        assert_eq!(r.0, 0.0);
+        assert!(r.1 >= 5700.0 && r.1 < 6100.0, "{r:?}");
+        let (r, _) = choose_range(false, None, Some((-8.0, -2.0)), "y", true);
+        assert_eq!(r.1, 0.0);
+        assert!(r.0 < -8.0);
+        let (r, _) = choose_range(false, None, Some((-2.0, 3.0)), "y", true);
+        assert!(r.0 < -2.0 && r.1 > 3.0);
+        assert_eq!(
+            choose_range(false, None, Some((0.0, 0.0)), "y", true).0,
+            (0.0, 1.0)
+        );
+        // Log axes cannot include 0; fixed ranges are used as given.
+        let (r, _) = choose_range(true, None, Some((1.0, 2.0)), "y", true);
+        assert!(r.0 > 0.0);
+        assert_eq!(
+            choose_range(false, Some((5.0, 6.0)), data, "y", true).0,
+            (5.0, 6.0)
+        );
     }
 }

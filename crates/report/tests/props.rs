@@ -30,6 +30,8 @@ fn any_axis() -> impl Strategy<Value = Axis> {
         label: "v (u)".into(),
         log,
         range,
+        zoom: None,
+        clip_at_median: None,
     })
 }
 

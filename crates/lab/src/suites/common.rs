@@ -70,6 +70,26 @@ pub struct RequestRecord {
     pub connection_start_s: f64,
 }
 
+/// One link's configuration and ground truth, as read back from a run's JSON.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LinkRecord {
+    /// `path0.up`, `path0.down`, ... (`up` = client to server).
+    pub name: String,
+    /// Nominal capacity (a trace's mean rate), Mbit/s.
+    pub rate_mbps: Option<f64>,
+    /// One-way propagation delay (ms).
+    pub delay_ms: f64,
+    /// The drop-tail limit as configured.
+    pub queue_limit: mpquic_netsim::QueueLimit,
+    /// The trace's source (file path or `gen:NAME:SEED`).
+    pub trace: Option<String>,
+    /// Where the trace's replay started in its period (ms).
+    pub trace_start_ms: Option<u64>,
+    /// Bytes that left the link.
+    pub delivered_bytes: u64,
+}
+
 /// srtt samples of one path: `[time_s, srtt_ms, true_rtt_ms]`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -111,6 +131,8 @@ pub struct RunRecord {
     pub goodput_mbps: f64,
     /// Per-path figures.
     pub paths: Vec<PathRecord>,
+    /// Per-link configuration and ground truth.
+    pub links: Vec<LinkRecord>,
     /// Receiver ACK frames.
     pub ack_frames_sent: u64,
     /// Mean receiver ACK frame size (bytes).
@@ -160,6 +182,29 @@ impl RunRecord {
         }
     }
 
+    /// The link called `name` (`path0.down`, ...).
+    pub fn link(&self, name: &str) -> Option<&LinkRecord> {
+        self.links.iter().find(|l| l.name == name)
+    }
+
+    /// The sum of the download links' mean capacities (Mbit/s), when known.
+    pub fn download_capacity_mbps(&self) -> Option<f64> {
+        let rates: Vec<f64> = self
+            .links
+            .iter()
+            .filter(|l| l.name.starts_with("path") && l.name.ends_with(".down"))
+            .map(|l| l.rate_mbps)
+            .collect::<Option<Vec<f64>>>()?;
+        let total: f64 = rates.iter().sum();
+        (total > 0.0).then_some(total)
+    }
+
+    /// Goodput / aggregate mean download capacity (a completed run only).
+    pub fn utilisation(&self) -> Option<f64> {
+        let cap = self.download_capacity_mbps()?;
+        self.completed.then(|| self.goodput_mbps / cap)
+    }
+
     /// The scenario's seed (0 when absent).
     pub fn seed(&self) -> u64 {
         self.scenario
@@ -202,6 +247,7 @@ pub struct ReportOutput {
 /// Collects sections, tables and figures of a report under one directory.
 pub struct ReportBuilder {
     dir: PathBuf,
+    about: Section,
     /// Sections in order.
     pub sections: Vec<Section>,
     /// CSV files written.
@@ -209,14 +255,22 @@ pub struct ReportBuilder {
 }
 
 impl ReportBuilder {
-    /// A builder writing into `dir` (created with `tables/` and `fig/`).
-    pub fn new(dir: &Path) -> anyhow::Result<ReportBuilder> {
+    /// A builder writing into `dir` (created with `tables/` and `fig/`). The
+    /// report will open with the "About this report" section (the papers by
+    /// title, mode, transfer size, completed runs, version, date; see
+    /// [`super::fidelity::about_section`]).
+    pub fn new(
+        dir: &Path,
+        papers: &[super::fidelity::Paper],
+        runs: &[(String, RunRecord)],
+    ) -> anyhow::Result<ReportBuilder> {
         for sub in ["tables", "fig"] {
             std::fs::create_dir_all(dir.join(sub))
                 .with_context(|| format!("creating {}", dir.join(sub).display()))?;
         }
         Ok(ReportBuilder {
             dir: dir.to_path_buf(),
+            about: super::fidelity::about_section(papers, runs, dir),
             sections: Vec::new(),
             tables: Vec::new(),
         })
@@ -247,9 +301,11 @@ impl ReportBuilder {
 
     /// Writes `index.html` with the given title.
     pub fn finish(self, title: &str, headline: Option<Table>) -> anyhow::Result<ReportOutput> {
+        let mut sections = vec![self.about];
+        sections.extend(self.sections);
         let report = mpquic_report::HtmlReport {
             title: title.to_owned(),
-            sections: self.sections,
+            sections,
         };
         let index = report.write(&self.dir)?;
         Ok(ReportOutput {

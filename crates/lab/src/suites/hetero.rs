@@ -15,6 +15,7 @@ use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_report::{Cell, Section, Table};
 
 use super::common::{config_text, num, run_map, ReportBuilder, ReportOutput, RunRecord, RunSpec};
+use super::fidelity::{time_limit_s, CONEXT_2017, SPNS_REPORT};
 use super::Suite;
 use crate::scenario::Scenario;
 
@@ -104,11 +105,11 @@ impl Suite for Hetero {
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
         let (points, bytes) = self.points_and_size(quick);
-        // Generous but bounded: the fast path alone needs bytes * 8 / 50 Mbit/s.
-        let limit_s = 60 + bytes * 8 / 5_000_000;
         let mut out = Vec::new();
         for (i, point) in points.iter().enumerate() {
             let paths = point.paths();
+            // Scaled with size and capacity like every suite's (the fast path alone suffices).
+            let limit_s = time_limit_s(&paths[..1], bytes, 60);
             for (tag, mode, both) in ARMS {
                 let id = format!("{}-{tag}", point.id());
                 let spec = RunSpec {
@@ -131,7 +132,7 @@ impl Suite for Hetero {
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[SPNS_REPORT, CONEXT_2017], runs)?;
         let results = point_results(runs);
         let mut s = Section::new("Two heterogeneous paths");
         s.paragraphs.push(format!(

@@ -13,15 +13,18 @@ use std::path::{Path, PathBuf};
 use crate::scenario::Scenario;
 
 pub mod common;
+pub mod fidelity;
 pub mod hetero;
 pub mod mp_vs_sp;
 pub mod pn_space_debate;
 pub mod rpc;
 pub mod spns_rules;
 pub mod spns_vs_mpns;
+pub mod spns_vs_mpns_fidelity;
 pub mod trace_dir;
 pub mod wsp;
 pub mod xlink;
+pub mod xlink_fidelity;
 
 pub use common::{ReportOutput, RunRecord};
 

@@ -19,6 +19,7 @@ use mpquic_report::{stats, Cell, Plot, Section, Table};
 use super::common::{
     config_text, num, reference_table, ReportBuilder, ReportOutput, RunRecord, RunSpec,
 };
+use super::fidelity::{completed_of, completion_note, time_limit_s, CCR_2022, SPNS_REPORT};
 use super::wsp;
 use super::Suite;
 use crate::scenario::Scenario;
@@ -69,6 +70,10 @@ pub const HEADLINE: [Config; 3] = [
     ("spns", "cubic", 4, Variant::Report),
     ("mpns", "cubic", 4, Variant::Report),
 ];
+
+/// The virtual time limit floor of a run (s); longer transfers over slower
+/// paths get more (see [`time_limit_s`]).
+pub const TIME_LIMIT_FLOOR_S: u64 = 300;
 
 /// The scenario spaces and their WSP dimensions.
 const SPACES: [(&str, usize); 3] = [("homo", 2), ("hetero", 2), ("tri", 3)];
@@ -140,6 +145,7 @@ impl Suite for PnSpaceDebate {
                 .enumerate()
             {
                 let paths = point_paths(space, u);
+                let limit_s = time_limit_s(&paths, bytes, TIME_LIMIT_FLOOR_S);
                 for c in CONFIGS {
                     let id = format!("{space}{i:02}-{}", config_tag(c));
                     let spec = RunSpec {
@@ -150,7 +156,7 @@ impl Suite for PnSpaceDebate {
                         multipath: c.0,
                         cc: c.1,
                         ack_range_limit: Some(c.2),
-                        time_limit_s: 300,
+                        time_limit_s: limit_s,
                         time_series: false,
                     };
                     let naive = (c.3 == Variant::Naive).then_some("naive");
@@ -162,7 +168,7 @@ impl Suite for PnSpaceDebate {
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[CCR_2022, SPNS_REPORT], runs)?;
         let mut sections = Vec::new();
         let mut headline = None;
         for (space, title) in [
@@ -196,18 +202,27 @@ impl Suite for PnSpaceDebate {
                     })
                     .collect();
                 let plot = Plot::cdf(format!("{title}: {label}"), label, series);
+                let groups: Vec<(String, Vec<&RunRecord>)> = CONFIGS
+                    .iter()
+                    .map(|c| (config_tag(*c), config_runs(runs, space, *c)))
+                    .collect();
+                let note = if metric == "time" {
+                    format!("; {}", completion_note(&groups))
+                } else {
+                    String::new()
+                };
                 rb.figure(
                     &mut s,
                     &plot,
                     &format!("{space}_{metric}"),
-                    &format!("CDF of {label}"),
+                    &format!("CDF of {label}{note}"),
                 )?;
             }
             sections.push(s);
         }
         if let Some(first) = sections.first_mut() {
             first.reference = Some(reference_table(
-                "Paper (CCR 2022, seed 003)",
+                "Paper (CCR 2022: \u{201c}The Packet Number Space Debate in Multipath QUIC\u{201d})",
                 &["space", "finding"],
                 &[
                     &["homogeneous", "little difference in transfer time; SPNS ACKs carry many ranges even without loss; with 4 ACK blocks SPNS retransmits more (worse with Cubic than BBR)"],
@@ -271,7 +286,6 @@ fn headline_section(
 fn headline_table(runs: &[(String, RunRecord)], space: &str) -> Table {
     let cols = [
         "configuration",
-        "runs",
         "completed",
         "median time (s)",
         "median retx / file (%)",
@@ -295,8 +309,7 @@ fn headline_table(runs: &[(String, RunRecord)], space: &str) -> Table {
             .sum();
         t.rows.push(vec![
             Cell::text(config_tag(c)),
-            Cell::num(rs.len() as f64, 0),
-            Cell::num(rs.iter().filter(|r| r.completed).count() as f64, 0),
+            completed_of(&rs),
             num(stats::median(&col(0)), 3),
             num(stats::median(&retx), 2),
             num(retx.iter().copied().reduce(f64::max), 2),
@@ -340,7 +353,6 @@ fn config_runs<'a>(runs: &'a [(String, RunRecord)], space: &str, c: Config) -> V
 fn space_table(runs: &[(String, RunRecord)], space: &str) -> Table {
     let cols = [
         "configuration",
-        "runs",
         "completed",
         "median time (s)",
         "median ranges per ACK",
@@ -357,8 +369,7 @@ fn space_table(runs: &[(String, RunRecord)], space: &str) -> Table {
         let retx = col(2);
         t.rows.push(vec![
             Cell::text(config_tag(c)),
-            Cell::num(rs.len() as f64, 0),
-            Cell::num(rs.iter().filter(|r| r.completed).count() as f64, 0),
+            completed_of(&rs),
             num(stats::median(&col(0)), 3),
             num(stats::median(&col(1)), 2),
             num(stats::median(&retx), 2),

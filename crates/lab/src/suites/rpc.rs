@@ -16,6 +16,9 @@ use super::common::{
     config_text, mean_of, num, rate_pct, reference_table, ReportBuilder, ReportOutput, RunRecord,
     RunSpec,
 };
+use super::fidelity::{
+    completed_of, completion_note, differences_section, time_limit_s, Comparison, SPNS_REPORT,
+};
 use super::wsp;
 use super::Suite;
 use crate::scenario::Scenario;
@@ -27,6 +30,9 @@ pub struct Rpc {
     /// counts (for fast end-to-end tests).
     pub tiny: Option<usize>,
 }
+
+/// The virtual time limit floor of a run (s); see [`time_limit_s`].
+pub const TIME_LIMIT_FLOOR_S: u64 = 120;
 
 /// Successive short connections per run.
 pub const CONNECTIONS: usize = 4;
@@ -73,6 +79,7 @@ impl Suite for Rpc {
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
         let n = self.tiny.unwrap_or(if quick { 12 } else { 60 });
+        let total: u64 = sizes().iter().sum();
         let sizes: Vec<String> = sizes().iter().map(|s| format!("\"{s}B\"")).collect();
         let workload = format!(
             "requests = {{ sizes = [{}], connections = {CONNECTIONS} }}",
@@ -93,6 +100,7 @@ impl Suite for Rpc {
                     wsp::lin(u[3], 10.0, 150.0)
                 ),
             ];
+            let limit_s = time_limit_s(&paths, total, TIME_LIMIT_FLOOR_S);
             for (tag, mode, limit, _) in DESIGNS {
                 let id = format!("c{i:02}-{tag}");
                 let spec = RunSpec {
@@ -103,7 +111,7 @@ impl Suite for Rpc {
                     multipath: mode,
                     cc: "cubic",
                     ack_range_limit: Some(limit),
-                    time_limit_s: 120,
+                    time_limit_s: limit_s,
                     time_series: false,
                 };
                 out.push((id.clone(), spec.build()));
@@ -113,7 +121,7 @@ impl Suite for Rpc {
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[SPNS_REPORT], runs)?;
         let m: Vec<_> = DESIGNS.iter().map(|d| design_figures(runs, d.0)).collect();
         let mut s =
             Section::new("Tables 2-3: network time, 1-second completion rate, ACK frame size");
@@ -135,7 +143,7 @@ impl Suite for Rpc {
         rb.table(&mut s, "table2", t2.clone())?;
         rb.table(&mut s, "table3", t3)?;
         s.reference = Some(reference_table(
-            "Paper (SPNS report, seed 000, Tables 2-3)",
+            &format!("Paper ({}, Tables 2-3)", SPNS_REPORT.short),
             &[
                 "",
                 "Network time (ms)",
@@ -153,11 +161,18 @@ impl Suite for Rpc {
         ));
         let (tb, bar) = speed_by_bin(runs);
         rb.table(&mut s, "speed_by_bin", tb)?;
+        let groups: Vec<(String, Vec<&RunRecord>)> = DESIGNS
+            .iter()
+            .map(|d| (d.3.to_owned(), design_runs(runs, d.0)))
+            .collect();
         rb.figure(
             &mut s,
             &bar,
             "speed_by_bin",
-            "Fig. 5a: mean speed by response size bin",
+            &format!(
+                "Fig. 5a: mean speed by response size bin (completed requests; {})",
+                completion_note(&groups)
+            ),
         )?;
         let series = DESIGNS
             .iter()
@@ -182,9 +197,11 @@ impl Suite for Rpc {
             "ack_size_cdf",
             "CDF of per-connection mean ACK frame size",
         )?;
+        let (mut diff, dt) = differences_section(&SPNS_REPORT, &comparisons(runs));
+        rb.table(&mut diff, "paper_vs_ours", dt)?;
         let mut cfg = Section::new("Configuration");
         cfg.config = Some(config_text(self.name(), runs));
-        rb.sections = vec![s, cfg];
+        rb.sections = vec![s, diff, cfg];
         rb.finish(
             "rpc: short connections with parallel requests (SPNS report Tables 2-3, Fig. 5)",
             Some(t2),
@@ -220,6 +237,7 @@ pub fn network_times(r: &RunRecord) -> Vec<(u64, Option<f64>)> {
 /// Label, mean network time (ms), 1-s completion rate (%), mean ACK frame size.
 pub struct DesignFigures {
     label: String,
+    completed: Cell,
     network_ms: Option<f64>,
     one_second: Option<f64>,
     ack_bytes: Option<f64>,
@@ -240,6 +258,7 @@ pub fn design_figures(runs: &[(String, RunRecord)], tag: &str) -> DesignFigures 
             .find(|d| d.0 == tag)
             .map_or(tag, |d| d.3)
             .to_owned(),
+        completed: completed_of(&rs),
         network_ms: mean_of(times.iter().map(|t| t.map(|t| t * 1000.0))),
         one_second: (!times.is_empty()).then(|| 100.0 * ok as f64 / times.len() as f64),
         ack_bytes: mean_of(rs.iter().map(|r| Some(r.avg_ack_frame_bytes))),
@@ -252,6 +271,7 @@ fn compare(title: &str, a: &DesignFigures, b: &DesignFigures) -> Table {
         "network time (ms)",
         "1-second completion rate (%)",
         "ACK frame size (bytes)",
+        "runs completed",
     ];
     let mut t = Table::new(title, cols.iter().map(|c| (*c).to_owned()).collect());
     for d in [a, b] {
@@ -260,6 +280,7 @@ fn compare(title: &str, a: &DesignFigures, b: &DesignFigures) -> Table {
             num(d.network_ms, 2),
             num(d.one_second, 1),
             num(d.ack_bytes, 2),
+            d.completed.clone(),
         ]);
     }
     let rate = |x: Option<f64>, y: Option<f64>| num(x.zip(y).and_then(|(x, y)| rate_pct(x, y)), 2);
@@ -269,8 +290,79 @@ fn compare(title: &str, a: &DesignFigures, b: &DesignFigures) -> Table {
         rate(a.network_ms, b.network_ms),
         diff,
         rate(a.ack_bytes, b.ack_bytes),
+        Cell::Missing,
     ]);
     t
+}
+
+/// Per condition (`cNN`), `f(figures of design a, figures of design b)`.
+fn per_condition(
+    runs: &[(String, RunRecord)],
+    (a, b): (&str, &str),
+    f: impl Fn(&DesignFigures, &DesignFigures) -> Option<f64>,
+) -> Vec<f64> {
+    let mut conds: Vec<&str> = runs
+        .iter()
+        .filter_map(|(id, _)| id.split_once('-').map(|(c, _)| c))
+        .collect();
+    conds.dedup();
+    conds
+        .iter()
+        .filter_map(|c| {
+            let of = |tag: &str| -> Vec<(String, RunRecord)> {
+                runs.iter()
+                    .filter(|(id, _)| *id == format!("{c}-{tag}"))
+                    .cloned()
+                    .collect()
+            };
+            f(&design_figures(&of(a), a), &design_figures(&of(b), b))
+        })
+        .collect()
+}
+
+/// Tables 2-3's rates beside the paper's, one sample per two-path condition.
+pub fn comparisons(runs: &[(String, RunRecord)]) -> Vec<Comparison> {
+    let failed = runs.iter().filter(|(_, r)| !r.completed).count();
+    let mut causes = vec![
+        "our conditions are simulated WSP points, not Taobao's 1.5 M production requests"
+            .to_owned(),
+        "each run has 4 short connections of 5 parallel requests, not the app's traffic mix"
+            .to_owned(),
+    ];
+    if failed > 0 {
+        causes.push(format!("{failed} of {} runs did not complete", runs.len()));
+    }
+    let time = |x: &DesignFigures, y: &DesignFigures| rate_pct(x.network_ms?, y.network_ms?);
+    let ack = |x: &DesignFigures, y: &DesignFigures| rate_pct(x.ack_bytes?, y.ack_bytes?);
+    let c = |figure: &str, paper: f64, samples: Vec<f64>| Comparison {
+        figure: figure.to_owned(),
+        paper,
+        samples,
+        per: "conditions",
+        causes: causes.clone(),
+    };
+    vec![
+        c(
+            "Table 2: SPNS vs MPNS network time (%)",
+            0.80,
+            per_condition(runs, ("mpns", "spns"), time),
+        ),
+        c(
+            "Table 2: SPNS vs MPNS ACK frame size (%)",
+            33.67,
+            per_condition(runs, ("mpns", "spns"), ack),
+        ),
+        c(
+            "Table 3: SPNS limit 4 vs MPNS network time (%)",
+            2.65,
+            per_condition(runs, ("mpns", "spns-l04"), time),
+        ),
+        c(
+            "Table 3: SPNS limit 4 vs MPNS ACK frame size (%)",
+            -21.63,
+            per_condition(runs, ("mpns", "spns-l04"), ack),
+        ),
+    ]
 }
 
 fn speed_by_bin(runs: &[(String, RunRecord)]) -> (Table, BarChart) {

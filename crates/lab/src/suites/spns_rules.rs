@@ -17,6 +17,7 @@ use super::common::{
     config_text, mean_of, num, rate_pct, reference_table, ReportBuilder, ReportOutput, RunRecord,
     RunSpec,
 };
+use super::fidelity::{completed_of, completion_note, time_limit_s, CCR_2022, SPNS_REPORT};
 use super::Suite;
 use crate::scenario::Scenario;
 
@@ -26,6 +27,9 @@ pub struct SpnsRulesSuite {
     /// Test hook: conditions and download size in bytes, replacing the quick/full values.
     pub tiny: Option<(usize, u64)>,
 }
+
+/// The virtual time limit floor of a run (s); see [`time_limit_s`].
+pub const TIME_LIMIT_FLOOR_S: u64 = 120;
 
 /// One configuration of the ablation.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,6 +124,7 @@ impl Suite for SpnsRulesSuite {
         });
         let mut out = Vec::new();
         for (k, (cond, paths)) in conditions(n, seed).into_iter().enumerate() {
+            let limit_s = time_limit_s(&paths, bytes, TIME_LIMIT_FLOOR_S);
             for arm in arms() {
                 let id = format!("{cond}-{}", arm.id);
                 let spec = RunSpec {
@@ -130,7 +135,7 @@ impl Suite for SpnsRulesSuite {
                     multipath: arm.multipath,
                     cc: "cubic",
                     ack_range_limit: None,
-                    time_limit_s: 120,
+                    time_limit_s: limit_s,
                     time_series: false,
                 };
                 let rules = arm.rules.to_string();
@@ -142,7 +147,7 @@ impl Suite for SpnsRulesSuite {
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[SPNS_REPORT, CCR_2022], runs)?;
         let mut s = Section::new("Ablation of the SPNS report's rules");
         s.paragraphs.push(
             "Two heterogeneous paths per condition (the 30/10 Mbit/s, 10/40 ms one-way pair, \
@@ -166,10 +171,17 @@ impl Suite for SpnsRulesSuite {
                    ack-threshold-despite-gaps off; naive: all off";
         let caption = format!("Declared / true losses ({key})");
         rb.figure(&mut s, &loss_chart(&t), "losses", &caption)?;
-        let caption = format!("Speed relative to SPNS with the report's rules ({key})");
+        let groups: Vec<(String, Vec<&RunRecord>)> = arms()
+            .into_iter()
+            .map(|a| (a.id.clone(), arm_runs(runs, &a.id)))
+            .collect();
+        let caption = format!(
+            "Speed relative to SPNS with the report's rules ({key}; {})",
+            completion_note(&groups)
+        );
         rb.figure(&mut s, &speed_chart(&t), "speed", &caption)?;
         s.reference = Some(reference_table(
-            "Paper (SPNS report, seed 000) and CCR 2022 (seed 003)",
+            "Papers (SPNS report: \u{201c}Implementation of Single Packet Number Space in Multi-Path QUIC\u{201d}; CCR 2022: \u{201c}The Packet Number Space Debate in Multipath QUIC\u{201d})",
             &["source", "finding"],
             &[
                 &["report §2.2", "RTT samples from ACKs on the same path, ACK on the receiving path starting at its largest: SPNS srtt tracks the path delay like MPNS (Fig. 3b)"],
@@ -232,7 +244,6 @@ pub fn min_rtt_below_floor(r: &RunRecord) -> bool {
 pub fn ablation_table(runs: &[(String, RunRecord)]) -> Table {
     let cols = [
         "arm",
-        "runs",
         "completed",
         "speed (kB/s)",
         "speed vs spns-report (%)",
@@ -267,8 +278,7 @@ pub fn ablation_table(runs: &[(String, RunRecord)]) -> Table {
         let s = speed(&arm.id);
         t.rows.push(vec![
             Cell::text(arm.id.clone()),
-            Cell::num(rs.len() as f64, 0),
-            Cell::num(rs.iter().filter(|r| r.completed).count() as f64, 0),
+            completed_of(&rs),
             num(s, 1),
             num(base.zip(s).and_then(|(b, s)| rate_pct(b, s)), 2),
             Cell::num(declared as f64, 0),
@@ -334,7 +344,7 @@ fn loss_chart(t: &Table) -> BarChart {
         "declared / true losses",
         arm_labels(t),
     )
-    .with_group("declared / true", column(t, 7))
+    .with_group("declared / true", column(t, 6))
 }
 
 fn speed_chart(t: &Table) -> BarChart {
@@ -343,5 +353,5 @@ fn speed_chart(t: &Table) -> BarChart {
         "speed change (%)",
         arm_labels(t),
     )
-    .with_group("speed vs spns-report", column(t, 4))
+    .with_group("speed vs spns-report", column(t, 3))
 }

@@ -2,10 +2,12 @@
 //!
 //! A GET of 50 MB (quick: 10 MB) over a Wi-Fi-like and an LTE-like path
 //! (the project's generated traces, or with `--traces DIR` the user's
-//! Mahimahi files, see [`super::trace_dir`]), Cubic and the min-RTT
-//! scheduler, with MPNS and SPNS, and an SPNS Default_Limit sweep. Each
-//! condition is run over several trace pairs (different generator seeds,
-//! or different pairings of the user's traces); tables show means.
+//! Mahimahi files in the paper's roles, see [`super::trace_dir`]), Cubic
+//! and the min-RTT scheduler, with MPNS and SPNS, and an SPNS
+//! Default_Limit sweep (SPNS report §2.3, §2.4). Each condition is run over
+//! several distinct trace pairs; tables show means and count the runs that
+//! completed, and [`super::spns_vs_mpns_fidelity`] adds the traces' roles,
+//! queue sizes and the differences from the paper.
 
 use std::path::Path;
 
@@ -17,9 +19,15 @@ use super::common::{
     config_text, histogram_cdf, mean_of, num, rate_pct, reference_table, run_map, ReportBuilder,
     ReportOutput, RunRecord, RunSpec,
 };
-use super::trace_dir::{mahimahi_pairs, CELLULAR_DELAY, WIFI_DELAY};
+use super::fidelity::{self, completed_of, completion_note, SPNS_REPORT};
+use super::spns_vs_mpns_fidelity::{differences, traces_section};
+use super::trace_dir::trace_roles;
 use super::{Suite, SuiteOptions};
 use crate::scenario::Scenario;
+
+/// The virtual time limit floor of a run (s); a larger transfer over a
+/// slower pair gets more (see [`fidelity::time_limit_s`]).
+pub const TIME_LIMIT_FLOOR_S: u64 = 120;
 
 /// The SPNS limit that plays "SPNS" in Table 1 (the core's default).
 pub const DEFAULT_LIMIT: usize = 32;
@@ -51,16 +59,6 @@ impl SpnsVsMpns {
     }
 }
 
-/// Whether the runs replayed the generated traces (not `--traces` files):
-/// the scenarios' path specs say `trace=gen:`.
-fn uses_generated_traces(runs: &[(String, RunRecord)]) -> bool {
-    runs.iter().all(|(_, r)| {
-        r.scenario["paths"]
-            .as_array()
-            .is_none_or(|ps| ps.iter().all(|p| p.to_string().contains("trace=gen:")))
-    })
-}
-
 /// Run ID of trace pair `k` with design `mpns` or SPNS limit `l`.
 pub fn run_id(k: usize, limit: Option<usize>) -> String {
     match limit {
@@ -69,8 +67,20 @@ pub fn run_id(k: usize, limit: Option<usize>) -> String {
     }
 }
 
+/// The trace pair of a run ID (`t3-mpns` is pair 3).
+pub fn pair_of(id: &str) -> Option<usize> {
+    id.strip_prefix('t')?.split_once('-')?.0.parse().ok()
+}
+
+/// Generator seed of the Wi-Fi trace of pair `k` (the LTE one is `+ 1`):
+/// distinct for every pair, so full mode never cycles pairs.
+fn wifi_seed(seed: u64, k: usize) -> u64 {
+    seed.wrapping_mul(1000).wrapping_add(2 * k as u64 + 1)
+}
+
 impl SpnsVsMpns {
     /// The runs, with the two path specs of trace pair `k` from `pair_paths`.
+    /// The time limit scales with the transfer and the pair's capacity.
     fn build_runs(
         &self,
         quick: bool,
@@ -81,6 +91,7 @@ impl SpnsVsMpns {
         let mut out = Vec::new();
         for k in 0..pairs {
             let paths = pair_paths(k);
+            let limit_s = fidelity::time_limit_s(&paths, bytes, TIME_LIMIT_FLOOR_S);
             let limits = std::iter::once(None).chain(Self::limits(quick).into_iter().map(Some));
             for limit in limits {
                 let id = run_id(k, limit);
@@ -92,7 +103,7 @@ impl SpnsVsMpns {
                     multipath: if limit.is_some() { "spns" } else { "mpns" },
                     cc: "cubic",
                     ack_range_limit: limit.or(Some(DEFAULT_LIMIT)),
-                    time_limit_s: 120,
+                    time_limit_s: limit_s,
                     time_series: k == 0 && limit.is_none_or(|l| l == DEFAULT_LIMIT),
                 };
                 out.push((id.clone(), spec.build()));
@@ -113,10 +124,10 @@ impl Suite for SpnsVsMpns {
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
         self.build_runs(quick, seed, |k| {
-            let ts = seed.wrapping_mul(1000).wrapping_add(2 * k as u64);
+            let ts = wifi_seed(seed, k);
             [
-                format!("trace=gen:wifi:{},delay=10ms,queue=1bdp", ts + 1),
-                format!("trace=gen:lte:{},delay=30ms,queue=1bdp", ts + 2),
+                format!("trace=gen:wifi:{ts},delay=10ms,queue=1bdp"),
+                format!("trace=gen:lte:{},delay=30ms,queue=1bdp", ts + 1),
             ]
         })
     }
@@ -125,45 +136,41 @@ impl Suite for SpnsVsMpns {
         let Some(dir) = &opts.traces else {
             return Ok(self.runs(opts.quick, opts.seed));
         };
-        let traces = mahimahi_pairs(dir)?;
-        // Load every trace once now: a bad file is one clear error before
-        // anything runs (the suite's scenario builder treats an invalid
-        // scenario as its own bug and panics).
-        for t in &traces {
-            let spec = t.path_spec(WIFI_DELAY);
-            mpquic_netsim::PathSpec::parse(&spec)
-                .and_then(|p| p.resolve())
-                .with_context(|| format!("trace {} in {}", t.name, dir.display()))?;
+        let roles = trace_roles(dir)?;
+        let (_, pairs) = self.sizes(opts.quick);
+        let seed = opts.seed;
+        // Resolve every pair now: a bad file or spec is one clear error
+        // before anything runs (the suite's scenario builder treats an
+        // invalid scenario as its own bug and panics).
+        for k in 0..pairs {
+            for spec in roles.pair(seed, k, wifi_seed(seed, k)) {
+                mpquic_netsim::PathSpec::parse(&spec)
+                    .and_then(|p| p.resolve())
+                    .with_context(|| format!("trace pair {k} from {}", dir.display()))?;
+            }
         }
-        let n = traces.len();
-        let runs = self.build_runs(opts.quick, opts.seed, |k| {
-            [
-                traces[k % n].path_spec(WIFI_DELAY),
-                traces[(k + 1) % n].path_spec(CELLULAR_DELAY),
-            ]
-        });
-        Ok(runs)
+        Ok(self.build_runs(opts.quick, seed, |k| {
+            roles.pair(seed, k, wifi_seed(seed, k))
+        }))
     }
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
-        let mut rb = ReportBuilder::new(out_dir)?;
+        let mut rb = ReportBuilder::new(out_dir, &[SPNS_REPORT], runs)?;
         let mut s1 = Section::new("Table 1: transmission speed, MPNS vs SPNS");
-        let traces = if uses_generated_traces(runs) {
-            "generated Wi-Fi-like trace (10 ms one-way delay) and LTE-like trace (30 ms)"
-        } else {
-            "user-supplied Mahimahi traces (--traces; Wi-Fi role 10 ms one-way delay, cellular \
-             role 30 ms; files in each run's scenario below)"
-        };
-        s1.paragraphs.push(format!(
-            "Two paths: {traces}, drop-tail queues of 1 BDP, Cubic, min-RTT scheduler. Speed = \
-             bytes / completion time (kB = 1000 bytes), averaged over the trace pairs; ACK frame \
-             size is the receiver's mean ACK frame size. SPNS uses Default_Limit 32 (the core \
-             default). The paper used recorded office traces, XQUIC and 50 MB."
-        ));
+        s1.paragraphs.push(
+            "Two paths: a Wi-Fi-role path (10 ms one-way) and a cellular-role path (30 ms), \
+             drop-tail queues of 1 BDP (the trace's mean rate x the path's propagation RTT), \
+             Cubic, min-RTT scheduler; the traces, their roles and queue sizes per pair are \
+             listed below. Speed = bytes / completion time (kB = 1000 bytes), averaged over the \
+             trace pairs whose run completed; ACK frame size is the receiver's mean ACK frame \
+             size. SPNS uses Default_Limit 32 (the core default). The paper (§2.3) used \
+             recorded office traces, XQUIC and 50 MB."
+                .to_owned(),
+        );
         let t1 = table1(runs);
         rb.table(&mut s1, "table1", t1.clone())?;
         s1.reference = Some(reference_table(
-            "Paper (SPNS report, seed 000, Table 1)",
+            &format!("Paper ({}, Table 1)", SPNS_REPORT.short),
             &["", "Speed (kB/s)", "ACK frame size (bytes)"],
             &[
                 &["MPNS", "7217.6", "16.9"],
@@ -177,41 +184,26 @@ impl Suite for SpnsVsMpns {
             "ack_ranges_cdf",
             "CDF of ranges per ACK frame",
         )?;
+        let (st, tt) = traces_section(runs);
+        let mut st = st;
+        rb.table(&mut st, "traces", tt)?;
         let mut s2 = Section::new("Fig. 4b: SPNS speed vs Default_Limit");
         s2.paragraphs
             .push("Paper: SPNS speed falls as Default_Limit falls; Maximum_Limit was 64.".into());
-        let (t2, plot) = limit_sweep(runs);
+        let (t2, plot, note) = limit_sweep(runs);
         rb.table(&mut s2, "limit_sweep", t2)?;
-        rb.figure(&mut s2, &plot, "speed_vs_limit", "Speed vs Default_Limit")?;
-        let mut s3 = Section::new("Fig. 3: srtt vs true RTT, and receive progress");
-        s3.paragraphs.push(
-            "Trace pair 0. Paper (Fig. 3c): at 3150 ms the largest received PN was 27086 on Wi-Fi \
-             and 24774 on cellular, with 11 holes in the receive record without any loss."
-                .into(),
-        );
-        let map = run_map(runs);
-        for (id, label) in [
-            (run_id(0, None), "MPNS"),
-            (run_id(0, Some(DEFAULT_LIMIT)), "SPNS"),
-        ] {
-            if let Some(plot) = map.get(id.as_str()).and_then(|r| rtt_plot(r, label)) {
-                rb.figure(
-                    &mut s3,
-                    &plot,
-                    &format!("srtt_{id}"),
-                    &format!("{label}: srtt vs true RTT"),
-                )?;
-            }
-        }
         rb.figure(
-            &mut s3,
-            &progress_plot(runs),
-            "progress",
-            "Packets received vs time",
+            &mut s2,
+            &plot,
+            "speed_vs_limit",
+            &format!("Speed vs Default_Limit ({note})"),
         )?;
+        let s3 = fig3_section(&mut rb, runs)?;
+        let (mut sd, td) = differences(runs);
+        rb.table(&mut sd, "paper_vs_ours", td)?;
         let mut cfg = Section::new("Configuration");
         cfg.config = Some(config_text(self.name(), runs));
-        rb.sections = vec![s1, s2, s3, cfg];
+        rb.sections = vec![s1, st, s2, s3, sd, cfg];
         rb.finish(
             "spns-vs-mpns: MPNS vs SPNS (SPNS report Table 1, Figs 3-4)",
             Some(t1),
@@ -219,8 +211,39 @@ impl Suite for SpnsVsMpns {
     }
 }
 
+/// Fig. 3: srtt against the true RTT, and receive progress, of trace pair 0.
+fn fig3_section(rb: &mut ReportBuilder, runs: &[(String, RunRecord)]) -> anyhow::Result<Section> {
+    let mut s3 = Section::new("Fig. 3: srtt vs true RTT, and receive progress");
+    s3.paragraphs.push(
+        "Trace pair 0. Paper (Fig. 3c): at 3150 ms the largest received PN was 27086 on Wi-Fi \
+         and 24774 on cellular, with 11 holes in the receive record without any loss."
+            .into(),
+    );
+    let map = run_map(runs);
+    for (id, label) in [
+        (run_id(0, None), "MPNS"),
+        (run_id(0, Some(DEFAULT_LIMIT)), "SPNS"),
+    ] {
+        if let Some(plot) = map.get(id.as_str()).and_then(|r| rtt_plot(r, label)) {
+            rb.figure(
+                &mut s3,
+                &plot,
+                &format!("srtt_{id}"),
+                &format!("{label}: srtt vs true RTT"),
+            )?;
+        }
+    }
+    rb.figure(
+        &mut s3,
+        &progress_plot(runs),
+        "progress",
+        "Packets received vs time",
+    )?;
+    Ok(s3)
+}
+
 /// Runs of one design (`None` = MPNS) over all trace pairs.
-fn design_runs(runs: &[(String, RunRecord)], limit: Option<usize>) -> Vec<&RunRecord> {
+pub fn design_runs(runs: &[(String, RunRecord)], limit: Option<usize>) -> Vec<&RunRecord> {
     let suffix = match limit {
         None => "-mpns".to_owned(),
         Some(l) => format!("-spns-l{l:02}"),
@@ -251,7 +274,7 @@ pub fn table1(runs: &[(String, RunRecord)]) -> Table {
         "speed (kB/s)",
         "ACK frame size (bytes)",
         "ranges per ACK",
-        "runs",
+        "completed",
     ];
     let mut t = Table::new(
         "Ours: speed and ACK frame size",
@@ -265,7 +288,7 @@ pub fn table1(runs: &[(String, RunRecord)]) -> Table {
             num(v.0, 1),
             num(v.1, 2),
             num(v.2, 2),
-            Cell::num(design_runs(runs, limit).len() as f64, 0),
+            completed_of(&design_runs(runs, limit)),
         ]);
     }
     let rate = |a: Option<f64>, b: Option<f64>| num(a.zip(b).and_then(|(a, b)| rate_pct(a, b)), 2);
@@ -279,7 +302,8 @@ pub fn table1(runs: &[(String, RunRecord)]) -> Table {
     t
 }
 
-fn limit_sweep(runs: &[(String, RunRecord)]) -> (Table, Plot) {
+/// The sweep table, Fig. 4b and a note on how many runs each point averages.
+fn limit_sweep(runs: &[(String, RunRecord)]) -> (Table, Plot, String) {
     let mut limits: Vec<usize> = runs
         .iter()
         .filter_map(|(id, _)| id.rsplit_once("-spns-l").and_then(|(_, l)| l.parse().ok()))
@@ -292,6 +316,7 @@ fn limit_sweep(runs: &[(String, RunRecord)]) -> (Table, Plot) {
         "ACK frame size (bytes)",
         "ranges per ACK",
         "retransmitted / file (%)",
+        "completed",
     ];
     let mut t = Table::new(
         "Ours: SPNS Default_Limit sweep",
@@ -311,6 +336,7 @@ fn limit_sweep(runs: &[(String, RunRecord)]) -> (Table, Plot) {
             num(ack, 2),
             num(ranges, 2),
             num(retx, 2),
+            completed_of(&design_runs(runs, Some(*l))),
         ]);
         if let Some(s) = speed {
             pts.push((*l as f64, s));
@@ -329,7 +355,12 @@ fn limit_sweep(runs: &[(String, RunRecord)]) -> (Table, Plot) {
     {
         plot = plot.with_series("MPNS (limit 32)", vec![(*lo as f64, m), (*hi as f64, m)]);
     }
-    (t, plot)
+    let mut groups: Vec<(String, Vec<&RunRecord>)> = limits
+        .iter()
+        .map(|l| (format!("limit {l}"), design_runs(runs, Some(*l))))
+        .collect();
+    groups.push(("MPNS".to_owned(), design_runs(runs, None)));
+    (t, plot, completion_note(&groups))
 }
 
 fn ranges_cdf(runs: &[(String, RunRecord)]) -> Plot {
@@ -369,7 +400,11 @@ fn rtt_plot(r: &RunRecord, label: &str) -> Option<Plot> {
         PlotKind::Line,
     );
     for p in &ts.rtt {
-        let name = if p.path == 0 { "Wi-Fi" } else { "LTE" };
+        let name = if p.path == 0 {
+            "Wi-Fi role"
+        } else {
+            "cellular role"
+        };
         plot = plot
             .with_series(
                 format!("path {} ({name}) srtt", p.path),

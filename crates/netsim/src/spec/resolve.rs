@@ -105,13 +105,25 @@ impl PathSpec {
                 )))
             }
         };
+        let start = d.trace_start.or(self.shared.trace_start);
         let capacity = match cap {
+            CapacitySpec::Rate(_) if start.is_some() => {
+                return Err(SpecError::Conflict(format!(
+                    "{}trace_start needs a trace capacity, not `rate`",
+                    dir.prefix()
+                )))
+            }
             CapacitySpec::Rate(bps) => Capacity::Rate { bits_per_sec: *bps },
             CapacitySpec::Trace(src) => {
                 let key = self.key_of(dir, "trace", from_dir);
-                Capacity::Trace(load_trace(&key, src, base)?)
+                let trace = load_trace(&key, src, base)?;
+                let start_ms = start.unwrap_or(0) / crate::time::MILLISECOND;
+                Capacity::Trace(trace.with_start(start_ms))
             }
         };
+        // One BDP of a trace link uses the trace's mean capacity over its whole
+        // period (not a fixed guess, and not the stretch replayed first), times
+        // the propagation RTT.
         let rate = capacity.nominal_rate_bps().unwrap_or(0.0);
         let queue = match d.queue.or(self.shared.queue).unwrap_or(QueueSpec::Bdp(1.0)) {
             QueueSpec::Packets(n) => QueueLimit::Packets(n),
@@ -244,6 +256,31 @@ mod tests {
             msg.starts_with("up.trace: cannot use trace `/no/such/file.up`"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn trace_queue_is_one_bdp_of_the_mean_rate() {
+        // 3 opportunities every 2 ms = 18 Mbit/s; RTT 2 x 30 ms; 1 BDP =
+        // 18e6 / 8 x 0.06 = 135 kB (90 packets), whatever the start point.
+        let dir = std::env::temp_dir().join(format!("netsim-bdp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("c.down"), "1\n2\n2\n").expect("write");
+        let spec = "trace=c.down,delay=30ms,queue=1bdp,trace_start=1ms";
+        let r = PathSpec::parse(spec)
+            .expect("parse")
+            .resolve_relative_to(&dir)
+            .expect("resolve");
+        assert_eq!(r.down.queue, QueueLimit::Bytes(135_000));
+        match &r.down.capacity {
+            Capacity::Trace(t) => assert_eq!(t.start_ms(), 1),
+            other => panic!("unexpected {other:?}"),
+        }
+        let e = PathSpec::parse("rate=1mbit,down.trace_start=5ms")
+            .expect("parse")
+            .resolve()
+            .unwrap_err();
+        assert!(e.to_string().contains("trace_start needs a trace"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub struct DirSpecToml {
     /// `trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Scalar>,
+    /// `trace_start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_start: Option<Scalar>,
     /// `delay`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Scalar>,
@@ -94,6 +97,9 @@ pub struct PathSpecToml {
     /// `trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Scalar>,
+    /// `trace_start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_start: Option<Scalar>,
     /// `delay`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Scalar>,
@@ -132,6 +138,7 @@ impl DirSpecToml {
         let scalars = [
             ("rate", &self.rate),
             ("trace", &self.trace),
+            ("trace_start", &self.trace_start),
             ("delay", &self.delay),
             ("queue", &self.queue),
             ("loss", &self.loss),
@@ -163,6 +170,7 @@ impl DirSpecToml {
             match k {
                 "rate" => t.rate = v,
                 "trace" => t.trace = v,
+                "trace_start" => t.trace_start = v,
                 "delay" => t.delay = v,
                 "queue" => t.queue = v,
                 "loss" => t.loss = v,
@@ -188,6 +196,7 @@ impl TryFrom<PathSpecToml> for PathSpec {
         let shared = DirSpecToml {
             rate: t.rate,
             trace: t.trace,
+            trace_start: t.trace_start,
             delay: t.delay,
             queue: t.queue,
             loss: t.loss,
@@ -226,6 +235,7 @@ impl From<PathSpec> for PathSpecToml {
         PathSpecToml {
             rate: shared.rate,
             trace: shared.trace,
+            trace_start: shared.trace_start,
             delay: shared.delay,
             rtt: p.rtt.map(|r| Scalar::Str(super::value::format_duration(r))),
             queue: shared.queue,
