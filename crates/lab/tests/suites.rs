@@ -136,7 +136,8 @@ fn tiny_spns_vs_mpns_end_to_end_and_tables_match_runs() {
     let html = std::fs::read_to_string(&result.index).expect("html");
     assert!(html.contains("7217.6"), "paper reference table missing");
     let runs = load_runs(&out).expect("runs");
-    assert_eq!(runs.len(), 3);
+    // MPNS, SPNS at the limits of the sweep, and the two ACK_FREQUENCY arms.
+    assert_eq!(runs.len(), 5);
     assert!(
         runs.iter().all(|(_, r)| r.completed),
         "tiny runs must complete"
@@ -170,7 +171,7 @@ fn tiny_spns_vs_mpns_end_to_end_and_tables_match_runs() {
     assert_eq!(t.rows[0][4], Cell::text("0 of 1"), "{:?}", t.rows[0]);
     assert_eq!(t.rows[1][4], Cell::text("1 of 1"));
     let html = std::fs::read_to_string(out.join("index.html")).expect("html");
-    assert!(html.contains("Runs: 2 completed of 3"), "about section");
+    assert!(html.contains("Runs: 4 completed of 5"), "about section");
     assert!(
         html.contains("Differences from the paper"),
         "discussion section"
@@ -193,10 +194,10 @@ fn shards_merge_into_the_full_report() {
     }
     let n0 = load_runs(&dirs[0]).expect("runs").len();
     let n1 = load_runs(&dirs[1]).expect("runs").len();
-    assert_eq!((n0, n1), (2, 1));
+    assert_eq!((n0, n1), (3, 2));
     let merged = tmp.path().join("merged");
     merge(&merged, &dirs).expect("merge");
-    assert_eq!(load_runs(&merged).expect("runs").len(), 3);
+    assert_eq!(load_runs(&merged).expect("runs").len(), 5);
     check_table1(&merged);
 }
 
@@ -230,7 +231,7 @@ fn spns_vs_mpns_replays_mahimahi_files_on_request() {
     opts.traces = Some(traces.clone());
     run_suite(&suite, &opts).expect("run with traces");
     let runs = load_runs(&out).expect("runs");
-    assert_eq!(runs.len(), 6);
+    assert_eq!(runs.len(), 10);
     let canonical = traces.canonicalize().expect("canonical");
     for (id, r) in &runs {
         assert!(r.completed, "{id}: {:?}", r.outcome);
