@@ -95,6 +95,11 @@ pub struct TimeSeriesRecord {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunRecord {
+    /// `simulated`, `emulated` (a real run, `lab run --real`), or empty in records written
+    /// before real runs existed (simulated).
+    pub network: String,
+    /// Emulated runs: the emulator's release jitter.
+    pub release_jitter: Option<mpquic_emulate::JitterStats>,
     /// Every request completed.
     pub completed: bool,
     /// Outcome word (`completed`, `time_limit`, ...).
@@ -160,6 +165,11 @@ impl RunRecord {
         }
     }
 
+    /// Whether the run went through the emulator on real sockets.
+    pub fn is_emulated(&self) -> bool {
+        self.network == "emulated"
+    }
+
     /// The scenario's seed (0 when absent).
     pub fn seed(&self) -> u64 {
         self.scenario
@@ -197,6 +207,9 @@ pub struct ReportOutput {
     pub tables: Vec<PathBuf>,
     /// The headline table (also printed by `mpquic lab run`).
     pub headline: Option<Table>,
+    /// Further reports built from the same runs (the simulated-vs-real comparison when the
+    /// directory holds both).
+    pub also: Vec<ReportOutput>,
 }
 
 /// Collects sections, tables and figures of a report under one directory.
@@ -256,6 +269,7 @@ impl ReportBuilder {
             index,
             tables: self.tables,
             headline,
+            also: Vec::new(),
         })
     }
 }
