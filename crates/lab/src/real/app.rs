@@ -192,21 +192,22 @@ async fn fetch(
     Ok(())
 }
 
-/// Opens a path from each of `locals` (interfaces 1, 2, ...), retrying while the peer has not
-/// issued what a new path needs; failures are logged.
+/// Opens a path from each of `locals` (interfaces 1, 2, ...) in order, as the simulated client
+/// does (so path IDs follow the interfaces), retrying while the peer has not issued what a new
+/// path needs; failures are logged.
 pub(crate) fn open_paths(conn: &Connection, locals: &[SocketAddr], log: &EventLog) {
-    for (i, &local) in locals.iter().enumerate() {
-        let (conn, log) = (conn.clone(), log.clone());
-        tokio::spawn(async move {
+    let (conn, log, locals) = (conn.clone(), log.clone(), locals.to_vec());
+    tokio::spawn(async move {
+        for (i, local) in locals.into_iter().enumerate() {
             for attempt in 1..=PATH_ATTEMPTS {
                 match conn.open_path(local).await {
-                    Ok(_) => return,
+                    Ok(_) => break,
                     Err(e) if attempt == PATH_ATTEMPTS => {
                         log.push(format!("interface {}: cannot open a path: {e}", i + 1));
                     }
                     Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
                 }
             }
-        });
-    }
+        }
+    });
 }

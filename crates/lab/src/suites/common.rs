@@ -22,6 +22,8 @@ use crate::scenario::Scenario;
 pub struct PathRecord {
     /// QUIC path ID.
     pub id: u64,
+    /// Client interface (scenario path index) the path starts at.
+    pub interface: Option<usize>,
     /// Stream bytes the sender sent on the path.
     pub bytes_sent: u64,
     /// Stream bytes retransmitted on the path.

@@ -127,13 +127,16 @@ impl Suite for SimVsReal {
     }
 }
 
-/// The sender's share of stream bytes per path, as `57/43`.
+/// The sender's share of stream bytes per path, as `57/43`, in the order of the client's
+/// interfaces (path IDs follow the order paths were opened in, which need not be the same).
 pub fn split(r: &RunRecord) -> String {
     let total: u64 = r.paths.iter().map(|p| p.bytes_sent).sum();
     if total == 0 {
         return "-".to_owned();
     }
-    r.paths
+    let mut paths: Vec<_> = r.paths.iter().collect();
+    paths.sort_by_key(|p| (p.interface.unwrap_or(usize::MAX), p.id));
+    paths
         .iter()
         .map(|p| format!("{:.0}", p.bytes_sent as f64 * 100.0 / total as f64))
         .collect::<Vec<_>>()
@@ -255,6 +258,14 @@ mod tests {
         assert_eq!(t.rows[0][3].display(), "-10.0");
         assert_eq!(t.rows[0][4].display(), "60/40");
         assert_eq!(t.rows[0][5].display(), "70/30");
+    }
+
+    #[test]
+    fn the_split_follows_the_interfaces() {
+        let mut r = record(1.0, &[30, 70], "emulated");
+        r.paths[0].interface = Some(1);
+        r.paths[1].interface = Some(0);
+        assert_eq!(split(&r), "70/30");
     }
 
     #[test]
