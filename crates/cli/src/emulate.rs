@@ -15,10 +15,12 @@ use crate::units::parse_duration;
 
 /// Arguments of `mpquic emulate`.
 #[derive(Debug, Args)]
-#[command(after_help = "Example: two paths for a client sending from 127.0.0.2 and 127.0.0.3:\n  \
+#[command(
+    after_help = "Example: two paths for a client sending from 127.0.0.2 and 127.0.0.3:\n  \
     mpquic emulate --listen 127.0.0.1:5000 --server 127.0.0.1:4433 \\\n    \
     --path from=127.0.0.2,rate=20mbit,delay=10ms --path from=127.0.0.3,rate=15mbit,delay=20ms\n\
-    then `mpquic client https://127.0.0.1:5000/FILE --path 127.0.0.2:0 --path 127.0.0.3:0 ...`")]
+    then `mpquic client https://127.0.0.1:5000/FILE --path 127.0.0.2:0 --path 127.0.0.3:0 ...`"
+)]
 pub struct EmulateArgs {
     /// Address clients send to.
     #[arg(long, value_name = "ADDR")]

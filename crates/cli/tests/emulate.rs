@@ -99,7 +99,13 @@ fn transfer(dir: &Path, root: &Path, paths: &[&str], multipath: &str) -> Transfe
     let root = root.to_str().expect("utf-8");
     let (_server, server) = start(
         &[
-            "server", "--listen", "127.0.0.1:0", "--root", root, "--multipath", multipath,
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--root",
+            root,
+            "--multipath",
+            multipath,
         ],
         "listening on ",
     );
@@ -174,7 +180,10 @@ fn two_paths_reach_ninety_percent(multipath: &str) {
         let goodput = t.summary["goodput_mbps"].as_f64().expect("goodput");
         let split = path_bytes(&t.summary);
         eprintln!("{multipath}: {goodput:.2} Mbit/s, bytes per path {split:?}");
-        assert!(split.iter().all(|&b| b > 1_000_000), "{multipath}: {split:?}");
+        assert!(
+            split.iter().all(|&b| b > 1_000_000),
+            "{multipath}: {split:?}"
+        );
         goodputs.push(goodput);
         if goodput >= 0.9 * 35.0 {
             return;
@@ -205,10 +214,17 @@ fn handover(multipath: &str) {
     let seconds = t.summary["seconds"].as_f64().expect("seconds");
     let split = path_bytes(&t.summary);
     eprintln!("{multipath} handover: {seconds:.2} s, bytes per path {split:?}");
-    assert!(seconds > 2.0, "{multipath}: finished before the handover ({seconds} s)");
+    assert!(
+        seconds > 2.0,
+        "{multipath}: finished before the handover ({seconds} s)"
+    );
     // Path 1 alone carries at most 15 Mbit/s x the whole transfer; more went over path 0
     // before it failed, and path 1 carried the rest.
-    assert!(split.len() == 2 && split[1] > 3_000_000, "{split:?}\n{}", t.emulator);
+    assert!(
+        split.len() == 2 && split[1] > 3_000_000,
+        "{split:?}\n{}",
+        t.emulator
+    );
 }
 
 #[test]

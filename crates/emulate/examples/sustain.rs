@@ -152,7 +152,8 @@ fn main() {
 /// A UDP socket with 4 MiB buffers (the sink must not drop what the emulator forwards).
 fn big_socket(addr: &str) -> UdpSocket {
     let addr: SocketAddr = addr.parse().expect("addr");
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None).expect("socket");
+    let s =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None).expect("socket");
     let _ = s.set_recv_buffer_size(4 << 20);
     let _ = s.set_send_buffer_size(4 << 20);
     s.bind(&addr.into()).expect("bind");

@@ -217,7 +217,10 @@ mod tests {
     fn bad_arguments_name_the_path_and_the_problem() {
         let e = EmulatedPath::parse("from=127.0.0.2,rate=fast", 2).unwrap_err();
         let m = e.to_string();
-        assert!(m.starts_with("--path #2 `from=127.0.0.2,rate=fast`: rate"), "{m}");
+        assert!(
+            m.starts_with("--path #2 `from=127.0.0.2,rate=fast`: rate"),
+            "{m}"
+        );
         assert!(e.is_input());
         let m = EmulatedPath::parse("from=localhost,rate=1mbit", 1)
             .unwrap_err()
@@ -247,9 +250,11 @@ mod tests {
     #[test]
     fn inconsistent_configurations_are_refused() {
         assert!(cfg(&["rate=1mbit", "rate=2mbit"]).validate().is_err());
-        assert!(cfg(&["from=127.0.0.2,rate=1mbit", "from=127.0.0.2,rate=2mbit"])
-            .validate()
-            .is_err());
+        assert!(
+            cfg(&["from=127.0.0.2,rate=1mbit", "from=127.0.0.2,rate=2mbit"])
+                .validate()
+                .is_err()
+        );
         assert!(cfg(&[]).validate().is_err());
         let mut c = cfg(&["rate=1mbit"]);
         c.server = "0.0.0.0:4433".parse().expect("addr");

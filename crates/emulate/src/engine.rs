@@ -130,7 +130,10 @@ impl Engine {
             // Everything already queued is handled before releasing, so
             // arrivals enter their links in the order they were stamped.
             let mut stop = false;
-            for msg in first.into_iter().chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+            for msg in first
+                .into_iter()
+                .chain(std::iter::from_fn(|| rx.try_recv().ok()))
+            {
                 if !self.handle(msg) {
                     stop = true;
                     break;
@@ -192,7 +195,9 @@ impl Engine {
         let mut out = std::mem::take(&mut self.out);
         // A drop is counted by the link itself (its ground truth).
         let _ = match dir {
-            Dir::Up => p.up.send(at, Datagram::new(client, server, payload), &mut out),
+            Dir::Up => {
+                p.up.send(at, Datagram::new(client, server, payload), &mut out)
+            }
             Dir::Down => p
                 .down
                 .send(at, Datagram::new(server, client, payload), &mut out),

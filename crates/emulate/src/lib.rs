@@ -131,8 +131,9 @@ impl Emulator {
     /// Stops every thread and returns the final report (an error only if
     /// the timer thread died, which would be a bug).
     pub fn stop(mut self) -> Result<Report, EmulateError> {
-        self.shutdown()
-            .ok_or_else(|| EmulateError::Io("the emulator's timer thread ended unexpectedly".into()))
+        self.shutdown().ok_or_else(|| {
+            EmulateError::Io("the emulator's timer thread ended unexpectedly".into())
+        })
     }
 
     fn shutdown(&mut self) -> Option<Report> {

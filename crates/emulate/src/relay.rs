@@ -53,11 +53,7 @@ fn count(packets: &AtomicU64, bytes: &AtomicU64, n: usize) {
 
 /// A UDP socket bound to `addr` with large buffers and a receive timeout.
 pub(crate) fn bind(addr: SocketAddr, what: &'static str) -> Result<UdpSocket, EmulateError> {
-    let fail = |source| EmulateError::Bind {
-        what,
-        addr,
-        source,
-    };
+    let fail = |source| EmulateError::Bind { what, addr, source };
     let socket = socket2::Socket::new(
         socket2::Domain::for_address(addr),
         socket2::Type::DGRAM,

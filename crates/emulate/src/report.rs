@@ -197,7 +197,9 @@ impl fmt::Display for Report {
             self.elapsed_s, j.datagrams, j.p50_us, j.p99_us, j.max_us
         )?;
         for p in &self.paths {
-            let from = p.from.map_or("any other source".to_owned(), |ip| ip.to_string());
+            let from = p
+                .from
+                .map_or("any other source".to_owned(), |ip| ip.to_string());
             writeln!(
                 f,
                 "path {} from {from} ({}), {} client(s)",

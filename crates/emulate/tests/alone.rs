@@ -141,16 +141,29 @@ fn with_one_retry(what: &str, attempt: impl Fn() -> Result<String, String>) {
 /// 20 Mbit/s offered 29 Mbit/s: the server receives 20 Mbit/s ± 5%.
 fn rate_attempt() -> Result<String, String> {
     let (server, _) = Peer::start("127.0.0.1:0", false);
-    let emu = emulator(server.addr, &["from=127.0.0.2,rate=20mbit,delay=5ms,queue=inf"]);
+    let emu = emulator(
+        server.addr,
+        &["from=127.0.0.2,rate=20mbit,delay=5ms,queue=inf"],
+    );
     let client = UdpSocket::bind("127.0.0.2:0").expect("bind client");
     // 12 x 1200 B every 4 ms = 28.8 Mbit/s for 1.5 s: the link queue never empties.
     let size = 1200;
-    let sent = send_paced(&client, emu.listen_addr(), size, 4500, 12, Duration::from_millis(4));
+    let sent = send_paced(
+        &client,
+        emu.listen_addr(),
+        size,
+        4500,
+        12,
+        Duration::from_millis(4),
+    );
     // Draining 4500 x 1200 B at 20 Mbit/s takes 2.16 s from the start.
     std::thread::sleep(Duration::from_millis(2600).saturating_sub(sent[0].elapsed()));
     let report = emu.stop().expect("report");
     let got = server.finish();
-    let (first, last) = (got.first().expect("arrivals").1, got.last().expect("last").1);
+    let (first, last) = (
+        got.first().expect("arrivals").1,
+        got.last().expect("last").1,
+    );
     let bits = ((got.len() - 1) * size * 8) as f64;
     let mbps = bits / (last - first).as_secs_f64() / 1e6;
     let msg = format!(
@@ -178,7 +191,14 @@ fn delay_attempt() -> Result<String, String> {
         &["from=127.0.0.2,rate=100mbit,up.delay=10ms,down.delay=25ms"],
     );
     let (client, socket) = Peer::start("127.0.0.2:0", false);
-    let sent = send_paced(&socket, emu.listen_addr(), 200, 300, 1, Duration::from_millis(5));
+    let sent = send_paced(
+        &socket,
+        emu.listen_addr(),
+        200,
+        300,
+        1,
+        Duration::from_millis(5),
+    );
     std::thread::sleep(Duration::from_millis(100));
     let back = client.finish();
     let report = emu.stop().expect("report");
@@ -205,7 +225,9 @@ fn delay_attempt() -> Result<String, String> {
     }
     // Replies come from the listen address.
     if back.iter().any(|(_, _, from)| *from != report.listen) {
-        return Err(format!("a reply did not come from the listen address; {msg}"));
+        return Err(format!(
+            "a reply did not come from the listen address; {msg}"
+        ));
     }
     Ok(msg)
 }
@@ -231,14 +253,14 @@ fn each_client_path_has_its_own_four_tuple_and_drops_are_counted() {
     let (d, d_sock) = Peer::start("127.0.0.2:0", false);
     for s in 0..10 {
         for sock in [&a_sock, &b_sock, &c_sock, &d_sock] {
-            sock.send_to(&packet(s, 100), emu.listen_addr()).expect("send");
+            sock.send_to(&packet(s, 100), emu.listen_addr())
+                .expect("send");
         }
     }
     std::thread::sleep(Duration::from_millis(200));
     let report = emu.stop().expect("report");
     let at_server = server.finish();
-    let sources: std::collections::BTreeSet<SocketAddr> =
-        at_server.iter().map(|x| x.2).collect();
+    let sources: std::collections::BTreeSet<SocketAddr> = at_server.iter().map(|x| x.2).collect();
     // Two clients on path 0 (two relay sockets); path 1 loses everything;
     // 127.0.0.4 takes no path.
     assert_eq!(at_server.len(), 20, "{report}");
@@ -263,7 +285,9 @@ fn a_link_that_goes_down_drops_what_arrives() {
     let started = Instant::now();
     let mut s = 0;
     while started.elapsed() < Duration::from_millis(600) {
-        client.send_to(&packet(s, 100), emu.listen_addr()).expect("send");
+        client
+            .send_to(&packet(s, 100), emu.listen_addr())
+            .expect("send");
         s += 1;
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -273,5 +297,7 @@ fn a_link_that_goes_down_drops_what_arrives() {
     assert_eq!(up.forwarded.packets as usize, got.len());
     assert!(up.dropped.link_down.packets > 0, "{report}");
     assert_eq!(up.forwarded.packets + up.dropped.link_down.packets, s);
-    assert!(got.iter().all(|(_, t, _)| *t < started + Duration::from_millis(400)));
+    assert!(got
+        .iter()
+        .all(|(_, t, _)| *t < started + Duration::from_millis(400)));
 }

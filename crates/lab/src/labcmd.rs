@@ -336,7 +336,9 @@ pub fn report_dir(dir: &Path) -> anyhow::Result<ReportOutput> {
     if runs.is_empty() {
         bail!("{}: no run files in runs/", dir.display());
     }
-    let (real, sim): (Vec<_>, Vec<_>) = runs.into_iter().partition(|(id, _)| id.ends_with(REAL_SUFFIX));
+    let (real, sim): (Vec<_>, Vec<_>) = runs
+        .into_iter()
+        .partition(|(id, _)| id.ends_with(REAL_SUFFIX));
     if sim.is_empty() {
         // Only real runs: the suite's own report, from them.
         let as_sim: Vec<_> = real

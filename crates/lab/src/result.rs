@@ -208,7 +208,11 @@ impl ConnectionFigures {
     }
 
     /// Figures from a connection's statistics (what the tokio runtime exposes).
-    pub fn from_stats(s: &ConnectionStats, retransmitted_bytes: u64, error: Option<String>) -> Self {
+    pub fn from_stats(
+        s: &ConnectionStats,
+        retransmitted_bytes: u64,
+        error: Option<String>,
+    ) -> Self {
         let mean_ranges = if s.ack_frames_sent == 0 {
             0.0
         } else {

@@ -37,7 +37,10 @@ async fn noq_client_downloads_through_the_emulator_over_two_paths() {
     let listen = emulator.listen_addr();
 
     let (endpoint, conn) = noq_client(listen, true).await;
-    assert!(conn.is_multipath_enabled(), "noq did not negotiate multipath");
+    assert!(
+        conn.is_multipath_enabled(),
+        "noq did not negotiate multipath"
+    );
     let ours = within("our connection", conns.recv())
         .await
         .expect("our connection");
@@ -78,7 +81,10 @@ async fn noq_client_downloads_through_the_emulator_over_two_paths() {
     assert_eq!(report.paths[0].clients, 1);
     assert_eq!(report.paths[1].clients, 1);
     for (i, b) in sent.iter().enumerate() {
-        assert!(*b as usize > data.len() / 10, "path {i} carried {b} B of {sent:?}");
+        assert!(
+            *b as usize > data.len() / 10,
+            "path {i} carried {b} B of {sent:?}"
+        );
     }
     conn.close(0u32.into(), b"done");
     within("noq idle", endpoint.wait_idle()).await;

@@ -54,7 +54,10 @@ fn assert_same(name: &str, link: LinkConfig, size: usize, interval: SimTime, cou
     let s = model.stats();
     assert_eq!(s.dropped, truth.dropped, "{name}: drops");
     assert_eq!(s.delivered, truth.delivered, "{name}: delivered");
-    assert_eq!(s.queue.max_bytes, truth.queue.max_bytes, "{name}: queue peak");
+    assert_eq!(
+        s.queue.max_bytes, truth.queue.max_bytes,
+        "{name}: queue peak"
+    );
     assert_eq!(s.queue_delay, truth.queue_delay, "{name}: queue delay");
     assert_eq!(model.in_flight(), 0, "{name}: drained");
 }

@@ -119,7 +119,11 @@ async fn execute(scenario: &Scenario, network: &Network) -> Result<Observed, Lab
         .enumerate()
         .map(|(i, p)| {
             let spec = scenario.paths.get(i).map(|s| s.0.to_string());
-            EmulatedPath::new(Some(client_addr(i).ip()), p.clone(), spec.unwrap_or_default())
+            EmulatedPath::new(
+                Some(client_addr(i).ip()),
+                p.clone(),
+                spec.unwrap_or_default(),
+            )
         })
         .collect();
     let emulator = Emulator::start(EmulatorConfig {

@@ -206,10 +206,7 @@ pub(crate) fn assemble(
     let report = obs.emulator.as_ref();
     let paths = path_results(&obs);
     let true_losses = report.map_or(0, |r| {
-        r.paths
-            .iter()
-            .map(|p| p.down.dropped.total().packets)
-            .sum()
+        r.paths.iter().map(|p| p.down.dropped.total().packets).sum()
     });
     let mut result = RunResult {
         network: "emulated".to_owned(),

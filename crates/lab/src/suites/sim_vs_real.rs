@@ -49,7 +49,10 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, u64)> {
         ),
         (
             "loss1",
-            vec!["rate=20mbit,rtt=40ms,loss=1%", "rate=20mbit,rtt=40ms,loss=1%"],
+            vec![
+                "rate=20mbit,rtt=40ms,loss=1%",
+                "rate=20mbit,rtt=40ms,loss=1%",
+            ],
             20,
         ),
         (
@@ -59,7 +62,10 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, u64)> {
         ),
         (
             "traces",
-            vec!["trace=gen:wifi:1:60s,rtt=30ms", "trace=gen:lte:2:60s,rtt=50ms"],
+            vec![
+                "trace=gen:wifi:1:60s,rtt=30ms",
+                "trace=gen:lte:2:60s,rtt=50ms",
+            ],
             20,
         ),
         (

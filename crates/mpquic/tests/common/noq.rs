@@ -67,4 +67,3 @@ pub async fn noq_get(conn: &noq::Connection) -> Vec<u8> {
         .await
         .expect("noq read")
 }
-

@@ -65,7 +65,13 @@ impl LinkModel {
         for (i, ev) in config.events.iter().enumerate() {
             let action = u32::try_from(i).map_err(|_| "too many link events".to_owned())?;
             link.actions.push(ev.action.clone());
-            events.push(ev.at, EventKind::LinkAction { link: index, action });
+            events.push(
+                ev.at,
+                EventKind::LinkAction {
+                    link: index,
+                    action,
+                },
+            );
         }
         Ok(Self {
             link,
@@ -242,7 +248,10 @@ mod tests {
         );
         assert_eq!(m.max_queue_packets(), 1);
         m.advance(ms(50), &mut out);
-        assert_eq!(out.iter().map(|d| d.at).collect::<Vec<_>>(), [ms(8), ms(16)]);
+        assert_eq!(
+            out.iter().map(|d| d.at).collect::<Vec<_>>(),
+            [ms(8), ms(16)]
+        );
         assert_eq!(
             m.send(ms(200), dgram(10), &mut out),
             Err(DropCause::LinkDown)
