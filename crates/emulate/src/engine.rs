@@ -155,7 +155,8 @@ impl Engine {
             .flat_map(|p| [p.up.next_event_time(), p.down.next_event_time()])
             .flatten()
             .min()?;
-        Some(self.start + Duration::from_nanos(next))
+        // A link may schedule centuries ahead (`delay=1e9s`): no deadline then.
+        self.start.checked_add(Duration::from_nanos(next))
     }
 
     /// Handles one message; false to stop.
