@@ -3,6 +3,7 @@
 
 mod client;
 mod demo;
+mod emulate;
 mod exit;
 mod keys;
 mod opts;
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Multipath QUIC: file server, client and demo over UDP.
+/// Multipath QUIC: file server, client and demo over UDP, simulator, emulator and lab.
 #[derive(Debug, Parser)]
 #[command(
     name = "mpquic",
@@ -42,6 +43,9 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run one scenario in the deterministic network simulator (virtual time).
     Sim(mpquic_lab::cli::SimArgs),
+    /// Relay UDP between clients and a server over emulated paths (the simulator's link models
+    /// in real time; no root needed).
+    Emulate(emulate::EmulateArgs),
     /// Experiment suites: run them in parallel and build tables, plots and an HTML report.
     Lab(mpquic_lab::labcmd::LabArgs),
 }
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => run_async(demo::run(args)),
         // Simulations are synchronous and run in virtual time: no async runtime.
         Command::Sim(args) => mpquic_lab::cli::sim_command(args),
+        Command::Emulate(args) => run_async(emulate::run(args)),
         Command::Lab(args) => mpquic_lab::labcmd::lab_command(args),
     };
     exit_with(result)

@@ -5,7 +5,7 @@
 //! mpquic sim [SCENARIO.toml] [--path SPEC ...] [--download 50MB] [--cc cubic]
 //!            [--multipath mpns] [--scheduler min-rtt] [--ack-range-limit N]
 //!            [--spns-rules report|naive|report,no-RULE]
-//!            [--seed N] [--time-limit 60s] [--json FILE]
+//!            [--seed N] [--time-limit 60s] [--json FILE] [--real]
 //! ```
 //!
 //! Options override the file's settings; `--path` (repeated, one per path)
@@ -80,6 +80,11 @@ pub struct SimArgs {
     /// Do not print the summary table.
     #[arg(long)]
     pub quiet: bool,
+    /// Run on real sockets instead: the tokio runtime's client and server over loopback
+    /// (client interfaces 127.0.0.2, 127.0.0.3, ...) through the emulator, whose paths are the
+    /// same link models in real time. The time limit is then wall-clock time.
+    #[arg(long)]
+    pub real: bool,
 }
 
 /// Parses the `--path` options.
@@ -175,7 +180,11 @@ pub fn sim_command(args: SimArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         crate::output::check_writable("--json", path)?;
     }
-    let result = crate::runner::run(&scenario)?;
+    let result = if args.real {
+        crate::real::run(&scenario)?
+    } else {
+        crate::runner::run(&scenario)?
+    };
     if !args.quiet {
         print!("{}", crate::summary::render(&result));
     }

@@ -44,6 +44,9 @@ pub enum LabError {
     /// The simulator rejected the network built from the scenario.
     #[error("simulator: {0}")]
     Sim(#[from] SimError),
+    /// A run on real sockets could not be set up (sockets, emulator, runtime).
+    #[error("real run: {0}")]
+    Real(String),
     /// An output file cannot be written (checked before any work starts).
     #[error("{key} {}: cannot write: {why}", path.display())]
     Output {
@@ -60,7 +63,7 @@ impl LabError {
     /// Whether the error is about the input (a scenario, a path spec, an output path) rather
     /// than a failure of the work: the command line exits with code 2 for these.
     pub fn is_input(&self) -> bool {
-        !matches!(self, LabError::Sim(_))
+        !matches!(self, LabError::Sim(_) | LabError::Real(_))
     }
 
     pub(crate) fn invalid(key: &str, message: impl Into<String>) -> Self {

@@ -3,6 +3,7 @@
 //! ```text
 //! mpquic lab list
 //! mpquic lab run SUITE [--quick|--full] [--seed N] [--jobs N] [--out DIR] [--shard I/N] [--traces DIR]
+//!                      [--real]
 //! mpquic lab report DIR
 //! mpquic lab merge OUT DIR1 DIR2 ...
 //! ```
@@ -14,7 +15,9 @@
 //! (for Slurm arrays or Kubernetes indexed Jobs); `merge` copies the shards'
 //! run files into one directory and builds the report. `--traces DIR`
 //! (spns-vs-mpns) replays Mahimahi files from DIR instead of the generated
-//! Wi-Fi and LTE traces. See `docs/LAB.md`.
+//! Wi-Fi and LTE traces. `--real` runs the scenarios on real sockets through the emulator
+//! ([`crate::real`]), one at a time, as `runs/ID.real.json` beside the simulated runs; a
+//! directory holding both also gets `sim-vs-real/index.html`. See `docs/LAB.md`.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -26,6 +29,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::Scenario;
+use crate::suites::sim_vs_real::{self, real_id, REAL_SUFFIX};
 use crate::suites::{self, ReportOutput, RunRecord, Suite, SuiteOptions};
 
 /// Arguments of `mpquic lab`.
@@ -88,6 +92,11 @@ pub struct RunArgs {
     /// the cellular path, each from a seed-chosen start point.
     #[arg(long, value_name = "DIR")]
     pub traces: Option<PathBuf>,
+    /// Run on real sockets: the tokio runtime's client and server over loopback through the
+    /// emulator (one run at a time; runs are stored as ID.real.json next to the simulated
+    /// ones, and sim-vs-real/index.html compares both).
+    #[arg(long)]
+    pub real: bool,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -141,6 +150,8 @@ pub struct RunOptions {
     /// Mahimahi trace directory replacing the generated traces
     /// (suites that support it, see [`Suite::runs_with`]).
     pub traces: Option<PathBuf>,
+    /// Run on real sockets through the emulator instead of in the simulator.
+    pub real: bool,
 }
 
 /// Entry point of `mpquic lab`.
@@ -163,6 +174,7 @@ pub fn lab_command(args: LabArgs) -> anyhow::Result<()> {
                 shard: a.shard,
                 progress: true,
                 traces: a.traces,
+                real: a.real,
             };
             let start = Instant::now();
             let out = run_suite(suite.as_ref(), &opts)?;
@@ -190,6 +202,7 @@ fn print_output(out: &ReportOutput) {
         println!("{}\n{}", t.title, t.to_csv());
     }
     println!("report: {}", out.index.display());
+    out.also.iter().for_each(print_output);
 }
 
 /// Runs a suite's scenarios (those of the shard) in parallel, writes the
@@ -218,7 +231,7 @@ pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportO
         .into_iter()
         .enumerate()
         .filter(|(i, _)| opts.shard.is_none_or(|(k, n)| i % n == k))
-        .map(|(_, r)| r)
+        .map(|(_, (id, s))| (if opts.real { real_id(&id) } else { id }, s))
         .collect();
     execute(&selected, opts, &runs_dir)?;
     report_dir(&opts.out)
@@ -231,8 +244,14 @@ fn execute(runs: &[(String, Scenario)], opts: &RunOptions, runs_dir: &Path) -> a
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     let mut failures = Vec::new();
+    // Real runs share the machine's clock and CPU with their own timing: one at a time.
+    let (jobs, runner): (usize, fn(&Scenario) -> _) = if opts.real {
+        (1, crate::real::run)
+    } else {
+        (opts.jobs, crate::run)
+    };
     std::thread::scope(|scope| -> anyhow::Result<()> {
-        for _ in 0..opts.jobs.min(runs.len().max(1)) {
+        for _ in 0..jobs.min(runs.len().max(1)) {
             let tx = tx.clone();
             let next = &next;
             scope.spawn(move || loop {
@@ -240,7 +259,7 @@ fn execute(runs: &[(String, Scenario)], opts: &RunOptions, runs_dir: &Path) -> a
                 let Some((id, scenario)) = runs.get(i) else {
                     break;
                 };
-                let result = crate::run(scenario)
+                let result = runner(scenario)
                     .map_err(|e| e.to_string())
                     .and_then(|r| serde_json::to_string_pretty(&r).map_err(|e| e.to_string()));
                 if tx.send((id.clone(), result)).is_err() {
@@ -326,7 +345,22 @@ pub fn report_dir(dir: &Path) -> anyhow::Result<ReportOutput> {
     if runs.is_empty() {
         bail!("{}: no run files in runs/", dir.display());
     }
-    suite.report(&runs, dir)
+    let (real, sim): (Vec<_>, Vec<_>) = runs
+        .into_iter()
+        .partition(|(id, _)| id.ends_with(REAL_SUFFIX));
+    if sim.is_empty() {
+        // Only real runs: the suite's own report, from them.
+        let as_sim: Vec<_> = real
+            .into_iter()
+            .map(|(id, r)| (id.trim_end_matches(REAL_SUFFIX).to_owned(), r))
+            .collect();
+        return suite.report(&as_sim, dir);
+    }
+    let mut out = suite.report(&sim, dir)?;
+    if !real.is_empty() {
+        out.also.push(sim_vs_real::comparison(&sim, &real, dir)?);
+    }
+    Ok(out)
 }
 
 /// Copies the run files of `dirs` into `out/runs` and builds the report.

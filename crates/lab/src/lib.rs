@@ -36,6 +36,7 @@ pub mod error;
 pub mod labcmd;
 pub mod node;
 pub mod output;
+pub mod real;
 pub mod result;
 pub mod runner;
 pub mod scenario;

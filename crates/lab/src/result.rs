@@ -18,6 +18,12 @@ use crate::workload::LoggedEvent;
 /// Everything measured in one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
+    /// `simulated` (virtual time, [`crate::run`]) or `emulated` (real sockets through the
+    /// emulator, [`crate::real::run`]).
+    pub network: String,
+    /// Emulated runs: how late the emulator released datagrams against their links' schedule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_jitter: Option<mpquic_emulate::JitterStats>,
     /// True when every request completed byte-exact within the time limit.
     pub completed: bool,
     /// `completed`, `failed` (connection or response error), `time_limit`
@@ -194,7 +200,19 @@ pub struct ConnectionFigures {
 impl ConnectionFigures {
     /// Figures of a connection.
     pub fn of(conn: &Connection) -> Self {
-        let s: ConnectionStats = conn.stats();
+        Self::from_stats(
+            &conn.stats(),
+            conn.retransmitted_bytes(),
+            conn.error().map(ToString::to_string),
+        )
+    }
+
+    /// Figures from a connection's statistics (what the tokio runtime exposes).
+    pub fn from_stats(
+        s: &ConnectionStats,
+        retransmitted_bytes: u64,
+        error: Option<String>,
+    ) -> Self {
         let mean_ranges = if s.ack_frames_sent == 0 {
             0.0
         } else {
@@ -214,8 +232,8 @@ impl ConnectionFigures {
             avg_ack_frame_bytes: s.mean_ack_frame_bytes(),
             ack_range_histogram: s.ack_range_histogram,
             mean_ranges_per_ack: mean_ranges,
-            retransmitted_bytes: conn.retransmitted_bytes(),
-            error: conn.error().map(ToString::to_string),
+            retransmitted_bytes,
+            error,
             timer_stalls: 0,
         }
     }

@@ -393,6 +393,8 @@ impl<'a> Run<'a> {
             _ => None,
         };
         let mut result = RunResult {
+            network: "simulated".to_owned(),
+            release_jitter: None,
             completed: finished_at.is_some(),
             outcome,
             error,

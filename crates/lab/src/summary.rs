@@ -24,6 +24,15 @@ pub fn render(r: &RunResult) -> String {
     path_table(&mut out, r);
     connection_lines(&mut out, r);
     link_table(&mut out, r);
+    if let Some(j) = &r.release_jitter {
+        let _ = writeln!(
+            out,
+            "real sockets through the emulator: {:.3} s, release jitter p50 {:.0} us, p99 {:.0} us, \
+             max {:.0} us over {} datagrams",
+            r.sim_time_s, j.p50_us, j.p99_us, j.max_us, j.datagrams
+        );
+        return out;
+    }
     let speed = if r.sim_wall_time_s > 0.0 {
         r.sim_time_s / r.sim_wall_time_s
     } else {

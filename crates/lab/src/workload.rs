@@ -55,7 +55,7 @@ pub fn pattern() -> &'static [u8] {
 }
 
 /// Whether `data` equals the pattern starting at stream offset `offset`.
-fn matches_pattern(offset: u64, data: &[u8]) -> bool {
+pub fn matches_pattern(offset: u64, data: &[u8]) -> bool {
     let pat = pattern();
     let mut pos = (offset % PATTERN_PERIOD as u64) as usize;
     let mut rest = data;
@@ -86,7 +86,7 @@ fn log(events: &mut Vec<LoggedEvent>, now: SimTime, what: String) {
     });
 }
 
-fn describe(event: &Event) -> Option<String> {
+pub(crate) fn describe(event: &Event) -> Option<String> {
     Some(match event {
         Event::Connected => "connected".to_owned(),
         Event::ConnectionLost(e) => format!("connection lost: {e}"),

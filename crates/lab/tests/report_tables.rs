@@ -28,6 +28,7 @@ fn tiny_opts(out: &Path) -> RunOptions {
         shard: None,
         progress: false,
         traces: None,
+        real: false,
     }
 }
 

@@ -43,6 +43,7 @@ fn tiny_opts(out: &Path) -> RunOptions {
         shard: None,
         progress: false,
         traces: None,
+        real: false,
     }
 }
 

@@ -427,6 +427,14 @@ impl Connection {
         self.snapshot().1
     }
 
+    /// Stream bytes sent again after a loss (the stream layer's count; 0 once the connection
+    /// is gone).
+    pub fn retransmitted_bytes(&self) -> u64 {
+        self.inner
+            .with(|conn, _| conn.retransmitted_bytes())
+            .unwrap_or(0)
+    }
+
     fn snapshot(&self) -> (ConnectionStats, Vec<PathStats>) {
         match self.inner.with(|conn, _| (conn.stats(), conn.path_stats())) {
             Ok(s) => s,

@@ -23,25 +23,13 @@ mod common;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
+use common::noq::{noq_client, noq_get, noq_transport, our_server};
 use common::{
-    addr, connect_from, payload, quinn_configs, root_with, server_endpoint, transport, within, MB,
-    TEST_TIMEOUT,
+    addr, connect_from, payload, quinn_configs, root_with, transport, within, MB, TEST_TIMEOUT,
 };
 use mpquic::{hq, Design, Endpoint, MultipathMode, PathEvent, SchedulerKind, TransportConfig};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
-
-/// Paths noq may have open at once (it advertises `initial_max_path_id` = this - 1).
-const NOQ_PATHS: u32 = 4;
-
-/// noq's transport settings: multipath on (`initial_max_path_id` sent) or off.
-fn noq_transport(multipath: bool) -> Arc<noq::TransportConfig> {
-    let mut t = noq::TransportConfig::default();
-    if multipath {
-        t.max_concurrent_multipath_paths(NOQ_PATHS);
-    }
-    Arc::new(t)
-}
 
 /// What the noq server saw: its side of each connection, and every uploaded body.
 struct NoqServer {
@@ -315,53 +303,6 @@ fn assert_each_path_sent_a_tenth(what: &str, paths: &[mpquic::PathStats], len: u
             summary.join("; ")
         );
     }
-}
-
-/// Our hq-interop server on 127.0.0.1 serving `root`, handing out its side of each connection.
-fn our_server(
-    root: Arc<std::path::PathBuf>,
-    transport: TransportConfig,
-) -> (Endpoint, mpsc::UnboundedReceiver<mpquic::Connection>) {
-    let endpoint = server_endpoint(transport);
-    let (tx, rx) = mpsc::unbounded_channel();
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
-            let _ = tx.send(conn.clone());
-            tokio::spawn(hq::serve_connection(conn, root.clone()));
-        }
-    });
-    (endpoint, rx)
-}
-
-/// A noq client endpoint on the IPv4 wildcard address (so that it can send from any local
-/// address: noq-udp sets the source with IP_PKTINFO), connected to `server`.
-async fn noq_client(server: SocketAddr, multipath: bool) -> (noq::Endpoint, noq::Connection) {
-    let tls =
-        mpquic::tls::client_config(&[hq::ALPN], mpquic::tls::ServerTrust::Insecure).expect("tls");
-    let crypto = noq::crypto::rustls::QuicClientConfig::try_from(tls).expect("noq crypto");
-    let mut config = noq::ClientConfig::new(Arc::new(crypto));
-    config.transport_config(noq_transport(multipath));
-    let endpoint = noq::Endpoint::client(addr("0.0.0.0:0")).expect("noq client");
-    let conn = within(
-        "noq handshake",
-        endpoint
-            .connect_with(config, server, "localhost")
-            .expect("connect"),
-    )
-    .await
-    .expect("noq handshake with us");
-    (endpoint, conn)
-}
-
-/// `GET /file.bin` from a noq connection.
-async fn noq_get(conn: &noq::Connection) -> Vec<u8> {
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(b"GET /file.bin\r\n").await.expect("request");
-    send.finish().expect("finish");
-    within("download", recv.read_to_end(20 * MB))
-        .await
-        .expect("noq read")
 }
 
 /// A noq client opens a second path from 127.0.0.2 to our server (`Auto`, scheduler

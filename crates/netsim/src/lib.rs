@@ -53,7 +53,9 @@ pub mod time;
 pub mod toy;
 pub mod trace;
 
-pub use link::{Capacity, Jitter, LinkAction, LinkConfig, LinkId, ScheduledAction};
+pub use link::{
+    Capacity, Delivery, Jitter, LinkAction, LinkConfig, LinkId, LinkModel, ScheduledAction,
+};
 pub use loss::LossModel;
 pub use node::{Datagram, Node};
 pub use queue::QueueLimit;

@@ -23,6 +23,9 @@
 //! are all lost (counted as `LinkDown`).
 
 pub(crate) mod engine;
+mod model;
+
+pub use model::{Delivery, LinkModel};
 
 use serde::{Deserialize, Serialize};
 

@@ -10,9 +10,10 @@
 //!
 //! Keys without a prefix apply to both directions; `up.KEY` / `down.KEY`
 //! override them for one direction (`up` is the direction from the first
-//! address of [`crate::Simulator::add_path`] to the second). `down_at` and
-//! `up_at` may be repeated; their shared and per-direction values add up.
-//! Every other key may appear once per scope.
+//! address of [`crate::Simulator::add_path`] to the second). The scheduled
+//! keys (`down_at`, `up_at`, `rate_at`, `delay_at`, `loss_at`) may be
+//! repeated; their shared and per-direction values add up. Every other key
+//! may appear once per scope.
 //!
 //! | key | value | meaning |
 //! |-----|-------|---------|
@@ -26,13 +27,16 @@
 //! | `jitter` | duration | uniform extra delay in `[0, jitter]` |
 //! | `reorder` | `true`/`false` | allow jitter to reorder packets (default false) |
 //! | `down_at`, `up_at` | duration since start | scheduled link down / up |
+//! | `rate_at` | `TIME:RATE`, e.g. `3s:5mbit` | at TIME the capacity becomes a fixed RATE |
+//! | `delay_at` | `TIME:DELAY`, e.g. `3s:50ms` | at TIME the one-way delay becomes DELAY |
+//! | `loss_at` | `TIME:LOSS`, e.g. `3s:2%`, `3s:ge:1%,10%` | at TIME the loss model becomes LOSS |
 //!
 //! `ge:P,R,H,K` is Gilbert–Elliott with `P` = P(good→bad), `R` =
 //! P(bad→good), `H` = loss probability in the bad state (default 1) and `K`
 //! = loss probability in the good state (default 0) — the positional order
 //! of netem's `gemodel p r 1-h 1-k`. Each value is a fraction or a
 //! percentage. Because the `ge:` value contains commas, items without `=`
-//! that follow a `loss=ge:` item are appended to it.
+//! that follow a `loss=ge:` (or `loss_at=TIME:ge:`) item are appended to it.
 //!
 //! `queue=Nbdp` uses the direction's rate (a trace's mean rate) times the
 //! path RTT, defined as the sum of both directions' one-way delays (2× the
@@ -89,7 +93,7 @@ pub enum SpecError {
         item: String,
     },
     /// The key is not known.
-    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, queue, loss, jitter, reorder, down_at or up_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
+    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, queue, loss, jitter, reorder, down_at, up_at, rate_at, delay_at or loss_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
     UnknownKey {
         /// The offending key.
         key: String,
@@ -193,6 +197,12 @@ pub struct DirSpec {
     pub down_at: Vec<SimTime>,
     /// `up_at` (repeatable).
     pub up_at: Vec<SimTime>,
+    /// `rate_at` (repeatable): when, and the new rate in bit/s.
+    pub rate_at: Vec<(SimTime, u64)>,
+    /// `delay_at` (repeatable): when, and the new one-way delay.
+    pub delay_at: Vec<(SimTime, SimTime)>,
+    /// `loss_at` (repeatable): when, and the new loss model.
+    pub loss_at: Vec<(SimTime, LossModel)>,
 }
 
 /// A parsed (not yet resolved) bidirectional path specification.
@@ -324,6 +334,21 @@ impl DirSpec {
                 self.up_at.push(t);
                 Ok(())
             }
+            "rate_at" => {
+                let c = parse_change(full, value, parse_rate, RATE_EXPECTED)?;
+                self.rate_at.push(c);
+                Ok(())
+            }
+            "delay_at" => {
+                let c = parse_change(full, value, parse_duration, DURATION_EXPECTED)?;
+                self.delay_at.push(c);
+                Ok(())
+            }
+            "loss_at" => {
+                let c = parse_change(full, value, parse_loss, LOSS_EXPECTED)?;
+                self.loss_at.push(c);
+                Ok(())
+            }
             _ => Err(SpecError::UnknownKey {
                 key: full.to_owned(),
             }),
@@ -371,7 +396,35 @@ impl DirSpec {
         for t in &self.up_at {
             out.push(format!("{prefix}up_at={}", format_duration(*t)));
         }
+        for (t, r) in &self.rate_at {
+            let (t, r) = (format_duration(*t), format_rate(*r));
+            out.push(format!("{prefix}rate_at={t}:{r}"));
+        }
+        for (t, d) in &self.delay_at {
+            let (t, d) = (format_duration(*t), format_duration(*d));
+            out.push(format!("{prefix}delay_at={t}:{d}"));
+        }
+        for (t, l) in &self.loss_at {
+            let (t, l) = (format_duration(*t), format_loss(l));
+            out.push(format!("{prefix}loss_at={t}:{l}"));
+        }
     }
+}
+
+/// Parses a scheduled change `TIME:VALUE`.
+fn parse_change<T>(
+    key: &str,
+    value: &str,
+    f: impl Fn(&str) -> Option<T>,
+    expected: &str,
+) -> Result<(SimTime, T), SpecError> {
+    let expected = format!("TIME:VALUE, e.g. `3s:...`, where VALUE is {expected}");
+    let (t, v) = value
+        .split_once(':')
+        .ok_or_else(|| bad(key, value, &expected))?;
+    let at = value::parse_duration(t.trim()).ok_or_else(|| bad(key, value, &expected))?;
+    let v = f(v.trim()).ok_or_else(|| bad(key, value, &expected))?;
+    Ok((at, v))
 }
 
 impl fmt::Display for TraceSource {
@@ -412,7 +465,10 @@ fn split_items(s: &str) -> Result<Vec<(String, String)>, SpecError> {
             continue;
         }
         match items.last_mut() {
-            Some((k, v)) if k.ends_with("loss") && v.starts_with("ge:") => {
+            Some((k, v))
+                if (k.ends_with("loss") && v.starts_with("ge:"))
+                    || (k.ends_with("loss_at") && v.contains(":ge:")) =>
+            {
                 v.push(',');
                 v.push_str(t);
             }
@@ -560,6 +616,31 @@ mod tests {
         assert_eq!(s.down.trace_start, Some(ms(2000)));
         assert_eq!(PathSpec::parse(&s.to_string()), Ok(s));
         assert!(PathSpec::parse("trace_start=soon").is_err());
+    }
+
+    #[test]
+    fn scheduled_changes() {
+        let s = PathSpec::parse(
+            "rate=10mbit,rate_at=3s:5mbit,up.delay_at=2s:50ms,loss_at=1s:ge:1%,10%,loss_at=4s:0",
+        )
+        .expect("parse");
+        assert_eq!(s.shared.rate_at, vec![(ms(3000), 5_000_000)]);
+        assert_eq!(s.up.delay_at, vec![(ms(2000), ms(50))]);
+        assert_eq!(s.shared.loss_at.len(), 2);
+        assert_eq!(
+            s.shared.loss_at[0].1,
+            LossModel::gilbert_elliott(0.01, 0.1, 0.0, 1.0)
+        );
+        assert_eq!(PathSpec::parse(&s.to_string()), Ok(s));
+        let e = PathSpec::parse("rate=1mbit,rate_at=3s")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rate_at: invalid value `3s`: expected TIME:VALUE"),
+            "{e}"
+        );
+        assert!(PathSpec::parse("rate=1mbit,delay_at=x:1ms").is_err());
+        assert!(PathSpec::parse("rate=1mbit,loss_at=1s:200%").is_err());
     }
 
     #[test]

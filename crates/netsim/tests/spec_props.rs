@@ -69,8 +69,14 @@ prop_compose! {
         reorder in proptest::option::of(any::<bool>()),
         down_at in proptest::collection::vec(time(), 0..3),
         up_at in proptest::collection::vec(time(), 0..3),
+        rate_at in proptest::collection::vec((time(), 1u64..100_000_000_000), 0..2),
+        delay_at in proptest::collection::vec((time(), time()), 0..2),
+        loss_at in proptest::collection::vec((time(), loss()), 0..2),
     ) -> DirSpec {
-        DirSpec { capacity, trace_start: None, delay, queue, loss, jitter, reorder, down_at, up_at }
+        DirSpec {
+            capacity, trace_start: None, delay, queue, loss, jitter, reorder, down_at, up_at,
+            rate_at, delay_at, loss_at,
+        }
     }
 }
 
@@ -112,7 +118,7 @@ proptest! {
 
     #[test]
     fn spec_parser_never_panics_on_near_misses(
-        key in "(up\\.|down\\.)?(rate|trace|delay|rtt|queue|loss|jitter|reorder|down_at|up_at|x)",
+        key in "(up\\.|down\\.)?(rate|trace|delay|rtt|queue|loss|jitter|reorder|down_at|up_at|rate_at|delay_at|loss_at|x)",
         value in "[0-9.%:a-z,-]{0,12}",
     ) {
         let _ = PathSpec::parse(&format!("{key}={value}"));

@@ -22,6 +22,8 @@ use crate::scenario::Scenario;
 pub struct PathRecord {
     /// QUIC path ID.
     pub id: u64,
+    /// Client interface (scenario path index) the path starts at.
+    pub interface: Option<usize>,
     /// Stream bytes the sender sent on the path.
     pub bytes_sent: u64,
     /// Stream bytes retransmitted on the path.
@@ -115,6 +117,11 @@ pub struct TimeSeriesRecord {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunRecord {
+    /// `simulated`, `emulated` (a real run, `lab run --real`), or empty in records written
+    /// before real runs existed (simulated).
+    pub network: String,
+    /// Emulated runs: the emulator's release jitter.
+    pub release_jitter: Option<mpquic_emulate::JitterStats>,
     /// Every request completed.
     pub completed: bool,
     /// Outcome word (`completed`, `time_limit`, ...).
@@ -205,6 +212,11 @@ impl RunRecord {
         self.completed.then(|| self.goodput_mbps / cap)
     }
 
+    /// Whether the run went through the emulator on real sockets.
+    pub fn is_emulated(&self) -> bool {
+        self.network == "emulated"
+    }
+
     /// The scenario's seed (0 when absent).
     pub fn seed(&self) -> u64 {
         self.scenario
@@ -242,6 +254,9 @@ pub struct ReportOutput {
     pub tables: Vec<PathBuf>,
     /// The headline table (also printed by `mpquic lab run`).
     pub headline: Option<Table>,
+    /// Further reports built from the same runs (the simulated-vs-real comparison when the
+    /// directory holds both).
+    pub also: Vec<ReportOutput>,
 }
 
 /// Collects sections, tables and figures of a report under one directory.
@@ -312,6 +327,7 @@ impl ReportBuilder {
             index,
             tables: self.tables,
             headline,
+            also: Vec::new(),
         })
     }
 }

@@ -18,6 +18,7 @@ pub mod hetero;
 pub mod mp_vs_sp;
 pub mod pn_space_debate;
 pub mod rpc;
+pub mod sim_vs_real;
 pub mod spns_rules;
 pub mod spns_vs_mpns;
 pub mod spns_vs_mpns_fidelity;
@@ -78,6 +79,7 @@ pub fn all() -> Vec<Box<dyn Suite>> {
         Box::new(rpc::Rpc::default()),
         Box::new(xlink::XlinkSuite),
         Box::new(hetero::Hetero::default()),
+        Box::new(sim_vs_real::SimVsReal::default()),
     ]
 }
 

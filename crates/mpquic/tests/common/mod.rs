@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use mpquic::{config, hq, tls, Endpoint, MultipathMode, TransportConfig};
 
+pub mod noq;
+
 /// Upper bound of every network wait in the tests.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(20);
 

@@ -120,11 +120,11 @@ impl Link {
         cx.packets.remove(packet);
     }
 
-    /// A packet arrives at the link. Returns false if it was dropped (and
-    /// removed from the store).
-    pub(crate) fn enter(&mut self, cx: &mut Ctx<'_>, packet: u32) -> bool {
+    /// A packet arrives at the link. Returns why it was dropped (it is then
+    /// removed from the store), `None` if it was accepted.
+    pub(crate) fn enter(&mut self, cx: &mut Ctx<'_>, packet: u32) -> Option<DropCause> {
         let Some(p) = cx.packets.get_mut(packet) else {
-            return false;
+            return Some(DropCause::NoRoute);
         };
         let bytes = p.size();
         p.hop_entered_at = cx.now;
@@ -143,7 +143,7 @@ impl Link {
             // and the occupancy never really changes.
             self.queue.push_unchecked(entry);
             self.kick(cx);
-            return true;
+            return None;
         } else if !self.queue.try_push(entry) {
             Some(DropCause::QueueOverflow)
         } else {
@@ -151,11 +151,11 @@ impl Link {
         };
         if let Some(cause) = cause {
             self.drop_packet(cx, packet, bytes, cause);
-            return false;
+            return Some(cause);
         }
         self.note_queue(cx.now);
         self.kick(cx);
-        true
+        None
     }
 
     /// True if a packet arriving now would start transmission immediately

@@ -136,13 +136,7 @@ impl PathSpec {
             max: d.jitter.or(self.shared.jitter).unwrap_or(0),
             allow_reordering: d.reorder.or(self.shared.reorder).unwrap_or(false),
         };
-        let downs = self.shared.down_at.iter().chain(&d.down_at);
-        let ups = self.shared.up_at.iter().chain(&d.up_at);
-        let events = downs
-            .map(|&at| (at, LinkAction::Down))
-            .chain(ups.map(|&at| (at, LinkAction::Up)))
-            .map(|(at, action)| ScheduledAction { at, action })
-            .collect();
+        let events = self.events(d);
         let config = LinkConfig {
             capacity,
             delay: self.delay(dir)?,
@@ -153,6 +147,27 @@ impl PathSpec {
         };
         config.validate().map_err(SpecError::Conflict)?;
         Ok(config)
+    }
+}
+
+impl PathSpec {
+    /// The scheduled actions of a direction (shared ones first, then the direction's own; the
+    /// simulator applies them in time order, ties in this order).
+    fn events(&self, d: &DirSpec) -> Vec<ScheduledAction> {
+        let both = [&self.shared, d];
+        let at = |at, action| ScheduledAction { at, action };
+        let downs = both.iter().flat_map(|s| &s.down_at);
+        let ups = both.iter().flat_map(|s| &s.up_at);
+        let rates = both.iter().flat_map(|s| &s.rate_at);
+        let delays = both.iter().flat_map(|s| &s.delay_at);
+        let losses = both.iter().flat_map(|s| &s.loss_at);
+        downs
+            .map(|&t| at(t, LinkAction::Down))
+            .chain(ups.map(|&t| at(t, LinkAction::Up)))
+            .chain(rates.map(|&(t, bits_per_sec)| at(t, LinkAction::SetRate { bits_per_sec })))
+            .chain(delays.map(|&(t, delay)| at(t, LinkAction::SetDelay { delay })))
+            .chain(losses.map(|&(t, l)| at(t, LinkAction::SetLoss(l))))
+            .collect()
     }
 }
 
@@ -234,6 +249,25 @@ mod tests {
         assert_eq!(r.down.events.len(), 2);
         assert_eq!(r.down.events[0].action, LinkAction::Down);
         assert_eq!(r.down.events[1].at, ms(5000));
+        let r = PathSpec::parse("rate=8mbit,rate_at=1s:2mbit,down.delay_at=2s:30ms,loss_at=3s:1%")
+            .expect("parse")
+            .resolve()
+            .expect("resolve");
+        let actions: Vec<_> = r.down.events.iter().map(|e| (e.at, &e.action)).collect();
+        assert_eq!(
+            actions,
+            [
+                (
+                    ms(1000),
+                    &LinkAction::SetRate {
+                        bits_per_sec: 2_000_000
+                    }
+                ),
+                (ms(2000), &LinkAction::SetDelay { delay: ms(30) }),
+                (ms(3000), &LinkAction::SetLoss(LossModel::bernoulli(0.01))),
+            ]
+        );
+        assert_eq!(r.up.events.len(), 2);
     }
 
     #[test]

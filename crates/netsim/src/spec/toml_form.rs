@@ -85,6 +85,15 @@ pub struct DirSpecToml {
     /// `up_at` (value or list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up_at: Option<OneOrMany>,
+    /// `rate_at` (`"TIME:RATE"` or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_at: Option<OneOrMany>,
+    /// `delay_at` (`"TIME:DELAY"` or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_at: Option<OneOrMany>,
+    /// `loss_at` (`"TIME:LOSS"` or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_at: Option<OneOrMany>,
 }
 
 /// Top-level table of a path spec.
@@ -124,6 +133,15 @@ pub struct PathSpecToml {
     /// `up_at` (value or list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up_at: Option<OneOrMany>,
+    /// `rate_at` (`"TIME:RATE"` or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_at: Option<OneOrMany>,
+    /// `delay_at` (`"TIME:DELAY"` or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_at: Option<OneOrMany>,
+    /// `loss_at` (`"TIME:LOSS"` or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_at: Option<OneOrMany>,
     /// Overrides for the `up` direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up: Option<DirSpecToml>,
@@ -150,7 +168,14 @@ impl DirSpecToml {
                 out.push((k, v.text()));
             }
         }
-        for (k, v) in [("down_at", &self.down_at), ("up_at", &self.up_at)] {
+        let lists = [
+            ("down_at", &self.down_at),
+            ("up_at", &self.up_at),
+            ("rate_at", &self.rate_at),
+            ("delay_at", &self.delay_at),
+            ("loss_at", &self.loss_at),
+        ];
+        for (k, v) in lists {
             for item in v.iter().flat_map(OneOrMany::items) {
                 out.push((k, item));
             }
@@ -160,8 +185,8 @@ impl DirSpecToml {
 
     fn from_pairs(items: Vec<String>) -> Self {
         let mut t = DirSpecToml::default();
-        let mut downs = Vec::new();
-        let mut ups = Vec::new();
+        let (mut downs, mut ups) = (Vec::new(), Vec::new());
+        let (mut rates, mut delays, mut losses) = (Vec::new(), Vec::new(), Vec::new());
         for item in items {
             let Some((k, v)) = item.split_once('=') else {
                 continue;
@@ -178,12 +203,18 @@ impl DirSpecToml {
                 "reorder" => t.reorder = v,
                 "down_at" => downs.extend(v),
                 "up_at" => ups.extend(v),
+                "rate_at" => rates.extend(v),
+                "delay_at" => delays.extend(v),
+                "loss_at" => losses.extend(v),
                 _ => {}
             }
         }
         let list = |v: Vec<Scalar>| (!v.is_empty()).then_some(OneOrMany::Many(v));
         t.down_at = list(downs);
         t.up_at = list(ups);
+        t.rate_at = list(rates);
+        t.delay_at = list(delays);
+        t.loss_at = list(losses);
         t
     }
 }
@@ -204,6 +235,9 @@ impl TryFrom<PathSpecToml> for PathSpec {
             reorder: t.reorder,
             down_at: t.down_at,
             up_at: t.up_at,
+            rate_at: t.rate_at,
+            delay_at: t.delay_at,
+            loss_at: t.loss_at,
         };
         for (k, v) in shared.pairs() {
             spec.set(k, &v)?;
@@ -244,6 +278,9 @@ impl From<PathSpec> for PathSpecToml {
             reorder: shared.reorder,
             down_at: shared.down_at,
             up_at: shared.up_at,
+            rate_at: shared.rate_at,
+            delay_at: shared.delay_at,
+            loss_at: shared.loss_at,
             up: nonempty(up),
             down: nonempty(down),
         }
