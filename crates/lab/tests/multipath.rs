@@ -160,3 +160,27 @@ fn shared_bottleneck_caps_the_aggregate() {
         "seed {SEED}: bottleneck badly underused: {steady:.2} Mbit/s"
     );
 }
+
+/// Per-path retransmitted stream bytes add up to the connection's (they were never counted per
+/// path before), in both designs, on lossy paths.
+#[test]
+fn retransmitted_bytes_are_counted_per_path() {
+    for mode in [MultipathMode::Spns, MultipathMode::Mpns] {
+        let s = download(
+            &[
+                "rate=20mbit,delay=10ms,queue=1bdp,loss=1%",
+                "rate=10mbit,delay=20ms,queue=1bdp,loss=1%",
+            ],
+            5_000_000,
+            mode,
+            7,
+        );
+        let r = run_completed(&s);
+        let per_path: u64 = r.paths.iter().map(|p| p.retransmitted_bytes).sum();
+        assert!(
+            r.retransmitted_bytes > 0,
+            "{mode:?}: 1% loss, nothing retransmitted"
+        );
+        assert_eq!(per_path, r.retransmitted_bytes, "{mode:?}");
+    }
+}

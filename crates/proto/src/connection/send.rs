@@ -465,8 +465,14 @@ impl Connection {
             self.streams
                 .write_control_frames(now, rtt, packet, room, &mut sent.streams);
             let room = limit.saturating_sub(packet.len());
+            let retransmitted = self.streams.stats().bytes_retransmitted;
             self.streams
                 .write_stream_frames(packet, room, &mut sent.streams);
+            // Per path: the stream bytes this packet carries again (lost or re-injected).
+            let again = self.streams.stats().bytes_retransmitted - retransmitted;
+            if let Some(p) = self.paths.get_mut(&path) {
+                p.counters.retransmitted_bytes += again;
+            }
             ack_eliciting |= packet.len() > before;
         }
         // RFC 9000 §13.2.4: a receiver that only sends ACKs never sees them acknowledged, so
