@@ -112,6 +112,10 @@ pub struct Path {
     pub cc: Box<dyn CongestionController>,
     pub pacer: Pacer,
     pub delivery: DeliveryRateEstimator,
+    /// The latest delivery-rate sample in bytes per second (DRE §3.3), kept when the sample
+    /// was not application-limited or exceeds the one kept (an application-limited sample is
+    /// a lower bound, DRE §3.4). None before the first.
+    pub delivery_rate: Option<u64>,
     /// Receiver ACK state per packet number space on this path.
     pub acks: BTreeMap<SpaceId, PathAckState>,
     /// Whether the 3x anti-amplification limit applies until validation: only where we did not
@@ -171,6 +175,7 @@ impl Path {
             cc,
             pacer: Pacer::new(max_datagram_size, now),
             delivery: DeliveryRateEstimator::default(),
+            delivery_rate: None,
             acks: BTreeMap::new(),
             amplification_limited: true,
             anti_amp_received: 0,
@@ -221,6 +226,16 @@ impl Path {
     /// Usable for new data: validated, active, not failed.
     pub fn is_usable(&self) -> bool {
         self.is_validated() && self.is_active() && !self.failed
+    }
+
+    /// Bytes per second the path delivers: its latest delivery-rate sample ([`Path::delivery_rate`]),
+    /// or the congestion window per smoothed RTT before the first.
+    pub fn delivery_rate_estimate(&self) -> u64 {
+        self.delivery_rate.unwrap_or_else(|| {
+            let srtt = self.rtt.smoothed().as_nanos().max(1);
+            let rate = u128::from(self.cc.window()) * 1_000_000_000 / srtt;
+            u64::try_from(rate).unwrap_or(u64::MAX)
+        })
     }
 
     /// Congestion window space for one more packet of `size` bytes.

@@ -18,6 +18,7 @@ use super::common::{
 use super::wsp;
 use super::Suite;
 use crate::scenario::Scenario;
+use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 
 /// Multipath schedulers compared on every point: run id suffix and scheduler. Min-RTT keeps the
@@ -97,6 +98,7 @@ impl Suite for MpVsSp {
                 };
                 let mut scenario = spec.build();
                 scenario.transport.scheduler = scheduler;
+                scenario.transport.reinjection = ReinjectionMode::default();
                 out.push((id, scenario));
             }
         }

@@ -276,6 +276,11 @@ impl Connection {
             return;
         }
         let rate_sample = path.delivery.generate_sample(now, path.rtt.min());
+        if let Some(s) = &rate_sample {
+            if !s.is_app_limited || path.delivery_rate.is_none_or(|r| s.delivery_rate > r) {
+                path.delivery_rate = Some(s.delivery_rate);
+            }
+        }
         let event = AckEvent {
             now,
             bytes_acked,
