@@ -277,8 +277,9 @@ impl Connection {
         }
         let rate_sample = path.delivery.generate_sample(now, path.rtt.min());
         if let Some(s) = &rate_sample {
-            if !s.is_app_limited || path.delivery_rate.is_none_or(|r| s.delivery_rate > r) {
-                path.delivery_rate = Some(s.delivery_rate);
+            let kept = path.delivery_rate_estimate(now);
+            if !s.is_app_limited || path.delivery_rate.is_none() || s.delivery_rate > kept {
+                path.delivery_rate = Some((s.delivery_rate, now));
             }
         }
         let event = AckEvent {

@@ -244,11 +244,10 @@ impl Connection {
             return None;
         }
         let views = self.path_views(now);
-        let (bytes, send_window, end_known) = self.streams.send_backlog();
+        let (bytes, send_window) = self.streams.send_backlog();
         let backlog = Backlog {
             now,
             bytes,
-            end_known,
             send_window,
             mtu: u64::from(self.config.max_datagram_size),
         };
@@ -769,7 +768,7 @@ fn path_view(
         cwnd: p.cc.window(),
         bytes_in_flight: p.bytes_in_flight(),
         pacing_rate: p.cc.pacing_rate(p.rtt.smoothed()),
-        delivery_rate: p.delivery_rate_estimate(),
+        delivery_rate: p.delivery_rate_estimate(now),
         can_send,
         backup: p.is_backup(),
         usable: p.is_usable(),

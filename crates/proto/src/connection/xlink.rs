@@ -134,7 +134,7 @@ impl Connection {
             let Some((target, est_other)) = self.best_other_path(now, &views, source) else {
                 continue;
             };
-            let Some(current_path) = self.paths.get(&source).map(source_path) else {
+            let Some(current_path) = self.paths.get(&source).map(|p| source_path(p, now)) else {
                 continue;
             };
             let copy = self.pick_tail_packet(source, |packet, ahead| ReinjectionContext {
@@ -282,12 +282,11 @@ fn starts_stream(packet: &SentPacket) -> bool {
 }
 
 /// What a re-injection policy sees of the path a packet waits on.
-fn source_path(p: &crate::path::Path) -> SourcePath {
+fn source_path(p: &crate::path::Path, now: Timestamp) -> SourcePath {
     SourcePath {
         srtt: p.rtt.smoothed(),
-        rttvar: p.rtt.var(),
         min_rtt: p.rtt.min(),
-        delivery_rate: p.delivery_rate_estimate(),
+        delivery_rate: p.delivery_rate_estimate(now),
     }
 }
 

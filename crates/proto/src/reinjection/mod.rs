@@ -37,9 +37,8 @@ pub struct ReinjectionContext {
 /// What a policy knows of the path a packet waits on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SourcePath {
-    /// RFC 9002 §5: smoothed RTT, RTT variation, minimum RTT.
+    /// RFC 9002 §5: smoothed and minimum RTT.
     pub srtt: Duration,
-    pub rttvar: Duration,
     pub min_rtt: Duration,
     /// Bytes per second the path delivers: its latest delivery-rate sample, or cwnd / srtt
     /// before the first one.

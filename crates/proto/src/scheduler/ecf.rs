@@ -49,17 +49,6 @@ impl Ecf {
     /// the fast one (issue 15: the last 5 kB of a 20 MB download waited 95 ms on a
     /// 200 ms-RTT path that ECF had judged `4/13·206 ms < 2·14 ms + 82 ms`).
     fn decide(&mut self, f: &PathView, s: &PathView, backlog: &Backlog) -> Option<PathId> {
-        if !backlog.end_known {
-            // k unbounded: n·RTT_f exceeds any RTT_s, use s. The paper's k is MPTCP's send
-            // buffer, which holds far more than the receive window; ours holds only what the
-            // peer's flow control admitted (writes reserve credit), about one window that
-            // the application refills as credit comes. Taken as the data left, that window
-            // made ECF idle a 5 Mbit/s path beside a 50 Mbit/s one for a whole 20 MB download
-            // (k ≈ 1 MB, n·RTT_f ≈ 190 ms < RTT_s = 206 ms). Until the streams are finished
-            // the end is not in sight, and there is nothing yet to complete early.
-            self.waiting = false;
-            return Some(s.id);
-        }
         let mtu = backlog.mtu.max(1);
         let k = u128::from(packets(backlog.bytes, mtu));
         let cwnd_f = u128::from((f.cwnd / mtu).max(1));
@@ -209,6 +198,41 @@ mod tests {
         slow.rttvar = Duration::ZERO;
         assert_eq!(
             Ecf::default().select(&[fast, slow], &backlog(4_000)),
+            Some(1)
+        );
+    }
+
+    /// Issue 15's 50 + 2.5 Mbit/s pair in Cubic's slow start: the slow path's smoothed RTT
+    /// (160 ms) lags its queue; 105 kB are in flight and it delivers 312.5 kB/s, so a packet
+    /// sent now is acknowledged after 339 ms. With 1,000 packets left the fast path alone needs
+    /// 11 rounds of 16 ms = 176 ms: longer than the smoothed RTT (use s, as the paper would),
+    /// shorter than the real wait on s (wait).
+    #[test]
+    fn a_queue_building_on_the_slow_path_counts() {
+        let mut fast = view(0, 16, false, false);
+        fast.cwnd = 100_000;
+        fast.bytes_in_flight = 100_000;
+        let mut slow = view(1, 160, true, false);
+        slow.cwnd = 130_000;
+        slow.bytes_in_flight = 105_000;
+        assert_eq!(
+            Ecf::default().select(&[fast, slow], &backlog(1_000_000)),
+            Some(1),
+            "without a rate estimate: the smoothed RTT"
+        );
+        slow.delivery_rate = 312_500;
+        assert_eq!(
+            crate::scheduler::time_to_ack(&slow, 1_000),
+            Duration::from_micros(339_200)
+        );
+        assert_eq!(
+            Ecf::default().select(&[fast, slow], &backlog(1_000_000)),
+            None
+        );
+        // The queue drained (in flight 10 kB, 35 ms at that rate): the smoothed RTT again.
+        slow.bytes_in_flight = 10_000;
+        assert_eq!(
+            Ecf::default().select(&[fast, slow], &backlog(1_000_000)),
             Some(1)
         );
     }

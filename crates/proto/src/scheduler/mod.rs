@@ -51,11 +51,6 @@ pub struct Backlog {
     /// Stream bytes written by the application and never sent (the send buffer backlog, ECF's
     /// `k` in bytes). Lost data waiting for retransmission is not counted.
     pub bytes: u64,
-    /// Every stream with unsent data is finished (RFC 9000 §4.5: its final size is known), so
-    /// `bytes` is all that is left. Otherwise the application may write more as soon as flow
-    /// control admits it (writes reserve credit, so `bytes` never exceeds `send_window`) and
-    /// the end of the transfer is not in sight.
-    pub end_known: bool,
     /// Bytes the peer's flow control still admits beyond what was sent: the smaller of the
     /// connection credit (RFC 9000 §4.1 MAX_DATA) and the credit of the streams with pending
     /// data. BLEST's receive window.
@@ -162,7 +157,6 @@ pub(crate) fn backlog(bytes: u64) -> Backlog {
     Backlog {
         now: Timestamp::default(),
         bytes,
-        end_known: true,
         send_window: u64::MAX,
         mtu: 1_000,
     }

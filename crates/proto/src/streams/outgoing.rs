@@ -32,25 +32,21 @@ impl Streams {
     }
 
     /// What the schedulers see of the send side (`scheduler::Backlog`): the bytes written and
-    /// never sent on streams that may send; how much more the peer's flow control admits
+    /// never sent on streams that may send, and how much more the peer's flow control admits
     /// for them: the smaller of the connection credit (MAX_DATA, RFC 9000 §4.1) left after the
-    /// bytes sent and the sum of those streams' own credit (MAX_STREAM_DATA); and whether all
-    /// of those streams are finished (their final size is known, RFC 9000 §4.5), so that the
-    /// unsent bytes are all that is left.
-    pub fn send_backlog(&self) -> (u64, u64, bool) {
+    /// bytes sent and the sum of those streams' own credit (MAX_STREAM_DATA).
+    pub fn send_backlog(&self) -> (u64, u64) {
         let mut unsent = 0u64;
         let mut stream_room = 0u64;
-        let mut finished = true;
         for s in self.send_queue.iter().filter_map(|id| self.send.get(id)) {
             if s.has_pending() {
                 unsent += s.buf.unsent_len();
                 stream_room += s.max_data.saturating_sub(s.buf.sent_offset());
-                finished &= s.finished;
             }
         }
         let sent = self.data_written.saturating_sub(unsent);
         let conn_room = self.peer_max_data.saturating_sub(sent);
-        (unsent, stream_room.min(conn_room), finished)
+        (unsent, stream_room.min(conn_room))
     }
 
     /// Whether a control frame (MAX_DATA, MAX_STREAM_DATA, MAX_STREAMS, *_BLOCKED,
