@@ -11,7 +11,6 @@
 
 use std::path::Path;
 
-use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_report::{Cell, Section, Table};
 
@@ -126,7 +125,6 @@ impl Suite for Hetero {
                 };
                 let mut scenario = spec.build();
                 scenario.transport.scheduler = SchedulerKind::default();
-                scenario.transport.reinjection = ReinjectionMode::default();
                 out.push((id, scenario));
             }
         }
