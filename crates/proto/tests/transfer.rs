@@ -96,11 +96,12 @@ fn transfers_with_loss_reordering_and_duplication() {
     }
 }
 
-#[test]
-fn client_initial_is_padded_and_server_respects_amplification_limit() {
-    use bytes::BytesMut;
+/// A client's first datagram, checked to be padded to 1,200 bytes (RFC 9000 §14.1), delivered
+/// to the server; the client then stays silent. Returns the pair, the datagram's size and the
+/// server's connection handle.
+fn silent_client_reaches_server(seed: u64) -> (Pair, usize, ConnectionHandle) {
     let mut pair = Pair::new(
-        3,
+        seed,
         TransportConfig::default(),
         TransportConfig::default(),
         NetConfig::default(),
@@ -111,19 +112,24 @@ fn client_initial_is_padded_and_server_respects_amplification_limit() {
         .client
         .poll_transmit(pair.now, &mut buf)
         .expect("client Initial");
-    // RFC 9000 §14.1: the client pads datagrams carrying Initial packets to 1200 bytes.
     assert!(
         first.size >= 1200,
         "client Initial datagram of {} bytes",
         first.size
     );
-    let dgram = buf[..first.size].to_vec();
-    pair.server.handle_datagram(
-        pair.now,
-        pair.server_addr,
-        pair.client_addr,
-        BytesMut::from(&dgram[..]),
-    );
+    let dgram = bytes::BytesMut::from(&buf[..first.size]);
+    pair.server
+        .handle_datagram(pair.now, pair.server_addr, pair.client_addr, dgram);
+    let mut handles = Vec::new();
+    pair.server.take_touched(&mut handles);
+    let server = *handles.first().expect("the server made a connection");
+    (pair, first.size, server)
+}
+
+#[test]
+fn client_initial_is_padded_and_server_respects_amplification_limit() {
+    let (mut pair, first, _) = silent_client_reaches_server(3);
+    let mut buf = Vec::new();
     // The client never answers: the server may send at most 3x what it received (RFC 9000 §8.1),
     // across its first flight and every retransmission.
     let mut sent = 0;
@@ -140,7 +146,7 @@ fn client_initial_is_padded_and_server_respects_amplification_limit() {
         }
     }
     assert!(
-        sent > 0 && sent <= 3 * first.size,
+        sent > 0 && sent <= 3 * first,
         "server sent {sent} bytes to an unvalidated address"
     );
 }
@@ -149,25 +155,8 @@ fn client_initial_is_padded_and_server_respects_amplification_limit() {
 /// the anti-amplification limit covers CONNECTION_CLOSE too (RFC 9000 §8.1).
 #[test]
 fn close_on_an_unvalidated_path_respects_the_amplification_limit() {
-    use bytes::BytesMut;
-    let mut pair = Pair::new(
-        4,
-        TransportConfig::default(),
-        TransportConfig::default(),
-        NetConfig::default(),
-    );
-    let _ch = pair.connect();
+    let (mut pair, first, server) = silent_client_reaches_server(4);
     let mut buf = Vec::new();
-    let first = pair
-        .client
-        .poll_transmit(pair.now, &mut buf)
-        .expect("client Initial");
-    let dgram = BytesMut::from(&buf[..first.size]);
-    pair.server
-        .handle_datagram(pair.now, pair.server_addr, pair.client_addr, dgram);
-    let mut handles = Vec::new();
-    pair.server.take_touched(&mut handles);
-    let server = *handles.first().expect("the server made a connection");
     // The client stays silent: first flight and retransmissions spend the budget.
     let mut sent = 0;
     for _ in 0..50 {
@@ -175,7 +164,7 @@ fn close_on_an_unvalidated_path_respects_the_amplification_limit() {
             sent += t.size;
         }
         match pair.server.poll_timeout() {
-            Some(t) if 3 * first.size - sent >= 64 => {
+            Some(t) if 3 * first - sent >= 64 => {
                 pair.now = t;
                 pair.server.handle_timeout(t);
             }
@@ -190,9 +179,8 @@ fn close_on_an_unvalidated_path_respects_the_amplification_limit() {
         sent += t.size;
     }
     assert!(
-        sent <= 3 * first.size,
-        "server sent {sent} bytes for {} received",
-        first.size
+        sent <= 3 * first,
+        "server sent {sent} bytes for {first} received"
     );
 }
 

@@ -140,7 +140,7 @@ impl Suite for Hetero {
              of its rate and gap ms more one-way delay; queues of one BDP, no random loss, Cubic, \
              scheduler {}. Best single path = the fast path alone. A run that did not complete \
              counts as a failed point (shown, never left out).",
-            scheduler_name(SchedulerKind::default())
+            super::mp_vs_sp::name(SchedulerKind::default())
         ));
         let headline = summary_table(&results);
         rb.table(&mut s, "summary", headline.clone())?;
@@ -364,14 +364,6 @@ fn slow_share_table(results: &[PointResult]) -> Table {
         ]);
     }
     t
-}
-
-/// Scheduler name as in scenario files.
-fn scheduler_name(kind: SchedulerKind) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{kind:?}"))
 }
 
 #[cfg(test)]

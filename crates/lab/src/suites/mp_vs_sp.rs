@@ -204,7 +204,7 @@ impl Suite for MpVsSp {
 }
 
 /// Scheduler name as in scenario files (`min-rtt`, `ecf`, ...).
-fn name(kind: SchedulerKind) -> String {
+pub fn name(kind: SchedulerKind) -> String {
     serde_json::to_value(kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
