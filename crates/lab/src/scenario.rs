@@ -25,7 +25,8 @@
 //! initial_rtt_ms = 333
 //! pacing = true
 //! qoe_feedback = true          # XLINK QoE feedback extension
-//! reinjection = { mode = "qoe", lower_ms = 500, upper_ms = 2000 }   # off | always | qoe
+//! reinjection = { mode = "qoe", lower_ms = 500, upper_ms = 2000 }   # tail (default) | off
+//!                              # | always | qoe
 //! idle_timeout = "30s"
 //! [transport.ack]              # any mpquic_proto::ack::AckConfig field
 //! ack_eliciting_threshold = 2
@@ -292,8 +293,8 @@ fn de_spns_rules<'de, D: Deserializer<'de>>(d: D) -> Result<SpnsRules, D::Error>
     d.deserialize_any(Visitor)
 }
 
-fn reinjection_off(mode: &ReinjectionMode) -> bool {
-    mode.is_off()
+fn reinjection_default(mode: &ReinjectionMode) -> bool {
+    *mode == ReinjectionMode::default()
 }
 
 /// Transport settings, mapped onto [`TransportConfig`] for both endpoints.
@@ -338,9 +339,9 @@ pub struct TransportSettings {
     /// Largest UDP payload sent (default 1350).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_datagram_size: Option<u16>,
-    /// Re-injection policy of the sender (XLINK; default off).
+    /// Re-injection policy of the sender (XLINK; default `tail`: a stranded tail only).
     #[serde(
-        skip_serializing_if = "reinjection_off",
+        skip_serializing_if = "reinjection_default",
         deserialize_with = "checks::de_reinjection"
     )]
     pub reinjection: ReinjectionMode,

@@ -723,7 +723,8 @@ pub fn xlink_scenario(
     s.transport.multipath = mpquic_proto::MultipathMode::Mpns;
     match scheme {
         XlinkScheme::SinglePath => s.transport.multipath = mpquic_proto::MultipathMode::Single,
-        XlinkScheme::Vanilla => {}
+        // Plain multipath: no re-injection at all (not even the default stranded tail).
+        XlinkScheme::Vanilla => s.transport.reinjection = ReinjectionMode::Off,
         XlinkScheme::Always => s.transport.reinjection = ReinjectionMode::Always,
         XlinkScheme::Qoe {
             lower_ms, upper_ms, ..

@@ -456,58 +456,63 @@ fn check_mp_vs_sp(dir: &Path) -> Check {
     let runs = read_runs(dir);
     let by_id: std::collections::BTreeMap<&str, &Value> =
         runs.iter().map(|(id, v)| (id.as_str(), v)).collect();
-    let t = read_table(dir, "ratio_summary")?;
     let schedulers = [("mp", "min-rtt"), ("mp-ecf", "ecf"), ("mp-blest", "blest")];
-    if t.rows.len() != schedulers.len() {
-        return Err(format!("ratio_summary: {} rows", t.rows.len()));
-    }
-    for (row, (tag, name)) in t.rows.iter().zip(schedulers) {
-        text_cell(&row[0], name, tag)?;
-        let mut ratios = Vec::new();
-        for (id, mp) in &runs {
-            let Some(point) = id
-                .strip_suffix(&format!("-{tag}"))
-                .filter(|p| p.starts_with('p') && !p.contains('-'))
-            else {
-                continue;
-            };
-            if mp["scenario"]["transport"]["scheduler"].as_str() != Some(name) {
-                return Err(format!("{id}: not scheduler {name}"));
-            }
-            let single = |k: &str| {
-                completed_time(by_id.get(format!("{point}-{k}").as_str()).copied())
-                    .unwrap_or(f64::INFINITY)
-            };
-            let best = single("sp0").min(single("sp1"));
-            ratios.push(
-                completed_time(Some(mp))
-                    .filter(|t| *t > 0.0)
-                    .map(|t| best / t),
-            );
+    for (prefix, stem) in [('f', "ratio_loss_free"), ('p', "ratio_lossy")] {
+        let t = read_table(dir, stem)?;
+        if t.rows.len() != schedulers.len() {
+            return Err(format!("{stem}: {} rows", t.rows.len()));
         }
-        let values: Vec<f64> = ratios.iter().flatten().copied().collect();
-        let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-        let faster = values.iter().filter(|v| **v > 1.0).count();
-        let done = ratios.iter().filter(|r| r.is_some()).count();
-        text_cell(&row[2], &format!("{done} of {}", ratios.len()), tag)?;
-        let expected = [
-            Some(ratios.len() as f64),
-            None,
-            percentile(&finite, 50.0),
-            mean(&finite),
-            percentile(&finite, 10.0),
-            percentile(&finite, 90.0),
-            (!values.is_empty()).then(|| 100.0 * faster as f64 / values.len() as f64),
-        ];
-        for (i, e) in expected.iter().enumerate() {
-            if i == 1 {
-                continue; // the text column checked above
+        for (row, (tag, name)) in t.rows.iter().zip(schedulers) {
+            text_cell(&row[0], name, tag)?;
+            let mut ratios = Vec::new();
+            for (id, mp) in &runs {
+                let Some(point) = id
+                    .strip_suffix(&format!("-{tag}"))
+                    .filter(|p| p.starts_with(prefix) && !p.contains('-'))
+                else {
+                    continue;
+                };
+                if mp["scenario"]["transport"]["scheduler"].as_str() != Some(name) {
+                    return Err(format!("{id}: not scheduler {name}"));
+                }
+                let lossy = mp["scenario"]["paths"]
+                    .as_array()
+                    .expect("paths")
+                    .iter()
+                    .any(|p| !p.as_str().expect("spec").contains("loss=none"));
+                if prefix == 'f' && lossy {
+                    return Err(format!("{id}: random loss in the loss-free set"));
+                }
+                let single = |k: &str| {
+                    completed_time(by_id.get(format!("{point}-{k}").as_str()).copied())
+                        .unwrap_or(f64::INFINITY)
+                };
+                let best = single("sp0").min(single("sp1"));
+                ratios.push(
+                    completed_time(Some(mp))
+                        .filter(|t| *t > 0.0)
+                        .map(|t| best / t),
+                );
             }
-            num_cell(
-                &row[i + 1],
-                *e,
-                &format!("ratio_summary {name} col {}", i + 1),
-            )?;
+            let values: Vec<f64> = ratios.iter().flatten().copied().collect();
+            let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+            let share =
+                |n: usize| (!ratios.is_empty()).then(|| 100.0 * n as f64 / ratios.len() as f64);
+            let worst = values.iter().copied().reduce(f64::min);
+            let expected = [
+                Some(ratios.len() as f64),
+                Some(ratios.iter().filter(|r| r.is_none()).count() as f64),
+                percentile(&finite, 50.0),
+                mean(&finite),
+                percentile(&finite, 10.0),
+                percentile(&finite, 90.0),
+                worst.filter(|w| w.is_finite()),
+                share(values.iter().filter(|v| **v > 1.0).count()),
+                share(values.iter().filter(|v| **v * 1.05 >= 1.0).count()),
+            ];
+            for (i, e) in expected.iter().enumerate() {
+                num_cell(&row[i + 1], *e, &format!("{stem} {name} col {}", i + 1))?;
+            }
         }
     }
     let h = read_table(dir, "handover")?;
@@ -545,6 +550,13 @@ fn mp_vs_sp_tables_match_runs() {
     check_mp_vs_sp(&out).unwrap_or_else(|e| panic!("{e}"));
     tamper(&out, "p000-mp-ecf", "/completion_time_s", 1e-3);
     assert!(check_mp_vs_sp(&out).is_err(), "a changed ECF run must show");
+    report_dir(&out).expect("report");
+    check_mp_vs_sp(&out).unwrap_or_else(|e| panic!("{e}"));
+    tamper(&out, "f001-mp-blest", "/completion_time_s", 1e-3);
+    assert!(
+        check_mp_vs_sp(&out).is_err(),
+        "a changed loss-free run must show"
+    );
 }
 
 // ---------------------------------------------------------------- xlink

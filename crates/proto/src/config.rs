@@ -80,7 +80,10 @@ pub struct TransportConfig {
     /// Abandon a path that received nothing for this long while another path is active
     /// (RFC 10069 §3.5 leaves per-path idle timeouts to the implementation). None: never.
     pub path_idle_timeout: Option<Duration>,
-    /// Re-inject the unacknowledged tail of streams on another path (XLINK); off by default.
+    /// Re-inject the unacknowledged tail of streams on another path (XLINK). By default only a
+    /// tail that a copy on another path delivers sooner ([`ReinjectionMode::Tail`], issue 15).
+    ///
+    /// [`ReinjectionMode::Tail`]: crate::reinjection::ReinjectionMode::Tail
     pub reinjection: crate::reinjection::ReinjectionMode,
     /// Offer / accept the XLINK QoE feedback extension (QOE_CONTROL_SIGNAL frames).
     pub qoe_feedback: bool,
@@ -119,7 +122,7 @@ impl Default for TransportConfig {
             key_update_interval: None,
             path_failure_ptos: 3,
             path_idle_timeout: None,
-            reinjection: crate::reinjection::ReinjectionMode::Off,
+            reinjection: crate::reinjection::ReinjectionMode::default(),
             qoe_feedback: false,
             raw_transport_params: Vec::new(),
         }

@@ -88,6 +88,9 @@ pub struct PathStats {
     pub counters: PathCounters,
 }
 
+/// A delivery-rate sample older than this many smoothed RTTs no longer stands for the path.
+pub const RATE_SAMPLE_LIFETIME_RTTS: u32 = 4;
+
 /// One path.
 #[derive(Debug)]
 pub struct Path {
@@ -112,6 +115,10 @@ pub struct Path {
     pub cc: Box<dyn CongestionController>,
     pub pacer: Pacer,
     pub delivery: DeliveryRateEstimator,
+    /// The latest delivery-rate sample in bytes per second (DRE §3.3) and when it was taken,
+    /// kept when the sample was not application-limited or exceeds the one kept (an
+    /// application-limited sample is a lower bound, DRE §3.4). None before the first.
+    pub delivery_rate: Option<(u64, Timestamp)>,
     /// Receiver ACK state per packet number space on this path.
     pub acks: BTreeMap<SpaceId, PathAckState>,
     /// Whether the 3x anti-amplification limit applies until validation: only where we did not
@@ -171,6 +178,7 @@ impl Path {
             cc,
             pacer: Pacer::new(max_datagram_size, now),
             delivery: DeliveryRateEstimator::default(),
+            delivery_rate: None,
             acks: BTreeMap::new(),
             amplification_limited: true,
             anti_amp_received: 0,
@@ -221,6 +229,26 @@ impl Path {
     /// Usable for new data: validated, active, not failed.
     pub fn is_usable(&self) -> bool {
         self.is_validated() && self.is_active() && !self.failed
+    }
+
+    /// Bytes per second the path delivers: its latest delivery-rate sample
+    /// ([`Path::delivery_rate`]) if taken within the last [`RATE_SAMPLE_LIFETIME_RTTS`]
+    /// smoothed RTTs, else the congestion window per smoothed RTT. A path carrying only a few
+    /// packets per round trip gives no samples (DRE discards intervals under the minimum RTT),
+    /// and a sample kept from its first packets would make it look slower than it is for good.
+    pub fn delivery_rate_estimate(&self, now: Timestamp) -> u64 {
+        let srtt = self.rtt.smoothed();
+        match self.delivery_rate {
+            Some((rate, at))
+                if now.saturating_duration_since(at) <= srtt * RATE_SAMPLE_LIFETIME_RTTS =>
+            {
+                rate
+            }
+            _ => {
+                let rate = u128::from(self.cc.window()) * 1_000_000_000 / srtt.as_nanos().max(1);
+                u64::try_from(rate).unwrap_or(u64::MAX)
+            }
+        }
     }
 
     /// Congestion window space for one more packet of `size` bytes.

@@ -91,7 +91,7 @@ pub(super) fn check_reinjection(mode: ReinjectionMode) -> Result<(), LabError> {
     Ok(())
 }
 
-/// `reinjection` as written: `{ mode = "off" | "always" }` or
+/// `reinjection` as written: `{ mode = "off" | "always" | "tail" }` or
 /// `{ mode = "qoe", lower_ms = N, upper_ms = N }`. Parsed here rather than by the core's
 /// derived format, which ignores unknown keys and thresholds given to other modes.
 #[derive(serde::Deserialize)]
@@ -111,16 +111,17 @@ pub(super) fn de_reinjection<'de, D: serde::Deserializer<'de>>(
     match (r.mode.as_str(), r.lower_ms, r.upper_ms) {
         ("off", None, None) => Ok(ReinjectionMode::Off),
         ("always", None, None) => Ok(ReinjectionMode::Always),
+        ("tail", None, None) => Ok(ReinjectionMode::Tail),
         ("qoe", Some(lower_ms), Some(upper_ms)) => Ok(ReinjectionMode::Qoe { lower_ms, upper_ms }),
         ("qoe", ..) => Err(D::Error::custom(
             "reinjection: mode `qoe` needs both lower_ms and upper_ms",
         )),
-        ("off" | "always", ..) => Err(D::Error::custom(format!(
+        ("off" | "always" | "tail", ..) => Err(D::Error::custom(format!(
             "reinjection: lower_ms and upper_ms apply only to mode `qoe`, not `{}`",
             r.mode
         ))),
         (other, ..) => Err(D::Error::custom(format!(
-            "reinjection: unknown mode `{other}` (expected off, always or qoe)"
+            "reinjection: unknown mode `{other}` (expected off, always, tail or qoe)"
         ))),
     }
 }

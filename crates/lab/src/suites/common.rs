@@ -388,7 +388,8 @@ pub struct RunSpec<'a> {
 }
 
 impl RunSpec<'_> {
-    /// The scenario (min-RTT scheduler).
+    /// The scenario (min-RTT scheduler, no re-injection: the settings the suites reproducing
+    /// papers were documented with; `hetero` and `mp-vs-sp` switch to the defaults).
     pub fn build(&self) -> Scenario {
         self.build_with_ack_fixes(false)
     }
@@ -405,7 +406,8 @@ impl RunSpec<'_> {
         let paths: Vec<String> = self.paths.iter().map(|p| format!("{p:?}")).collect();
         let mut t = format!(
             "name = {:?}\nseed = {}\ntime_limit = \"{}s\"\npaths = [{}]\n[workload]\n{}\n\
-             [transport]\ncc = {:?}\nmultipath = {:?}\nscheduler = \"min-rtt\"\n",
+             [transport]\ncc = {:?}\nmultipath = {:?}\nscheduler = \"min-rtt\"\n\
+             reinjection = {{ mode = \"off\" }}\n",
             self.name,
             self.seed,
             self.time_limit_s,

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_report::{Cell, Section, Table};
 
@@ -125,6 +126,7 @@ impl Suite for Hetero {
                 };
                 let mut scenario = spec.build();
                 scenario.transport.scheduler = SchedulerKind::default();
+                scenario.transport.reinjection = ReinjectionMode::default();
                 out.push((id, scenario));
             }
         }

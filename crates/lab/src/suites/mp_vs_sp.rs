@@ -3,10 +3,13 @@
 //! Scenario points are chosen by WSP over, per path, capacity
 //! 0.1–100 Mbit/s (log scale), RTT 0–50 ms, queuing delay 0–100 ms (the
 //! drop-tail queue holds rate × queuing delay) and random loss 0–2.5 %.
-//! Each point runs single-path QUIC on each path and MPNS multipath over
-//! both, once per scheduler of [`SCHEDULERS`] (the same points, seeds and
-//! paths); the figure of merit is best single-path time / multipath time.
-//! Plus the handover scenario (path 0 goes down at 2 s, min-RTT).
+//! Each point is run twice: in the loss-free set (the paper's headline: its
+//! loss coordinates set to 0) and in the lossy set (as drawn). Each run is
+//! single-path QUIC on each path and MPNS multipath over both, once per
+//! scheduler of [`SCHEDULERS`] (the same points, seeds and paths); the figure
+//! of merit is best single-path time / multipath time. Plus the handover
+//! scenario (path 0 goes down at 2 s, min-RTT). The heterogeneity sweep
+//! (rate ratio 1–50x, delay gap 0–200 ms) is the `hetero` suite.
 
 use std::path::Path;
 
@@ -15,10 +18,11 @@ use mpquic_report::{stats, Cell, Plot, Section, Table};
 use super::common::{
     config_text, num, reference_table, run_map, ReportBuilder, ReportOutput, RunRecord, RunSpec,
 };
-use super::fidelity::{time_limit_s, CONEXT_2017};
+use super::fidelity::CONEXT_2017;
 use super::wsp;
 use super::Suite;
 use crate::scenario::Scenario;
+use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 
 /// Multipath schedulers compared on every point: run id suffix and scheduler. Min-RTT keeps the
@@ -28,6 +32,13 @@ pub const SCHEDULERS: [(&str, SchedulerKind); 3] = [
     ("mp-ecf", SchedulerKind::Ecf),
     ("mp-blest", SchedulerKind::Blest),
 ];
+
+/// The point sets: run-ID prefix of the points, name, whether the WSP loss coordinates are kept
+/// (the loss-free set sets them to 0; prefix `p` keeps the run IDs of earlier reports).
+pub const SETS: [(char, &str, bool); 2] = [('f', "loss-free", false), ('p', "lossy", true)];
+
+/// Multipath within this factor of the best single path's time counts as "not worse" (issue 15).
+pub const TOLERANCE: f64 = 1.05;
 
 /// The `mp-vs-sp` suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,12 +52,13 @@ pub struct MpVsSp {
 /// Handover download size (bytes).
 const HANDOVER_BYTES: u64 = 20_000_000;
 
-/// A path spec of the CoNEXT 2017 design space from four unit coordinates.
-pub fn path_spec(u: &[f64]) -> String {
+/// A path spec of the CoNEXT 2017 design space from four unit coordinates; without `lossy` the
+/// random loss is 0 whatever the fourth coordinate.
+pub fn path_spec(u: &[f64], lossy: bool) -> String {
     let rate_mbit = wsp::log(u[0], 0.1, 100.0);
     let rtt_us = wsp::lin(u[1], 0.0, 50.0) * 1000.0;
     let qdelay_s = wsp::lin(u[2], 0.0, 100.0) / 1000.0;
-    let loss_pct = wsp::lin(u[3], 0.0, 2.5);
+    let loss_pct = if lossy { wsp::lin(u[3], 0.0, 2.5) } else { 0.0 };
     let queue = ((rate_mbit * 1e6 / 8.0 * qdelay_s) as u64).max(1500);
     format!(
         "rate={:.0}kbit,rtt={:.0}us,queue={queue}b,loss={loss_pct:.3}%",
@@ -55,19 +67,58 @@ pub fn path_spec(u: &[f64]) -> String {
     )
 }
 
+/// The runs of one point: single path on each path, then multipath once per scheduler, all
+/// with the default re-injection.
+fn point_runs(
+    point: &str,
+    paths: &[String; 2],
+    bytes: u64,
+    seed: u64,
+    limit_s: u64,
+) -> Vec<(String, Scenario)> {
+    let mut cases = vec![
+        ("sp0", &paths[0..1], "single", SchedulerKind::MinRtt),
+        ("sp1", &paths[1..2], "single", SchedulerKind::MinRtt),
+    ];
+    cases.extend(
+        SCHEDULERS
+            .iter()
+            .map(|&(tag, k)| (tag, &paths[..], "mpns", k)),
+    );
+    cases
+        .into_iter()
+        .map(|(tag, p, mode, scheduler)| {
+            let id = format!("{point}-{tag}");
+            let spec = RunSpec {
+                name: &id,
+                seed,
+                paths: p,
+                workload: format!("download = \"{bytes}B\""),
+                multipath: mode,
+                cc: "cubic",
+                ack_range_limit: None,
+                time_limit_s: limit_s,
+                time_series: false,
+            };
+            let mut scenario = spec.build();
+            scenario.transport.scheduler = scheduler;
+            scenario.transport.reinjection = ReinjectionMode::default();
+            (id, scenario)
+        })
+        .collect()
+}
+
 impl Suite for MpVsSp {
     fn name(&self) -> &'static str {
         "mp-vs-sp"
     }
 
     fn description(&self) -> &'static str {
-        "CoNEXT 2017: WSP over capacity/RTT/queuing/loss, single-path vs MPNS (20 MB), plus handover"
+        "CoNEXT 2017: WSP over capacity/RTT/queuing/loss, loss-free and lossy sets, single-path vs MPNS per scheduler (20 MB), plus handover"
     }
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
-        // Floors of the virtual time limit; a slow path gets more (see
-        // [`time_limit_s`]: 10x the transfer time at the mean capacity).
-        let (n, bytes, floor_s) = match self.tiny {
+        let (n, bytes, limit_s) = match self.tiny {
             Some((n, bytes)) => (n, bytes, 600),
             None if quick => (16, 2_000_000, 600),
             None => (253, 20_000_000, 3600),
@@ -75,33 +126,16 @@ impl Suite for MpVsSp {
         let handover_bytes = self.tiny.map_or(HANDOVER_BYTES, |t| t.1);
         let mut out = Vec::new();
         for (i, u) in wsp::design(n, 8, seed).iter().enumerate() {
-            let paths = [path_spec(&u[0..4]), path_spec(&u[4..8])];
-            let mut cases = vec![
-                ("sp0", &paths[0..1], "single", SchedulerKind::MinRtt),
-                ("sp1", &paths[1..2], "single", SchedulerKind::MinRtt),
-            ];
-            cases.extend(
-                SCHEDULERS
-                    .iter()
-                    .map(|&(tag, k)| (tag, &paths[..], "mpns", k)),
-            );
-            for (tag, p, mode, scheduler) in cases {
-                let id = format!("p{i:03}-{tag}");
-                let limit_s = time_limit_s(p, bytes, floor_s);
-                let spec = RunSpec {
-                    name: &id,
-                    seed: seed.wrapping_add(i as u64),
-                    paths: p,
-                    workload: format!("download = \"{bytes}B\""),
-                    multipath: mode,
-                    cc: "cubic",
-                    ack_range_limit: None,
-                    time_limit_s: limit_s,
-                    time_series: false,
-                };
-                let mut scenario = spec.build();
-                scenario.transport.scheduler = scheduler;
-                out.push((id, scenario));
+            for (prefix, _, lossy) in SETS {
+                let paths = [path_spec(&u[0..4], lossy), path_spec(&u[4..8], lossy)];
+                let point = format!("{prefix}{i:03}");
+                out.extend(point_runs(
+                    &point,
+                    &paths,
+                    bytes,
+                    seed.wrapping_add(i as u64),
+                    limit_s,
+                ));
             }
         }
         let hpaths = [
@@ -122,7 +156,7 @@ impl Suite for MpVsSp {
                 multipath: mode,
                 cc: "cubic",
                 ack_range_limit: None,
-                time_limit_s: time_limit_s(p, handover_bytes, 60),
+                time_limit_s: 60,
                 time_series: false,
             };
             out.push((id.clone(), spec.build()));
@@ -132,75 +166,115 @@ impl Suite for MpVsSp {
 
     fn report(&self, runs: &[(String, RunRecord)], out_dir: &Path) -> anyhow::Result<ReportOutput> {
         let mut rb = ReportBuilder::new(out_dir, &[CONEXT_2017], runs)?;
-        let mut s1 = Section::new("Single-path vs multipath (CoNEXT 2017)");
-        s1.paragraphs.push(
-            "Ratio = best single-path completion time / MPNS completion time (> 1: multipath is \
-             faster), one row per scheduler on the same points. A single path that did not \
-             finish counts as infinitely slow; points where multipath did not finish are left out \
-             of the ratios and counted in 'multipath completed'. The paper compared quic-go MPQUIC with MPTCP in Mininet (OLIA); here \
-             Cubic, our stack, the simulator."
-                .into(),
-        );
-        let cols = [
-            "scheduler",
-            "points",
-            "multipath completed",
-            "median ratio",
-            "mean ratio",
-            "10th pct",
-            "90th pct",
-            "multipath faster (%)",
-        ];
-        let mut t = Table::new(
-            "Ours: best single-path time / multipath time",
-            cols.iter().map(|c| (*c).to_owned()).collect(),
-        );
-        let mut series = Vec::new();
-        for (tag, kind) in SCHEDULERS {
-            let ratios = ratios(runs, tag);
-            if ratios.is_empty() {
-                continue;
+        let mut headline = summary_table("Ours: best single-path time / multipath time", true);
+        let mut sections = Vec::new();
+        for (prefix, set, _) in SETS {
+            let mut s = Section::new(&format!(
+                "Single-path vs multipath, {set} set (CoNEXT 2017)"
+            ));
+            s.paragraphs.push(format!(
+                "Ratio = best single-path completion time / MPNS completion time (> 1: multipath \
+                 is faster), one row per scheduler on the same points; {}. A single path that \
+                 did not finish counts as infinitely slow; a point where multipath did not \
+                 finish counts as failed, and as neither faster nor within {TOLERANCE}x. The \
+                 paper compared quic-go MPQUIC with MPTCP in Mininet (OLIA); here Cubic, our \
+                 stack, the simulator. The heterogeneity sweep (rate ratio 1-50x, delay gap \
+                 0-200 ms, loss-free) is the hetero suite (`mpquic lab run hetero`).",
+                if prefix == 'f' {
+                    "the WSP points with their random loss set to 0, the paper's headline set"
+                } else {
+                    "the WSP points with random loss 0-2.5 % per path as drawn"
+                }
+            ));
+            let mut t = summary_table(&format!("Ours, {set} set"), false);
+            let mut series = Vec::new();
+            for (tag, kind) in SCHEDULERS {
+                let ratios = ratios(runs, prefix, tag);
+                if ratios.is_empty() {
+                    continue;
+                }
+                let values: Vec<f64> = ratios.iter().filter_map(|(_, r)| *r).collect();
+                let row = summary_row(kind, &ratios, &values);
+                headline
+                    .rows
+                    .push([vec![Cell::text(set)], row.clone()].concat());
+                t.rows.push(row);
+                series.push((format!("MPNS {} vs best single path", name(kind)), values));
             }
-            let values: Vec<f64> = ratios.iter().filter_map(|(_, r)| *r).collect();
-            t.rows.push(summary_row(kind, &ratios, &values));
-            series.push((format!("MPNS {} vs best single path", name(kind)), values));
+            let stem = set.replace('-', "_");
+            rb.table(&mut s, &format!("ratio_{stem}"), t)?;
+            if prefix == 'f' {
+                s.reference = Some(design_space_reference());
+            }
+            let plot = Plot::cdf(
+                &format!("Best single-path time / multipath time, {set} set"),
+                "time ratio (> 1: multipath faster)",
+                series,
+            );
+            rb.figure(
+                &mut s,
+                &plot,
+                &format!("ratio_cdf_{stem}"),
+                &format!("CDF of best single-path time / multipath time, {set} set"),
+            )?;
+            sections.push(s);
         }
-        rb.table(&mut s1, "ratio_summary", t.clone())?;
-        s1.reference = Some(reference_table(
-            "Paper (CoNEXT 2017: \u{201c}Multipath QUIC: Design and Evaluation\u{201d}): design space",
-            &["factor", "minimum", "maximum"],
-            &[
-                &["capacity (Mbit/s)", "0.1", "100"],
-                &["round-trip time (ms)", "0", "50"],
-                &["queuing delay (ms)", "0", "100"],
-                &["random loss (%)", "0", "2.5"],
-                &[
-                    "result",
-                    "MPQUIC better in most loss-free large downloads",
-                    "",
-                ],
-            ],
-        ));
-        let plot = Plot::cdf(
-            "Best single-path time / multipath time",
-            "time ratio (> 1: multipath faster)",
-            series,
-        );
-        rb.figure(
-            &mut s1,
-            &plot,
-            "ratio_cdf",
-            "CDF of best single-path time / multipath time",
-        )?;
         let mut s2 = Section::new("Handover: path 0 down at 2 s");
         s2.paragraphs
             .push("20 MB; path 0: 20 Mbit/s, 20 ms; path 1: 15 Mbit/s, 40 ms.".into());
         rb.table(&mut s2, "handover", handover_table(runs))?;
         let mut cfg = Section::new("Configuration");
         cfg.config = Some(config_text(self.name(), runs));
-        rb.sections = vec![s1, s2, cfg];
-        rb.finish("mp-vs-sp: single-path vs multipath (CoNEXT 2017)", Some(t))
+        sections.extend([s2, cfg]);
+        rb.sections = sections;
+        rb.finish(
+            "mp-vs-sp: single-path vs multipath (CoNEXT 2017)",
+            Some(headline),
+        )
     }
+}
+
+/// The paper's design space, beside our loss-free table.
+fn design_space_reference() -> Table {
+    reference_table(
+        "Paper (CoNEXT 2017, seed 004): design space",
+        &["factor", "minimum", "maximum"],
+        &[
+            &["capacity (Mbit/s)", "0.1", "100"],
+            &["round-trip time (ms)", "0", "50"],
+            &["queuing delay (ms)", "0", "100"],
+            &["random loss (%)", "0", "2.5"],
+            &[
+                "result",
+                "MPQUIC better in most loss-free large downloads",
+                "",
+            ],
+        ],
+    )
+}
+
+/// The columns of a ratio summary, with a leading `set` column for the headline.
+fn summary_table(title: &str, with_set: bool) -> Table {
+    let cols = [
+        "scheduler",
+        "points",
+        "multipath failed",
+        "median ratio",
+        "mean ratio",
+        "10th pct",
+        "90th pct",
+        "worst ratio",
+        "multipath faster (%)",
+        "within 1.05x (%)",
+    ];
+    let set = with_set.then_some("set");
+    Table::new(
+        title,
+        set.into_iter()
+            .chain(cols)
+            .map(|c| (*c).to_owned())
+            .collect(),
+    )
 }
 
 /// Scheduler name as in scenario files (`min-rtt`, `ecf`, ...).
@@ -211,39 +285,43 @@ pub fn name(kind: SchedulerKind) -> String {
         .unwrap_or_else(|| format!("{kind:?}"))
 }
 
-/// One row of the ratio summary: the scheduler, then the statistics of its points.
+/// One row of the ratio summary: the scheduler, then the statistics of its points. The shares
+/// are of all points (a failed multipath run is neither faster nor within [`TOLERANCE`]).
 fn summary_row(kind: SchedulerKind, ratios: &[(String, Option<f64>)], values: &[f64]) -> Vec<Cell> {
-    let faster = if values.is_empty() {
-        None
-    } else {
-        Some(100.0 * values.iter().filter(|r| **r > 1.0).count() as f64 / values.len() as f64)
+    let share = |pred: &dyn Fn(f64) -> bool| {
+        (!ratios.is_empty()).then(|| {
+            100.0 * values.iter().filter(|r| pred(**r)).count() as f64 / ratios.len() as f64
+        })
     };
+    let worst = values
+        .iter()
+        .copied()
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))));
     vec![
         Cell::text(name(kind)),
         Cell::num(ratios.len() as f64, 0),
-        Cell::text(format!(
-            "{} of {}",
-            ratios.iter().filter(|(_, r)| r.is_some()).count(),
-            ratios.len()
-        )),
+        Cell::num(ratios.iter().filter(|(_, r)| r.is_none()).count() as f64, 0),
         num(stats::median(values), 3),
         num(stats::mean(values), 3),
         num(stats::percentile(values, 10.0), 3),
         num(stats::percentile(values, 90.0), 3),
-        num(faster, 1),
+        num(worst, 3),
+        num(share(&|r| r > 1.0), 1),
+        num(share(&|r| r * TOLERANCE >= 1.0), 1),
     ]
 }
 
-/// Per point: `Some(best single / multipath)` or `None` if multipath failed, for the multipath
-/// runs whose id ends in `-{tag}` (see [`SCHEDULERS`]).
-pub fn ratios(runs: &[(String, RunRecord)], tag: &str) -> Vec<(String, Option<f64>)> {
+/// Per point of the set with run-ID prefix `prefix` (see [`SETS`]): `Some(best single /
+/// multipath)` or `None` if multipath failed, for the multipath runs whose id ends in `-{tag}`
+/// (see [`SCHEDULERS`]).
+pub fn ratios(runs: &[(String, RunRecord)], prefix: char, tag: &str) -> Vec<(String, Option<f64>)> {
     let map = run_map(runs);
     let suffix = format!("-{tag}");
     let mut out = Vec::new();
     for (id, mp) in runs {
         let Some(point) = id
             .strip_suffix(suffix.as_str())
-            .filter(|p| p.starts_with('p') && !p.contains('-'))
+            .filter(|p| p.starts_with(prefix) && !p.contains('-'))
         else {
             continue;
         };

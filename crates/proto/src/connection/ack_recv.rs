@@ -276,6 +276,12 @@ impl Connection {
             return;
         }
         let rate_sample = path.delivery.generate_sample(now, path.rtt.min());
+        if let Some(s) = &rate_sample {
+            let kept = path.delivery_rate_estimate(now);
+            if !s.is_app_limited || path.delivery_rate.is_none() || s.delivery_rate > kept {
+                path.delivery_rate = Some((s.delivery_rate, now));
+            }
+        }
         let event = AckEvent {
             now,
             bytes_acked,

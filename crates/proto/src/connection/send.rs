@@ -333,6 +333,24 @@ impl Connection {
         view.can_send && view.usable
     }
 
+    /// The round-trip time receive-window auto-tuning ([`crate::streams`] `flow.rs`) measures
+    /// the window against: the largest smoothed RTT of the usable paths with a sample (else
+    /// `path`'s). With several paths a stream's data arrives with the largest delay of the paths
+    /// carrying it (RFC 10069 §5.5, "Packet Scheduling"), so the window must cover the slowest
+    /// path's round trip; sized by the path that happens to carry the MAX_DATA frame, it stays
+    /// at a fast path's BDP and a loss on the slow path blocks the sender on flow control until
+    /// its retransmission arrives (issue 15: 240 ms blocked in a 3.4 s download).
+    fn flow_control_rtt(&self, path: PathId) -> crate::time::Duration {
+        let own = self.paths.get(&path).map(|p| p.rtt.smoothed());
+        self.paths
+            .values()
+            .filter(|p| p.is_usable() && p.rtt.has_sample())
+            .map(|p| p.rtt.smoothed())
+            .chain(own)
+            .max()
+            .unwrap_or_default()
+    }
+
     pub(crate) fn any_active_path(&self) -> Option<PathId> {
         self.paths
             .values()
@@ -455,11 +473,7 @@ impl Connection {
         }
         ack_eliciting |= self.write_crypto(epoch, packet, limit, &mut sent);
         if epoch == Epoch::Data && self.state_allows_data() && plan.data {
-            let rtt = self
-                .paths
-                .get(&path)
-                .map(|p| p.rtt.smoothed())
-                .unwrap_or_default();
+            let rtt = self.flow_control_rtt(path);
             let before = packet.len();
             let room = limit.saturating_sub(packet.len());
             self.streams
@@ -761,6 +775,7 @@ fn path_view(
         cwnd: p.cc.window(),
         bytes_in_flight: p.bytes_in_flight(),
         pacing_rate: p.cc.pacing_rate(p.rtt.smoothed()),
+        delivery_rate: p.delivery_rate_estimate(now),
         can_send,
         backup: p.is_backup(),
         usable: p.is_usable(),

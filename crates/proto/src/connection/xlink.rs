@@ -11,7 +11,7 @@ use super::{Connection, Transmit};
 use crate::crypto::Epoch;
 use crate::path::PathId;
 use crate::recovery::{Ledger, SentPacket};
-use crate::reinjection::ReinjectionContext;
+use crate::reinjection::{ReinjectionContext, SourcePath};
 use crate::streams::SentStreamFrames;
 use crate::time::{Duration, Timestamp};
 
@@ -134,12 +134,19 @@ impl Connection {
             let Some((target, est_other)) = self.best_other_path(now, &views, source) else {
                 continue;
             };
-            let Some(copy) = self.pick_tail_packet(source, |stream_start| ReinjectionContext {
+            let Some(current_path) = self.paths.get(&source).map(|p| source_path(p, now)) else {
+                continue;
+            };
+            let copy = self.pick_tail_packet(source, |packet, ahead| ReinjectionContext {
                 play_time_left,
                 est_delivery_current: est_current,
                 est_delivery_other: est_other,
-                stream_start,
-            }) else {
+                stream_start: starts_stream(packet),
+                age: now.saturating_duration_since(packet.time_sent),
+                ahead,
+                current_path,
+            });
+            let Some(copy) = copy else {
                 continue;
             };
             let bytes: u64 = copy.stream.iter().map(|c| c.len).sum();
@@ -162,22 +169,17 @@ impl Connection {
     }
 
     /// The oldest in-flight packet on `source` with unacknowledged stream data that the policy
-    /// wants re-injected; it is marked so it is copied only once.
+    /// wants re-injected; it is marked so it is copied only once. `context` builds the policy's
+    /// view of a packet from it and the bytes in flight ahead of it (its own included).
     fn pick_tail_packet(
         &mut self,
         source: PathId,
-        context: impl Fn(bool) -> ReinjectionContext,
+        context: impl Fn(&SentPacket, u64) -> ReinjectionContext,
     ) -> Option<SentStreamFrames> {
         let path = self.paths.get_mut(&source)?;
         let ledger = &mut path.ledgers[Epoch::Data.index()];
-        for packet in tail_candidates(ledger) {
-            let stream_start = packet
-                .frames
-                .streams
-                .stream
-                .iter()
-                .any(|c| c.offset < FIRST_FRAME_BYTES);
-            if !self.reinjection.should_reinject(&context(stream_start)) {
+        for (ahead, packet) in tail_candidates(ledger) {
+            if !self.reinjection.should_reinject(&context(packet, ahead)) {
                 continue;
             }
             packet.reinjected = true;
@@ -251,15 +253,41 @@ fn slowest_first(mut paths: Vec<(Duration, PathId)>) -> Vec<(Duration, PathId)> 
 }
 
 /// The packets of a path's ledger that may still be re-injected, oldest first: not yet copied
-/// and carrying stream data, at most [`REINJECTION_SCAN`] of them. Already-copied packets are
+/// and carrying stream data, at most [`REINJECTION_SCAN`] of them, each with the bytes in flight
+/// sent before it plus its own size (the path's queue ahead of it). Already-copied packets are
 /// skipped *before* the limit applies, so once the oldest packets were copied the younger part
 /// of a long tail is still reached.
-fn tail_candidates(ledger: &mut Ledger) -> impl Iterator<Item = &mut SentPacket> {
+fn tail_candidates(ledger: &mut Ledger) -> impl Iterator<Item = (u64, &mut SentPacket)> {
+    let mut ahead = 0u64;
     ledger
         .outstanding_mut()
-        .map(|(_, p)| p)
-        .filter(|p| !p.reinjected && !p.frames.streams.stream.is_empty())
+        .filter_map(move |(_, p)| {
+            if p.in_flight {
+                ahead += p.size;
+            }
+            let candidate = !p.reinjected && !p.frames.streams.stream.is_empty();
+            candidate.then_some((ahead, p))
+        })
         .take(REINJECTION_SCAN)
+}
+
+/// Whether a packet carries stream bytes below [`FIRST_FRAME_BYTES`] (XLINK's first frame).
+fn starts_stream(packet: &SentPacket) -> bool {
+    packet
+        .frames
+        .streams
+        .stream
+        .iter()
+        .any(|c| c.offset < FIRST_FRAME_BYTES)
+}
+
+/// What a re-injection policy sees of the path a packet waits on.
+fn source_path(p: &crate::path::Path, now: Timestamp) -> SourcePath {
+    SourcePath {
+        srtt: p.rtt.smoothed(),
+        min_rtt: p.rtt.min(),
+        delivery_rate: p.delivery_rate_estimate(now),
+    }
 }
 
 #[cfg(test)]
@@ -330,10 +358,17 @@ mod tests {
             frames: SentFrames::default(),
             ..stream_packet(n, 0)
         });
-        for p in tail_candidates(&mut ledger).take(REINJECTION_SCAN) {
+        for (_, p) in tail_candidates(&mut ledger).take(REINJECTION_SCAN) {
             p.reinjected = true;
         }
-        let rest: Vec<u64> = tail_candidates(&mut ledger).map(|p| p.pn).collect();
-        assert_eq!(rest, (REINJECTION_SCAN as u64..n).collect::<Vec<_>>());
+        let rest: Vec<(u64, u64)> = tail_candidates(&mut ledger)
+            .map(|(ahead, p)| (ahead, p.pn))
+            .collect();
+        // Each with the bytes in flight up to and including it (1,100 per packet), copied
+        // packets counted: they are still in flight ahead of the rest.
+        let expected: Vec<(u64, u64)> = (REINJECTION_SCAN as u64..n)
+            .map(|pn| ((pn + 1) * 1100, pn))
+            .collect();
+        assert_eq!(rest, expected);
     }
 }

@@ -7,8 +7,10 @@
 //! context and does the sending.
 
 mod qoe;
+mod tail;
 
 pub use qoe::QoeControlled;
+pub use tail::StrandedTail;
 
 use crate::time::Duration;
 
@@ -23,6 +25,24 @@ pub struct ReinjectionContext {
     pub est_delivery_other: Duration,
     /// The packet carries stream bytes from the start of a stream (the first video frame).
     pub stream_start: bool,
+    /// How long ago the packet was sent.
+    pub age: Duration,
+    /// Bytes in flight on the packet's path that were sent before it, plus its own size: what
+    /// the path must deliver before the packet (one queue per path, first in first out).
+    pub ahead: u64,
+    /// The estimates of the path the packet was sent on.
+    pub current_path: SourcePath,
+}
+
+/// What a policy knows of the path a packet waits on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourcePath {
+    /// RFC 9002 §5: smoothed and minimum RTT.
+    pub srtt: Duration,
+    pub min_rtt: Duration,
+    /// Bytes per second the path delivers: its latest delivery-rate sample, or cwnd / srtt
+    /// before the first one.
+    pub delivery_rate: u64,
 }
 
 /// Decides whether a tail packet is re-injected on another path.
@@ -61,9 +81,13 @@ impl ReinjectionPolicy for Always {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "mode")]
 pub enum ReinjectionMode {
-    #[default]
     Off,
     Always,
+    /// Copy a tail packet only when it would arrive later on its path than a copy on another
+    /// path ([`StrandedTail`]): the tail of a transfer does not wait on a slow path. The
+    /// default since issue 15 (docs/MULTIPATH.md, "Scheduler").
+    #[default]
+    Tail,
     /// XLINK Alg. 1 with play-time-left thresholds in milliseconds (lower < upper).
     Qoe {
         lower_ms: u64,
@@ -76,6 +100,7 @@ impl ReinjectionMode {
         match self {
             ReinjectionMode::Off => Box::new(Never),
             ReinjectionMode::Always => Box::new(Always),
+            ReinjectionMode::Tail => Box::new(StrandedTail),
             ReinjectionMode::Qoe { lower_ms, upper_ms } => Box::new(QoeControlled::new(
                 Duration::from_millis(lower_ms),
                 Duration::from_millis(upper_ms),

@@ -49,6 +49,9 @@ mod tests {
             est_delivery_current: Duration::from_millis(current_ms),
             est_delivery_other: Duration::from_millis(other_ms),
             stream_start: false,
+            age: Duration::ZERO,
+            ahead: 0,
+            current_path: Default::default(),
         }
     }
 

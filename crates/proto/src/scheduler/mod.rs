@@ -30,8 +30,11 @@ pub struct PathView {
     pub rtt_known: bool,
     pub cwnd: u64,
     pub bytes_in_flight: u64,
-    /// The controller's pacing rate in bytes per second: the path's delivery estimate.
+    /// The controller's pacing rate in bytes per second.
     pub pacing_rate: u64,
+    /// Bytes per second the path delivers: its latest delivery-rate sample (DRE), or cwnd per
+    /// srtt before the first.
+    pub delivery_rate: u64,
     /// The congestion window (and pacing) admit one more full-sized packet now.
     pub can_send: bool,
     /// The peer or we marked the path as backup (RFC 10069 §3.3).
@@ -141,6 +144,7 @@ pub(crate) fn view(id: PathId, srtt_ms: u64, can_send: bool, backup: bool) -> Pa
         cwnd: 12_000,
         bytes_in_flight: 0,
         pacing_rate: 0,
+        delivery_rate: 0,
         can_send,
         backup,
         usable: true,
@@ -160,10 +164,15 @@ pub(crate) fn backlog(bytes: u64) -> Backlog {
 
 /// The first step of ECF and BLEST: min-RTT's choice, unless the fastest path is blocked (no
 /// window room or paced) and a slower path could send, in which case the two paths are returned
-/// for the scheduler's own rule. Eligibility (backup paths, paths without an RTT sample) is the
-/// same as min-RTT's, so both behave like min-RTT whenever the fastest path can send. A slower
-/// path without an RTT sample is judged by its initial RTT (RFC 9002 §6.2.2, 333 ms unless
-/// configured), so it is tried only when the rule says even that slow a path helps.
+/// for the scheduler's own rule. Eligibility (backup paths) is the same as min-RTT's, so both
+/// behave like min-RTT whenever the fastest path can send.
+///
+/// A path without an RTT sample gets no stream data while a path with one is usable: its
+/// initial RTT (RFC 9002 §6.2.2, 333 ms unless configured) says nothing about it, and data
+/// sent on a path slower than that guess strands the stream's tail and the peer's flow-control
+/// window behind it (issue 15). Its first sample comes from the ACK of its PATH_CHALLENGE
+/// (RFC 9000 §8.2), so it waits about one of its own RTTs. With no such path usable it is
+/// min-RTT's choice as before (a handover onto a fresh path).
 pub(crate) enum FastOrSlow<'a> {
     /// Send on this path (or nowhere), as min-RTT would.
     Decided(Option<PathId>),
@@ -183,9 +192,25 @@ pub(crate) fn fast_or_slow(paths: &[PathView]) -> FastOrSlow<'_> {
         .min_by_key(|p| (p.srtt, p.id));
     let slow = pick.and_then(|id| paths.iter().find(|p| p.id == id));
     match (fastest, slow) {
+        (Some(_), Some(slow)) if !slow.rtt_known => FastOrSlow::Decided(None),
         (Some(fast), Some(slow)) if fast.id != slow.id => FastOrSlow::Blocked { fast, slow },
         _ => FastOrSlow::Decided(pick),
     }
+}
+
+/// When a packet sent on `path` now is acknowledged: one smoothed RTT, or the time the bytes in
+/// flight ahead of it (and the packet) need to drain at the path's delivery rate, if longer.
+/// The smoothed RTT lags a queue that is building (RFC 9002 §5.3 weighs each sample 1/8, and a
+/// slow path gives few samples), as when Cubic's slow start overfills a slow path's buffer;
+/// the bytes in flight do not lag.
+pub(crate) fn time_to_ack(path: &PathView, mtu: u64) -> Duration {
+    if path.delivery_rate == 0 {
+        return path.srtt;
+    }
+    let ns =
+        u128::from(path.bytes_in_flight + mtu) * 1_000_000_000 / u128::from(path.delivery_rate);
+    path.srtt
+        .max(Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX)))
 }
 
 /// `bytes` in whole packets of `mtu` bytes, rounded up.
