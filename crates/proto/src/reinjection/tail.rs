@@ -67,12 +67,7 @@ mod tests {
     /// A packet `age_ms` old with `ahead` bytes to drain (itself included) on a path with the
     /// given srtt / min RTT (ms) and delivery rate (bytes/s), against a copy delivered in
     /// `other_ms` on the best other path.
-    fn ctx(
-        path: (u64, u64, u64),
-        age_ms: u64,
-        ahead: u64,
-        other_ms: u64,
-    ) -> ReinjectionContext {
+    fn ctx(path: (u64, u64, u64), age_ms: u64, ahead: u64, other_ms: u64) -> ReinjectionContext {
         let (srtt, min, rate) = path;
         ReinjectionContext {
             play_time_left: None,
