@@ -2,9 +2,9 @@
 //!
 //! The fast path is 50 Mbit/s with 5 ms one-way delay; the slow path has `1 / ratio` of its rate
 //! and `gap` more one-way delay (ratios 1–50x, gaps 0–200 ms; both queues one BDP, no random
-//! loss). Each point runs SPNS and MPNS over both paths with the default scheduler, and single
-//! path QUIC on the fast path — by construction the best single path, since it is at least as
-//! fast and as short as the other. Two questions, one grid:
+//! loss). Each point runs SPNS and MPNS over both paths with the default scheduler and
+//! re-injection, and single path QUIC on the fast path — by construction the best single path,
+//! since it is at least as fast and as short as the other. Two questions, one grid:
 //! - does a single packet number space keep up with multiple spaces when the paths differ
 //!   (issue 13, the Alibaba report's claim, seed 000 Table 1: within 0.3%)?
 //! - is multipath ever slower than its best path (issue 15, the CoNEXT 2017 promise, seed 004)?
@@ -140,9 +140,10 @@ impl Suite for Hetero {
         s.paragraphs.push(format!(
             "Fast path {FAST_MBIT} Mbit/s, {FAST_DELAY_MS} ms one-way; the slow path has 1/ratio \
              of its rate and gap ms more one-way delay; queues of one BDP, no random loss, Cubic, \
-             scheduler {}. Best single path = the fast path alone. A run that did not complete \
-             counts as a failed point (shown, never left out).",
-            super::mp_vs_sp::name(SchedulerKind::default())
+             scheduler {}, re-injection {}. Best single path = the fast path alone. A run that \
+             did not complete counts as a failed point (shown, never left out).",
+            super::mp_vs_sp::name(SchedulerKind::default()),
+            ReinjectionMode::default().build().name()
         ));
         let headline = summary_table(&results);
         rb.table(&mut s, "summary", headline.clone())?;

@@ -169,9 +169,7 @@ impl Suite for MpVsSp {
         let mut headline = summary_table("Ours: best single-path time / multipath time", true);
         let mut sections = Vec::new();
         for (prefix, set, _) in SETS {
-            let mut s = Section::new(&format!(
-                "Single-path vs multipath, {set} set (CoNEXT 2017)"
-            ));
+            let mut s = Section::new(format!("Single-path vs multipath, {set} set (CoNEXT 2017)"));
             s.paragraphs.push(format!(
                 "Ratio = best single-path completion time / MPNS completion time (> 1: multipath \
                  is faster), one row per scheduler on the same points; {}. A single path that \
@@ -207,7 +205,7 @@ impl Suite for MpVsSp {
                 s.reference = Some(design_space_reference());
             }
             let plot = Plot::cdf(
-                &format!("Best single-path time / multipath time, {set} set"),
+                format!("Best single-path time / multipath time, {set} set"),
                 "time ratio (> 1: multipath faster)",
                 series,
             );

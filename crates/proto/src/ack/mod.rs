@@ -168,6 +168,11 @@ impl PathAckState {
         self.unacked
     }
 
+    /// Whether an ack-eliciting packet awaits acknowledgement.
+    pub fn has_unacked_eliciting(&self) -> bool {
+        self.eliciting_since_ack > 0
+    }
+
     /// The delayed-ACK timer.
     pub fn deadline(&self) -> Option<Timestamp> {
         if self.immediate {

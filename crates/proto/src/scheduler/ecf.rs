@@ -178,8 +178,8 @@ mod tests {
         assert_eq!(Ecf::default().select(&paths, &backlog(20_000)), Some(1));
     }
 
-    /// Issue 15's measured case: the 50 Mbit/s, 5 ms path (srtt 14 ms, blocked) and the
-    /// 5 Mbit/s, 100 ms one (srtt 206 ms, rttvar 82 ms, 13 packets of window) with 4 packets
+    /// Issue 15's measured case, rounded: the 50 Mbit/s, 5 ms path (srtt 14 ms, blocked) and
+    /// the 5 Mbit/s, 100 ms one (srtt 206 ms, rttvar 82 ms, 16 kB of window) with 4 packets
     /// left. Algorithm 1 as published sends them on the slow path (4/13·206 ms = 63 ms is
     /// below 2·14 + 82 = 110 ms); they arrive 100 ms after the fast path could have delivered
     /// them. A packet on s takes at least RTT_s: wait.

@@ -32,8 +32,8 @@ pub struct PathView {
     pub bytes_in_flight: u64,
     /// The controller's pacing rate in bytes per second.
     pub pacing_rate: u64,
-    /// Bytes per second the path delivers: its latest delivery-rate sample (DRE), or cwnd per
-    /// srtt before the first.
+    /// Bytes per second the path delivers: its latest delivery-rate sample (DRE) while fresh,
+    /// else cwnd per srtt (`Path::delivery_rate_estimate`).
     pub delivery_rate: u64,
     /// The congestion window (and pacing) admit one more full-sized packet now.
     pub can_send: bool,

@@ -16,13 +16,6 @@
 //! window in less than ~2 RTTs, so the window is smaller than the bandwidth-delay
 //! product and would throttle the sender (RFC 9000 §4.3): the window doubles, up
 //! to `max_window`. The new limit is `consumed + window`.
-//!
-//! The window also doubles when the peer reported being blocked at our current limit
-//! (DATA_BLOCKED / STREAM_DATA_BLOCKED, RFC 9000 §4.1) since the previous update. With several
-//! paths, data behind a packet still on a slow path (or lost there) cannot be consumed, so
-//! updates come late, the interval test never fires, and a window sized for the fast path
-//! keeps blocking the sender on every such hole (issue 15: a 73 Mbit/s path stalled every
-//! 0.3–0.5 s on a 3 MB window beside a 150 kbit/s path).
 
 use crate::time::{Duration, Timestamp};
 
@@ -39,8 +32,6 @@ pub struct RecvWindow {
     consumed: u64,
     /// When the limit was last increased by a frame.
     last_update: Option<Timestamp>,
-    /// The peer reported being blocked at the current limit since the last update.
-    peer_blocked: bool,
 }
 
 impl RecvWindow {
@@ -53,7 +44,6 @@ impl RecvWindow {
             max_window: max_window.max(initial),
             consumed: 0,
             last_update: None,
-            peer_blocked: false,
         }
     }
 
@@ -83,27 +73,17 @@ impl RecvWindow {
         self.advertised.saturating_sub(self.consumed) <= self.window / 2
     }
 
-    /// The peer reports being blocked at `limit` (a *_BLOCKED frame): if that is the current
-    /// limit, the next update grows the window. Reports of older limits are stale.
-    pub fn on_peer_blocked(&mut self, limit: u64) {
-        if limit >= self.advertised {
-            self.peer_blocked = true;
-        }
-    }
-
     /// Raises the limit if an update is due (auto-tuning the window, see the module
     /// docs) and returns the limit to advertise.
     pub fn update(&mut self, now: Timestamp, rtt: Duration) -> u64 {
         if !self.should_update() {
             return self.advertised;
         }
-        let fast = self
-            .last_update
-            .is_some_and(|last| now.saturating_duration_since(last) < rtt * 2);
-        if fast || self.peer_blocked {
-            self.window = (self.window * 2).min(self.max_window);
+        if let Some(last) = self.last_update {
+            if now.saturating_duration_since(last) < rtt * 2 {
+                self.window = (self.window * 2).min(self.max_window);
+            }
         }
-        self.peer_blocked = false;
         self.last_update = Some(now);
         self.advertised = self.advertised.max(self.consumed + self.window);
         self.advertised
@@ -135,26 +115,5 @@ mod tests {
         // Slow consumption: no growth.
         assert_eq!(w.update(t0 + Duration::from_secs(10), rtt), 6000 + 4000);
         assert_eq!(w.window(), 4000);
-    }
-
-    #[test]
-    fn a_blocked_peer_grows_the_window_even_when_consumption_is_slow() {
-        let rtt = Duration::from_millis(100);
-        let mut w = RecvWindow::new(1000, 8000);
-        let t0 = Timestamp::from_nanos(1_000_000_000);
-        w.consume(500);
-        assert_eq!(w.update(t0, rtt), 1500);
-        // The peer hits the limit; the hole behind which it waits fills 1 s later (slow
-        // consumption, no growth by the interval rule), but it was blocked: double.
-        w.on_peer_blocked(1500);
-        w.consume(500);
-        assert_eq!(w.update(t0 + Duration::from_secs(1), rtt), 1000 + 2000);
-        // Once only: the next slow update does not grow.
-        w.consume(1000);
-        assert_eq!(w.update(t0 + Duration::from_secs(2), rtt), 2000 + 2000);
-        // A report of an older limit is stale.
-        w.on_peer_blocked(3000);
-        w.consume(1000);
-        assert_eq!(w.update(t0 + Duration::from_secs(3), rtt), 3000 + 2000);
     }
 }

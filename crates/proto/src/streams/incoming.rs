@@ -122,15 +122,14 @@ impl Streams {
         Ok(())
     }
 
-    /// A DATA_BLOCKED frame (RFC 9000 §19.12). Our MAX_DATA updates never wait for it
-    /// (RFC 9000 §4.2 MUST NOT wait); it grows the window at the next one (`flow.rs`).
+    /// A DATA_BLOCKED frame (RFC 9000 §19.12): informational only. Our MAX_DATA updates
+    /// never wait for it (RFC 9000 §4.2 MUST NOT wait).
     pub fn on_data_blocked(&mut self, limit: u64) {
         tracing::trace!(limit, "peer blocked by connection flow control");
-        self.conn_window.on_peer_blocked(limit);
     }
 
-    /// A STREAM_DATA_BLOCKED frame (RFC 9000 §19.13): opens the stream if needed, and grows
-    /// its window at the next update (`flow.rs`).
+    /// A STREAM_DATA_BLOCKED frame (RFC 9000 §19.13): opens the stream if needed,
+    /// otherwise informational.
     pub fn on_stream_data_blocked(
         &mut self,
         id: StreamId,
@@ -139,9 +138,6 @@ impl Streams {
         // RFC 9000 §19.13: for a send-only stream MUST be a STREAM_STATE_ERROR.
         self.check_recv_id(id, ty::STREAM_DATA_BLOCKED)?;
         tracing::trace!(%id, limit, "peer blocked by stream flow control");
-        if let Some(r) = self.recv.get_mut(&id) {
-            r.window.on_peer_blocked(limit);
-        }
         Ok(())
     }
 
