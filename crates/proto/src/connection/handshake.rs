@@ -269,6 +269,7 @@ impl Connection {
             scratch: Vec::with_capacity(1500),
             views_buf: Vec::new(),
             ack_only_packets: 0,
+            early_datagrams: Vec::new(),
             reinjection: config.reinjection.build(),
             qoe: Default::default(),
             config,
@@ -310,6 +311,18 @@ impl Connection {
                 let raw = raw.to_vec();
                 self.on_peer_params(&raw)?;
             }
+        }
+        if self.side == Side::Server
+            && matches!(self.state, State::Handshaking)
+            && self.one_rtt.is_some()
+            && self.peer_params.is_some()
+        {
+            // 0.5-RTT (RFC 9000 §12.1, RFC 9001 §5.7: the server may send 1-RTT data before
+            // the handshake completes): CIDs for path 0 and, with multipath, for the other path
+            // IDs ride with the server's first flight, so the client can open a second path
+            // as soon as its handshake completes (RFC 10069 §3) instead of one round trip of
+            // the initial path later. Idempotent: issues only what is missing.
+            self.issue_initial_cids();
         }
         if matches!(self.state, State::Handshaking) && !self.tls.is_handshaking() {
             self.on_handshake_complete(now);

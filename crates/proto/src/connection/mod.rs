@@ -72,6 +72,15 @@ pub enum EndpointEvent {
     Drained,
 }
 
+/// A datagram held back until the handshake completes (see `Connection::early_datagrams`).
+#[derive(Debug)]
+pub(crate) struct EarlyDatagram {
+    local: SocketAddr,
+    remote: SocketAddr,
+    first: mpquic_wire::header::PartialDecode,
+    path_hint: Option<PathId>,
+}
+
 /// Life cycle (RFC 9000 §10).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum State {
@@ -170,6 +179,9 @@ pub struct Connection {
     pub(crate) next_urgent_path: PathId,
     /// 1-RTT packets sent with only ACK frames since the last ack-eliciting one.
     pub(crate) ack_only_packets: u32,
+    /// A server's 1-RTT datagrams that arrived before its handshake completed (RFC 9001 §5.7),
+    /// processed once it completes.
+    pub(crate) early_datagrams: Vec<EarlyDatagram>,
     /// Reused buffer for assembling one packet.
     pub(crate) scratch: Vec<u8>,
     /// Reused buffer for the scheduler's per-path views (see `path_views`).

@@ -10,7 +10,10 @@ use mpquic_wire::header::{
 };
 use mpquic_wire::stream_id::Side;
 
-use super::{Connection, State};
+use super::{Connection, EarlyDatagram, State};
+
+/// 1-RTT datagrams a server holds before its handshake completes (RFC 9001 §5.7).
+const MAX_EARLY_DATAGRAMS: usize = 8;
 use crate::ack::{ack_state_path, is_out_of_order};
 use crate::crypto::{open_payload, remove_header_protection, Epoch, KeyUpdateOutcome};
 use crate::error::TransportError;
@@ -41,6 +44,15 @@ impl Connection {
         rest: Option<BytesMut>,
         path_hint: Option<PathId>,
     ) {
+        if self.hold_until_handshake_complete(local, remote, &first, path_hint) {
+            self.early_datagrams.push(EarlyDatagram {
+                local,
+                remote,
+                first,
+                path_hint,
+            });
+            return;
+        }
         let dcid = first.dcid();
         let datagram_len = first.packet_len() + rest.as_ref().map_or(0, |r| r.len());
         // Long-header packets travel on the handshake path (path 0).
@@ -72,6 +84,47 @@ impl Connection {
             }
         }
         self.count_for_amplification(path_id, local, remote, datagram_len);
+        if self.is_established() && !self.early_datagrams.is_empty() {
+            for early in std::mem::take(&mut self.early_datagrams) {
+                self.handle_datagram(
+                    now,
+                    early.local,
+                    early.remote,
+                    early.first,
+                    None,
+                    early.path_hint,
+                );
+            }
+        }
+    }
+
+    /// RFC 9001 §5.7: a server MUST NOT process 1-RTT packets before its handshake completes
+    /// (the client's Finished is not yet verified); it may buffer them. A client that opens a
+    /// second path as soon as its own handshake completes (with the CIDs the server sent in
+    /// 0.5-RTT) reaches the server on a faster path before its Finished does on the initial one;
+    /// holding those packets saves it a probe timeout. Short-header packets are the last in a
+    /// datagram (RFC 9000 §12.2), so the datagram is held whole; at most
+    /// [`MAX_EARLY_DATAGRAMS`], the rest dropped (counted) as without keys.
+    fn hold_until_handshake_complete(
+        &mut self,
+        local: SocketAddr,
+        remote: SocketAddr,
+        first: &PartialDecode,
+        path_hint: Option<PathId>,
+    ) -> bool {
+        if self.side != Side::Server
+            || !matches!(self.state, State::Handshaking)
+            || first.kind() != PacketKind::Short
+        {
+            return false;
+        }
+        if self.early_datagrams.len() >= MAX_EARLY_DATAGRAMS {
+            self.stats.packets_dropped += 1;
+            // Still counted toward the sender's anti-amplification budget (RFC 9000 §8.1).
+            self.count_for_amplification(path_hint.unwrap_or(0), local, remote, first.packet_len());
+            return true;
+        }
+        true
     }
 
     /// RFC 9000 §8.1: before the path is validated, every byte of every datagram attributed to

@@ -314,6 +314,17 @@ impl Connection {
                 .values_mut()
                 .map(|p| path_view(p, now, mtu, pacing, &mut wake)),
         );
+        if self.side == Side::Server && matches!(self.state, State::Handshaking) {
+            // 0.5-RTT (RFC 9001 §4.1.1): before the client's address is validated the
+            // handshake path carries 1-RTT frames within the anti-amplification budget (RFC
+            // 9000 §8.1, enforced by `send_budget`), e.g. the CIDs a second path needs.
+            for v in views.iter_mut().filter(|v| v.id == 0) {
+                v.usable = self
+                    .paths
+                    .get(&0)
+                    .is_some_and(|p| p.is_active() && !p.failed);
+            }
+        }
         self.pacing_wakeup = wake;
         views
     }

@@ -1,0 +1,101 @@
+//! How soon a second path carries data when the initial path is the slow one (issue 15): the
+//! server sends the CIDs of the other path IDs in 0.5-RTT, the client opens the second path
+//! when its own handshake completes, and the server holds that path's packets until its
+//! handshake completes (RFC 9001 §5.7) rather than processing or dropping them.
+
+mod common;
+
+use common::{addr, NetConfig, Pair};
+use mpquic_proto::path::Validation;
+use mpquic_proto::{Duration, MultipathMode, TransportConfig};
+
+const SLOW_ONE_WAY_MS: u64 = 30;
+const FAST_ONE_WAY_MS: u64 = 2;
+
+fn transport() -> TransportConfig {
+    TransportConfig {
+        multipath: MultipathMode::Mpns,
+        ..TransportConfig::default()
+    }
+}
+
+fn one_way(ms: u64) -> NetConfig {
+    NetConfig {
+        one_way_delay: Duration::from_millis(ms),
+        ..NetConfig::default()
+    }
+}
+
+fn path1_validation(pair: &Pair, client: bool) -> Option<Validation> {
+    let ep = if client { &pair.client } else { &pair.server };
+    let handle = ep.handles().into_iter().next()?;
+    let stats = ep.connection(handle)?.path_stats();
+    stats.iter().find(|p| p.id == 1).map(|p| p.validation)
+}
+
+#[test]
+fn second_path_opens_when_the_clients_handshake_completes() {
+    let mut pair = Pair::new(7, transport(), transport(), one_way(SLOW_ONE_WAY_MS));
+    let second = addr("10.0.0.2:4433");
+    pair.path_net.push((second, one_way(FAST_ONE_WAY_MS)));
+    let ch = pair.connect();
+    pair.run_until(Duration::from_secs(5), |p| {
+        p.client.connection(ch).unwrap().is_established()
+    });
+    let completed_at = pair.now;
+
+    // The CIDs for path 1 came with the server's first flight: no round trip to wait.
+    let (now, server_addr) = (pair.now, pair.server_addr);
+    let id = pair
+        .client
+        .connection_mut(ch)
+        .unwrap()
+        .open_path(now, second, server_addr)
+        .expect("CIDs for path 1 arrive in 0.5-RTT, with the server's handshake flight");
+    assert_eq!(id, 1);
+    pair.client.after_connection_call(ch);
+
+    // The probe on the fast path reaches the server long before the client's Finished does on
+    // the slow one; the server must not act on it until its handshake completes.
+    let server_done = |p: &Pair| {
+        p.server
+            .handles()
+            .into_iter()
+            .next()
+            .and_then(|h| p.server.connection(h))
+            .is_some_and(|c| c.is_established())
+    };
+    let mut probe_seen_early = false;
+    pair.run_until(Duration::from_secs(5), |p| {
+        if server_done(p) {
+            return true;
+        }
+        assert!(
+            path1_validation(p, false).is_none(),
+            "server processed a 1-RTT packet before its handshake completed (RFC 9001 §5.7)"
+        );
+        probe_seen_early |= p.now > completed_at + Duration::from_millis(FAST_ONE_WAY_MS);
+        false
+    });
+    assert!(
+        probe_seen_early,
+        "the probe did not arrive before the Finished"
+    );
+
+    // Held, not dropped: the path validates one fast round trip after the server completes,
+    // without waiting for a probe timeout (333 ms initial RTT on a new path).
+    let server_completed_at = pair.now;
+    pair.run_until(Duration::from_secs(5), |p| {
+        path1_validation(p, true) == Some(Validation::Validated)
+    });
+    let budget = Duration::from_millis(2 * FAST_ONE_WAY_MS + 5);
+    assert!(
+        pair.now <= server_completed_at + budget,
+        "path 1 validated at {:?}, server completed at {:?}",
+        pair.now,
+        server_completed_at
+    );
+    // Before 0.5-RTT CIDs the client learnt them one slow round trip after its completion.
+    let slow_rtt = Duration::from_millis(2 * SLOW_ONE_WAY_MS);
+    assert!(pair.now < completed_at + slow_rtt);
+}
