@@ -131,6 +131,7 @@ impl Connection {
             .and_then(|store| store.take(server_name))
             .unwrap_or_default();
         conn.drive_tls()?;
+        conn.qlog_start(params.now);
         Ok(conn)
     }
 
@@ -174,6 +175,7 @@ impl Connection {
                 path.amplification_limited = false;
             }
         }
+        conn.qlog_start(params.now);
         Ok(conn)
     }
 
@@ -271,6 +273,7 @@ impl Connection {
             ack_only_packets: 0,
             reinjection: config.reinjection.build(),
             qoe: Default::default(),
+            qlog: None,
             config,
         }
     }
@@ -393,6 +396,7 @@ impl Connection {
             self.max_path_id_pending = true;
         }
         self.peer_params = Some(params);
+        self.qlog_peer_params();
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use bytes::{Bytes, BytesMut};
+use mpquic_wire::cid::ConnectionId;
 use mpquic_wire::frame::{allowed_in, Frame};
 use mpquic_wire::header::{
     decode_packet_number, read_truncated_pn, reserved_bits_zero, PacketKind, PartialDecode, QUIC_V1,
@@ -15,6 +16,7 @@ use crate::ack::{ack_state_path, is_out_of_order};
 use crate::crypto::{open_payload, remove_header_protection, Epoch, KeyUpdateOutcome};
 use crate::error::TransportError;
 use crate::path::{PathId, Validation};
+use crate::qlog::PacketMeta;
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
 
@@ -27,12 +29,45 @@ struct Decrypted {
     pn: u64,
     payload: Bytes,
     len: usize,
+    /// What qlog shows of the header: CIDs, header and packet number lengths.
+    dcid: ConnectionId,
+    scid: Option<ConnectionId>,
+    header_len: usize,
+    pn_len: usize,
+}
+
+impl Decrypted {
+    fn qlog_meta(&self) -> PacketMeta {
+        PacketMeta {
+            path: self.path,
+            epoch: self.epoch,
+            pn: self.pn,
+            dcid: self.dcid,
+            scid: self.scid,
+            size: self.len,
+            header_len: self.header_len,
+            pn_len: self.pn_len,
+        }
+    }
 }
 
 impl Connection {
     /// Process one datagram whose first packet the endpoint already parsed and routed here.
     /// `path_hint` is the path ID of the destination CID (RFC 10069 §5), if known.
     pub fn handle_datagram(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+        first: PartialDecode,
+        rest: Option<BytesMut>,
+        path_hint: Option<PathId>,
+    ) {
+        self.handle_datagram_inner(now, local, remote, first, rest, path_hint);
+        self.qlog_sync(now);
+    }
+
+    fn handle_datagram_inner(
         &mut self,
         now: Timestamp,
         local: SocketAddr,
@@ -172,6 +207,7 @@ impl Connection {
         path: PathId,
     ) -> Result<Option<Decrypted>, TransportError> {
         let kind = packet.kind();
+        let (dcid, scid) = (packet.dcid(), packet.scid());
         let (epoch, space) = match kind {
             PacketKind::Initial => (Epoch::Initial, SpaceId::Initial),
             PacketKind::Handshake => (Epoch::Handshake, SpaceId::Handshake),
@@ -235,6 +271,7 @@ impl Connection {
             self.drop_previous_key_at = Some(now + self.key_retention_pto() * 3);
             self.packets_since_key_update = 0;
             self.stats.key_updates += 1;
+            self.qlog_key_update(now, "remote_update");
         }
         // RFC 9000 §17.2/§17.3.1: reserved bits must be zero once protection is removed.
         if !reserved_bits_zero(first) {
@@ -255,6 +292,10 @@ impl Connection {
             pn,
             payload,
             len,
+            dcid,
+            scid,
+            header_len,
+            pn_len,
         }))
     }
 
@@ -305,6 +346,7 @@ impl Connection {
             return Err(TransportError::protocol_violation("packet without frames"));
         }
         self.ensure_path(now, packet.path, local, remote)?;
+        self.qlog_packet_received(now, || packet.qlog_meta(), &packet.payload);
         if packet.epoch == Epoch::Handshake && self.side == Side::Server {
             // RFC 9001 §4.9.1: the server drops Initial keys on its first Handshake packet, and
             // RFC 9000 §8.1: such a packet validates the client's address.
