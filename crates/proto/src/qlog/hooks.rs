@@ -163,10 +163,11 @@ impl MetricValues {
     fn of(path: &Path) -> (Self, &'static str) {
         let stats = path.cc.stats();
         let srtt = path.rtt.smoothed();
+        let sampled = path.rtt.has_sample();
         let values = MetricValues {
-            min_rtt_ns: path.rtt.min().as_nanos() as u64,
+            min_rtt_ns: sampled.then(|| path.rtt.min().as_nanos() as u64),
             smoothed_rtt_ns: srtt.as_nanos() as u64,
-            latest_rtt_ns: path.rtt.latest().as_nanos() as u64,
+            latest_rtt_ns: sampled.then(|| path.rtt.latest().as_nanos() as u64),
             rtt_variance_ns: path.rtt.var().as_nanos() as u64,
             pto_count: u16::try_from(path.pto_count).unwrap_or(u16::MAX),
             congestion_window: path.cc.window(),
@@ -194,9 +195,13 @@ impl MetricValues {
         }
         let nanos = |n: u64| n as f64 / 1e6;
         let m = RecoveryMetrics {
-            min_rtt: pick(self.min_rtt_ns, old.map(|o| o.min_rtt_ns)).map(nanos),
+            min_rtt: pick(self.min_rtt_ns, old.map(|o| o.min_rtt_ns))
+                .flatten()
+                .map(nanos),
             smoothed_rtt: pick(self.smoothed_rtt_ns, old.map(|o| o.smoothed_rtt_ns)).map(nanos),
-            latest_rtt: pick(self.latest_rtt_ns, old.map(|o| o.latest_rtt_ns)).map(nanos),
+            latest_rtt: pick(self.latest_rtt_ns, old.map(|o| o.latest_rtt_ns))
+                .flatten()
+                .map(nanos),
             rtt_variance: pick(self.rtt_variance_ns, old.map(|o| o.rtt_variance_ns)).map(nanos),
             pto_count: pick(self.pto_count, old.map(|o| o.pto_count)),
             congestion_window: pick(self.congestion_window, old.map(|o| o.congestion_window)),

@@ -82,9 +82,10 @@ impl std::fmt::Debug for QlogConfig {
 /// The recovery metrics last reported for a path (§"recovery_metrics_updated": only changes).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct MetricValues {
-    pub min_rtt_ns: u64,
+    /// None before the path's first RTT sample (the smoothed RTT is the initial RTT then).
+    pub min_rtt_ns: Option<u64>,
     pub smoothed_rtt_ns: u64,
-    pub latest_rtt_ns: u64,
+    pub latest_rtt_ns: Option<u64>,
     pub rtt_variance_ns: u64,
     pub pto_count: u16,
     pub congestion_window: u64,
