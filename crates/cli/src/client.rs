@@ -130,7 +130,7 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
         remote,
         locals,
         tls: tls::client_config(&[hq::ALPN], trust)?,
-        transport: args.transport.transport(Some(args.timeout)),
+        transport: args.transport.transport(Some(args.timeout))?,
         timeout: args.timeout,
         output: args.output.clone(),
         progress: !args.quiet && std::io::stdout().is_terminal(),

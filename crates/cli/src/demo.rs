@@ -70,8 +70,12 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
     let (cert, key) = tls::self_signed(&["localhost"])?;
     let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key)?;
     let listen: SocketAddr = "127.0.0.1:0".parse()?;
-    let server =
-        crate::server::start(&[listen], &root, server_tls, args.transport.transport(None))?;
+    let server = crate::server::start(
+        &[listen],
+        &root,
+        server_tls,
+        args.transport.transport(None)?,
+    )?;
     let remote = server.endpoint.local_addr();
     let output = dir.path().join("downloaded.bin");
     let locals: Vec<SocketAddr> = (1..=args.paths)
@@ -83,7 +87,7 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
         remote,
         locals,
         tls: tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert]))?,
-        transport: args.transport.transport(Some(args.timeout)),
+        transport: args.transport.transport(Some(args.timeout))?,
         timeout: args.timeout,
         output: Some(output.clone()),
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stdout()),

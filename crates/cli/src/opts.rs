@@ -1,6 +1,9 @@
 //! Options shared by several subcommands.
 
+use std::path::PathBuf;
 use std::time::Duration;
+
+use anyhow::Context;
 
 use clap::Args;
 use mpquic::{CcAlgorithm, MultipathMode, TransportConfig};
@@ -22,11 +25,16 @@ pub struct TransportArgs {
     /// Default_Limit of ranges per ACK frame (Alibaba report §2.4; never above 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub ack_range_limit: Option<u16>,
+    /// Write a qlog file per connection into DIR (`<odcid>_<client|server>.sqlog`, JSON-SEQ;
+    /// docs/QLOG.md). Without the flag, the QLOGDIR environment variable names the directory.
+    #[arg(long, value_name = "DIR")]
+    pub qlog: Option<PathBuf>,
 }
 
 impl TransportArgs {
-    /// The transport configuration, with `idle_timeout` if given.
-    pub fn transport(&self, idle_timeout: Option<Duration>) -> TransportConfig {
+    /// The transport configuration, with `idle_timeout` if given; fails when the qlog
+    /// directory cannot be created.
+    pub fn transport(&self, idle_timeout: Option<Duration>) -> anyhow::Result<TransportConfig> {
         let mut t = TransportConfig {
             multipath: self.multipath,
             congestion: self.cc,
@@ -39,7 +47,12 @@ impl TransportArgs {
         if let Some(idle) = idle_timeout {
             t.idle_timeout = idle;
         }
-        t
+        if let Some(dir) = mpquic::qlog::dir_from_flag_or_env(self.qlog.clone()) {
+            let config = mpquic::qlog::dir_config(&dir, mpquic::qlog::QlogClock::Real)
+                .with_context(|| format!("creating the qlog directory {}", dir.display()))?;
+            t.qlog = Some(config);
+        }
+        Ok(t)
     }
 }
 

@@ -207,7 +207,7 @@ pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
     // Key files first: a typo in a path must not cost a certificate generation or a bind.
     let keys = args.limits.keys()?;
     let tls = server_tls(&args)?;
-    let mut config = config::server(tls, args.transport.transport(None));
+    let mut config = config::server(tls, args.transport.transport(None)?);
     args.limits.apply(&mut config, &keys);
     let server = start_with(&args.listen, &args.root, config, keys.reset)?;
     for addr in server.endpoint.local_addrs() {

@@ -5,7 +5,7 @@
 //! mpquic sim [SCENARIO.toml] [--path SPEC ...] [--download 50MB] [--cc cubic]
 //!            [--multipath mpns] [--scheduler min-rtt] [--ack-range-limit N]
 //!            [--spns-rules report|naive|report,no-RULE]
-//!            [--seed N] [--time-limit 60s] [--json FILE] [--real]
+//!            [--seed N] [--time-limit 60s] [--json FILE] [--real] [--qlog DIR]
 //! ```
 //!
 //! Options override the file's settings; `--path` (repeated, one per path)
@@ -85,6 +85,11 @@ pub struct SimArgs {
     /// same link models in real time. The time limit is then wall-clock time.
     #[arg(long)]
     pub real: bool,
+    /// Write the qlog of the client's and the server's connections into DIR
+    /// (`<odcid>_<client|server>.sqlog`), stamped with virtual time: the same scenario and
+    /// seed give the same files (docs/QLOG.md). Not with --real.
+    #[arg(long, value_name = "DIR", conflicts_with = "real")]
+    pub qlog: Option<PathBuf>,
 }
 
 /// Parses the `--path` options.
@@ -183,7 +188,11 @@ pub fn sim_command(args: SimArgs) -> anyhow::Result<()> {
     let result = if args.real {
         crate::real::run(&scenario)?
     } else {
-        crate::runner::run(&scenario)?
+        let qlog = match &args.qlog {
+            Some(dir) => Some(crate::runner::qlog_dir(dir)?),
+            None => None,
+        };
+        crate::runner::run_with_qlog(&scenario, qlog)?
     };
     if !args.quiet {
         print!("{}", crate::summary::render(&result));

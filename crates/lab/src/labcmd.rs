@@ -3,7 +3,7 @@
 //! ```text
 //! mpquic lab list
 //! mpquic lab run SUITE [--quick|--full] [--seed N] [--jobs N] [--out DIR] [--shard I/N] [--traces DIR]
-//!                      [--real]
+//!                      [--real] [--qlog DIR]
 //! mpquic lab report DIR
 //! mpquic lab merge OUT DIR1 DIR2 ...
 //! ```
@@ -97,6 +97,10 @@ pub struct RunArgs {
     /// ones, and sim-vs-real/index.html compares both).
     #[arg(long)]
     pub real: bool,
+    /// Write the qlog files of every run into DIR/RUN_ID/ (`<odcid>_<client|server>.sqlog`,
+    /// virtual time; docs/QLOG.md). Not with --real.
+    #[arg(long, value_name = "DIR", conflicts_with = "real")]
+    pub qlog: Option<PathBuf>,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -152,6 +156,8 @@ pub struct RunOptions {
     pub traces: Option<PathBuf>,
     /// Run on real sockets through the emulator instead of in the simulator.
     pub real: bool,
+    /// Write each run's qlog files into `DIR/RUN_ID/` (simulated runs only).
+    pub qlog: Option<PathBuf>,
 }
 
 /// Entry point of `mpquic lab`.
@@ -175,6 +181,7 @@ pub fn lab_command(args: LabArgs) -> anyhow::Result<()> {
                 progress: true,
                 traces: a.traces,
                 real: a.real,
+                qlog: a.qlog,
             };
             let start = Instant::now();
             let out = run_suite(suite.as_ref(), &opts)?;
@@ -245,11 +252,18 @@ fn execute(runs: &[(String, Scenario)], opts: &RunOptions, runs_dir: &Path) -> a
     let (tx, rx) = mpsc::channel();
     let mut failures = Vec::new();
     // Real runs share the machine's clock and CPU with their own timing: one at a time.
-    let (jobs, runner): (usize, fn(&Scenario) -> _) = if opts.real {
-        (1, crate::real::run)
-    } else {
-        (opts.jobs, crate::run)
+    let jobs = if opts.real { 1 } else { opts.jobs };
+    let runner = |id: &str, scenario: &Scenario| -> anyhow::Result<crate::RunResult> {
+        if opts.real {
+            return Ok(crate::real::run(scenario)?);
+        }
+        let qlog = match &opts.qlog {
+            Some(dir) => Some(crate::runner::qlog_dir(&dir.join(id))?),
+            None => None,
+        };
+        Ok(crate::runner::run_with_qlog(scenario, qlog)?)
     };
+    let runner = &runner;
     std::thread::scope(|scope| -> anyhow::Result<()> {
         for _ in 0..jobs.min(runs.len().max(1)) {
             let tx = tx.clone();
@@ -259,7 +273,7 @@ fn execute(runs: &[(String, Scenario)], opts: &RunOptions, runs_dir: &Path) -> a
                 let Some((id, scenario)) = runs.get(i) else {
                     break;
                 };
-                let result = runner(scenario)
+                let result = runner(id, scenario)
                     .map_err(|e| e.to_string())
                     .and_then(|r| serde_json::to_string_pretty(&r).map_err(|e| e.to_string()));
                 if tx.send((id.clone(), result)).is_err() {

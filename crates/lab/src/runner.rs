@@ -64,9 +64,25 @@ struct Run<'a> {
 /// traces); a connection that fails is a normal result with
 /// `completed == false` and the reason in `error`.
 pub fn run(scenario: &Scenario) -> Result<RunResult, LabError> {
+    run_with_qlog(scenario, None)
+}
+
+/// A qlog configuration writing one file per connection into `dir`, in virtual time.
+pub fn qlog_dir(dir: &std::path::Path) -> anyhow::Result<mpquic_proto::qlog::QlogConfig> {
+    use anyhow::Context;
+    mpquic::qlog::dir_config(dir, mpquic::qlog::QlogClock::Virtual)
+        .with_context(|| format!("creating the qlog directory {}", dir.display()))
+}
+
+/// [`run`], logging both endpoints' connections through `qlog` (docs/QLOG.md). Events are
+/// stamped with virtual time, so the same scenario and seed give the same bytes.
+pub fn run_with_qlog(
+    scenario: &Scenario,
+    qlog: Option<mpquic_proto::qlog::QlogConfig>,
+) -> Result<RunResult, LabError> {
     scenario.validate()?;
     let network = scenario.network()?;
-    let mut run = Run::build(scenario, &network)?;
+    let mut run = Run::build(scenario, &network, qlog)?;
     let wall = Instant::now();
     let reason = run.drive();
     let wall_s = wall.elapsed().as_secs_f64();
@@ -74,8 +90,13 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, LabError> {
 }
 
 impl<'a> Run<'a> {
-    fn build(scenario: &'a Scenario, network: &Network) -> Result<Self, LabError> {
-        let transport = scenario.transport.to_config()?;
+    fn build(
+        scenario: &'a Scenario,
+        network: &Network,
+        qlog: Option<mpquic_proto::qlog::QlogConfig>,
+    ) -> Result<Self, LabError> {
+        let mut transport = scenario.transport.to_config()?;
+        transport.qlog = qlog;
         let mut sim = Simulator::with_config(SimConfig {
             seed: scenario.seed,
             sample_interval: mpquic_netsim::time::MILLISECOND,

@@ -76,6 +76,7 @@ fn simulated_and_real_runs_sit_in_one_report() {
         progress: false,
         traces: None,
         real: false,
+        qlog: None,
     };
     run_suite(&suite, &opts).expect("simulated runs");
     opts.real = true;

@@ -29,6 +29,7 @@ fn tiny_opts(out: &Path) -> RunOptions {
         progress: false,
         traces: None,
         real: false,
+        qlog: None,
     }
 }
 

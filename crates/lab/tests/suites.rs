@@ -44,6 +44,7 @@ fn tiny_opts(out: &Path) -> RunOptions {
         progress: false,
         traces: None,
         real: false,
+        qlog: None,
     }
 }
 

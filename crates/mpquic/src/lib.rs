@@ -32,6 +32,7 @@ mod connection;
 mod driver;
 mod endpoint;
 pub mod hq;
+pub mod qlog;
 mod state;
 mod streams;
 pub mod tls;

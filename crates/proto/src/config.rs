@@ -87,6 +87,8 @@ pub struct TransportConfig {
     pub reinjection: crate::reinjection::ReinjectionMode,
     /// Offer / accept the XLINK QoE feedback extension (QOE_CONTROL_SIGNAL frames).
     pub qoe_feedback: bool,
+    /// qlog (docs/QLOG.md): makes the event sink of each connection; None logs nothing.
+    pub qlog: Option<crate::qlog::QlogConfig>,
     /// Testing hook: raw bytes appended to our encoded transport parameters, to check how a
     /// peer rejects malformed ones. Empty in any real configuration.
     #[doc(hidden)]
@@ -124,6 +126,7 @@ impl Default for TransportConfig {
             path_idle_timeout: None,
             reinjection: crate::reinjection::ReinjectionMode::default(),
             qoe_feedback: false,
+            qlog: None,
             raw_transport_params: Vec::new(),
         }
     }

@@ -10,6 +10,7 @@ pub mod crypto;
 pub mod endpoint;
 pub mod error;
 pub mod path;
+pub mod qlog;
 pub mod recovery;
 pub mod reinjection;
 pub mod scheduler;

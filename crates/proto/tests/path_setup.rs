@@ -99,3 +99,57 @@ fn second_path_opens_when_the_clients_handshake_completes() {
     let slow_rtt = Duration::from_millis(2 * SLOW_ONE_WAY_MS);
     assert!(pair.now < completed_at + slow_rtt);
 }
+
+/// Short-header datagrams are held before decryption, so anyone who saw the server's CID can
+/// send them: at most a few are kept, and the handshake completes as usual.
+#[test]
+fn held_early_datagrams_are_bounded() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    let mut pair = Pair::new(9, transport(), transport(), one_way(SLOW_ONE_WAY_MS));
+    let server_cid: Rc<RefCell<Option<Vec<u8>>>> = Rc::default();
+    let seen = Rc::clone(&server_cid);
+    pair.tap = Some(Box::new(move |_, to_server, bytes| {
+        // The server's first datagram: long header, its SCID after the DCID.
+        if !to_server && seen.borrow().is_none() && bytes[0] & 0x80 != 0 {
+            let dcid_len = usize::from(bytes[5]);
+            let scid_len = usize::from(bytes[6 + dcid_len]);
+            let at = 7 + dcid_len;
+            *seen.borrow_mut() = Some(bytes[at..at + scid_len].to_vec());
+        }
+        true
+    }));
+    let ch = pair.connect();
+    pair.run_until(Duration::from_secs(5), |p| server_cid.borrow().is_some());
+    let cid = server_cid.borrow().clone().unwrap();
+    let (client_addr, server_addr) = (pair.client_addr, pair.server_addr);
+    let forged = 40;
+    for i in 0..forged {
+        let mut dgram = vec![0x40u8];
+        dgram.extend_from_slice(&cid);
+        dgram.extend(std::iter::repeat_n(i as u8, 60));
+        let now = pair.now;
+        pair.server
+            .handle_datagram(now, server_addr, client_addr, dgram.as_slice().into());
+    }
+    // Before the handshake completes, all but the held few are already dropped.
+    let sh = pair.server.handles()[0];
+    let dropped = pair.server.connection(sh).unwrap().stats().packets_dropped;
+    assert!(
+        dropped >= forged - 8,
+        "{dropped} of {forged} forged datagrams dropped before completion: the rest are held"
+    );
+    pair.run_until(Duration::from_secs(5), |p| {
+        p.client.connection(ch).unwrap().is_established()
+            && p.server
+                .handles()
+                .into_iter()
+                .next()
+                .is_some_and(|h| p.server.connection(h).is_some_and(|c| c.is_established()))
+    });
+    // The held ones fail authentication once processed.
+    let stats = pair.server.connection(sh).unwrap().stats();
+    assert!(stats.packets_dropped >= forged, "{stats:?}");
+    assert!(pair.server.connection(sh).unwrap().error().is_none());
+}

@@ -111,7 +111,9 @@ impl Connection {
         if self.is_closed() {
             return Err(WriteError::ClosedStream);
         }
-        self.streams.write(id, data)
+        let n = self.streams.write(id, data)?;
+        self.qlog_stream_moved(id, n, false, false);
+        Ok(n)
     }
 
     /// Write without copying: the stream keeps a reference to `data`.
@@ -119,12 +121,16 @@ impl Connection {
         if self.is_closed() {
             return Err(WriteError::ClosedStream);
         }
-        self.streams.write_bytes(id, data)
+        let n = self.streams.write_bytes(id, data)?;
+        self.qlog_stream_moved(id, n, false, false);
+        Ok(n)
     }
 
     /// Mark the end of a stream's data.
     pub fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
-        self.streams.finish(id)
+        self.streams.finish(id)?;
+        self.qlog_stream_moved(id, 0, false, true);
+        Ok(())
     }
 
     /// Abandon sending on a stream (RESET_STREAM).
@@ -134,7 +140,9 @@ impl Connection {
 
     /// Read in-order data: Ok(Some(n)) bytes, Ok(None) at the end of the stream.
     pub fn read(&mut self, id: StreamId, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
-        self.streams.read(id, buf)
+        let read = self.streams.read(id, buf)?;
+        self.qlog_stream_moved(id, read.unwrap_or(0), true, read.is_none());
+        Ok(read)
     }
 
     /// Ask the peer to stop sending on a stream (STOP_SENDING).
@@ -149,6 +157,7 @@ impl Connection {
         }
         self.error = Some(ConnectionError::LocallyClosed { code: error_code });
         self.enter_closing(now, error_code, None, reason);
+        self.qlog_sync(now);
     }
 
     /// Statistics of every path (including abandoned ones still in their closing period).

@@ -54,11 +54,12 @@ impl Connection {
     }
 
     /// RFC 9000 §10.3.1: a stateless reset ends the connection at once.
-    pub(crate) fn on_stateless_reset(&mut self, _now: Timestamp) {
+    pub(crate) fn on_stateless_reset(&mut self, now: Timestamp) {
         self.error = Some(ConnectionError::Reset);
         self.events
             .push_back(Event::ConnectionLost(ConnectionError::Reset));
         self.drain();
+        self.qlog_sync(now);
     }
 
     /// RFC 9001 §6: initiate a key update when configured or near the AEAD limits, once the
@@ -88,6 +89,7 @@ impl Connection {
         if keys.can_initiate_update(acked) && keys.initiate_update(acked).is_ok() {
             self.packets_since_key_update = 0;
             self.stats.key_updates += 1;
+            self.qlog_key_update(now, "local_update");
             let space = self.layout.space_for(0);
             let pn = self.send_spaces.get(&space).map_or(0, |s| s.peek_pn());
             self.key_update_acked_pn = Some((space, pn));
@@ -175,7 +177,9 @@ impl Connection {
         self.pad_packet(&mut packet, &enc, pad_to, limit);
         let length = packet.len() - enc.pn_offset + TAG_LEN;
         enc.set_length(&mut packet, length);
+        let qlog = self.qlog_frames(&header, &enc, &packet);
         self.seal(epoch, path, pn, &mut packet, &enc)?;
+        self.qlog_packet_sent(now, (path, epoch, pn), packet.len(), qlog);
         buf.extend_from_slice(&packet);
         Some(())
     }

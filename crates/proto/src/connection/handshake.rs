@@ -131,6 +131,7 @@ impl Connection {
             .and_then(|store| store.take(server_name))
             .unwrap_or_default();
         conn.drive_tls()?;
+        conn.qlog_start(params.now);
         Ok(conn)
     }
 
@@ -174,6 +175,7 @@ impl Connection {
                 path.amplification_limited = false;
             }
         }
+        conn.qlog_start(params.now);
         Ok(conn)
     }
 
@@ -272,6 +274,7 @@ impl Connection {
             early_datagrams: Vec::new(),
             reinjection: config.reinjection.build(),
             qoe: Default::default(),
+            qlog: None,
             config,
         }
     }
@@ -406,6 +409,7 @@ impl Connection {
             self.max_path_id_pending = true;
         }
         self.peer_params = Some(params);
+        self.qlog_peer_params();
         Ok(())
     }
 

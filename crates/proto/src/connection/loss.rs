@@ -60,6 +60,7 @@ impl Connection {
             .filter(|c| **c == LossCause::TimeThreshold)
             .count() as u64;
         for (p, cause) in packets.iter().zip(causes) {
+            self.qlog_packet_lost(now, path_id, p.space, p.pn, Some(cause));
             if p.in_flight {
                 self.send_space(p.space).on_lost(p.pn, now, cause);
             } else {
@@ -171,6 +172,7 @@ impl Connection {
         for p in &packets {
             self.send_space(p.space)
                 .on_lost(p.pn, now, LossCause::PathGone);
+            self.qlog_packet_lost(now, path_id, p.space, p.pn, None);
             self.requeue_frames(Epoch::Data, &p.frames);
         }
         if first_failure {

@@ -192,6 +192,8 @@ pub struct Connection {
     pub(crate) reinjection: Box<dyn crate::reinjection::ReinjectionPolicy>,
     /// QoE feedback: negotiated, our next sequence, frames to send, the peer's latest report.
     pub(crate) qoe: xlink::QoeState,
+    /// qlog sink and what it was last told; None when not logging.
+    pub(crate) qlog: Option<Box<crate::qlog::Qlog>>,
 }
 
 impl std::fmt::Debug for Connection {

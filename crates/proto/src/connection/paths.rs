@@ -211,6 +211,7 @@ impl Connection {
         for p in &packets {
             self.send_space(p.space)
                 .on_lost(p.pn, now, LossCause::PathGone);
+            self.qlog_packet_lost(now, id, p.space, p.pn, None);
             self.requeue_frames(Epoch::Data, &p.frames);
         }
         self.remote_cids.remove(&id);

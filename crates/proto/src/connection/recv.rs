@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use bytes::{Bytes, BytesMut};
+use mpquic_wire::cid::ConnectionId;
 use mpquic_wire::frame::{allowed_in, Frame};
 use mpquic_wire::header::{
     decode_packet_number, read_truncated_pn, reserved_bits_zero, PacketKind, PartialDecode, QUIC_V1,
@@ -18,6 +19,7 @@ use crate::ack::{ack_state_path, is_out_of_order};
 use crate::crypto::{open_payload, remove_header_protection, Epoch, KeyUpdateOutcome};
 use crate::error::TransportError;
 use crate::path::{PathId, Validation};
+use crate::qlog::PacketMeta;
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
 
@@ -30,6 +32,26 @@ struct Decrypted {
     pn: u64,
     payload: Bytes,
     len: usize,
+    /// What qlog shows of the header: CIDs, header and packet number lengths.
+    dcid: ConnectionId,
+    scid: Option<ConnectionId>,
+    header_len: usize,
+    pn_len: usize,
+}
+
+impl Decrypted {
+    fn qlog_meta(&self) -> PacketMeta {
+        PacketMeta {
+            path: self.path,
+            epoch: self.epoch,
+            pn: self.pn,
+            dcid: self.dcid,
+            scid: self.scid,
+            size: self.len,
+            header_len: self.header_len,
+            pn_len: self.pn_len,
+        }
+    }
 }
 
 impl Connection {
@@ -44,15 +66,23 @@ impl Connection {
         rest: Option<BytesMut>,
         path_hint: Option<PathId>,
     ) {
-        if self.hold_until_handshake_complete(local, remote, &first, path_hint) {
-            self.early_datagrams.push(EarlyDatagram {
-                local,
-                remote,
-                first,
-                path_hint,
-            });
+        self.handle_datagram_inner(now, local, remote, first, rest, path_hint);
+        self.qlog_sync(now);
+    }
+
+    fn handle_datagram_inner(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+        first: PartialDecode,
+        rest: Option<BytesMut>,
+        path_hint: Option<PathId>,
+    ) {
+        let Some(first) = self.hold_until_handshake_complete(local, remote, first, path_hint)
+        else {
             return;
-        }
+        };
         let dcid = first.dcid();
         let datagram_len = first.packet_len() + rest.as_ref().map_or(0, |r| r.len());
         // Long-header packets travel on the handshake path (path 0).
@@ -104,27 +134,35 @@ impl Connection {
     /// 0.5-RTT) reaches the server on a faster path before its Finished does on the initial one;
     /// holding those packets saves it a probe timeout. Short-header packets are the last in a
     /// datagram (RFC 9000 §12.2), so the datagram is held whole; at most
-    /// [`MAX_EARLY_DATAGRAMS`], the rest dropped (counted) as without keys.
+    /// [`MAX_EARLY_DATAGRAMS`], the rest dropped (counted) as without keys. Returns the datagram
+    /// when it is to be processed now.
     fn hold_until_handshake_complete(
         &mut self,
         local: SocketAddr,
         remote: SocketAddr,
-        first: &PartialDecode,
+        first: PartialDecode,
         path_hint: Option<PathId>,
-    ) -> bool {
+    ) -> Option<PartialDecode> {
         if self.side != Side::Server
             || !matches!(self.state, State::Handshaking)
             || first.kind() != PacketKind::Short
         {
-            return false;
+            return Some(first);
         }
         if self.early_datagrams.len() >= MAX_EARLY_DATAGRAMS {
             self.stats.packets_dropped += 1;
             // Still counted toward the sender's anti-amplification budget (RFC 9000 §8.1).
-            self.count_for_amplification(path_hint.unwrap_or(0), local, remote, first.packet_len());
-            return true;
+            let len = first.packet_len();
+            self.count_for_amplification(path_hint.unwrap_or(0), local, remote, len);
+            return None;
         }
-        true
+        self.early_datagrams.push(EarlyDatagram {
+            local,
+            remote,
+            first,
+            path_hint,
+        });
+        None
     }
 
     /// RFC 9000 §8.1: before the path is validated, every byte of every datagram attributed to
@@ -225,6 +263,7 @@ impl Connection {
         path: PathId,
     ) -> Result<Option<Decrypted>, TransportError> {
         let kind = packet.kind();
+        let (dcid, scid) = (packet.dcid(), packet.scid());
         let (epoch, space) = match kind {
             PacketKind::Initial => (Epoch::Initial, SpaceId::Initial),
             PacketKind::Handshake => (Epoch::Handshake, SpaceId::Handshake),
@@ -288,6 +327,7 @@ impl Connection {
             self.drop_previous_key_at = Some(now + self.key_retention_pto() * 3);
             self.packets_since_key_update = 0;
             self.stats.key_updates += 1;
+            self.qlog_key_update(now, "remote_update");
         }
         // RFC 9000 §17.2/§17.3.1: reserved bits must be zero once protection is removed.
         if !reserved_bits_zero(first) {
@@ -308,6 +348,10 @@ impl Connection {
             pn,
             payload,
             len,
+            dcid,
+            scid,
+            header_len,
+            pn_len,
         }))
     }
 
@@ -358,6 +402,7 @@ impl Connection {
             return Err(TransportError::protocol_violation("packet without frames"));
         }
         self.ensure_path(now, packet.path, local, remote)?;
+        self.qlog_packet_received(now, || packet.qlog_meta(), &packet.payload);
         if packet.epoch == Epoch::Handshake && self.side == Side::Server {
             // RFC 9001 §4.9.1: the server drops Initial keys on its first Handshake packet, and
             // RFC 9000 §8.1: such a packet validates the client's address.

@@ -38,6 +38,12 @@ impl Connection {
     /// Write the next datagram into `buf` (cleared first). None when nothing is to be sent now;
     /// call [`Connection::poll_timeout`] to learn when to try again.
     pub fn poll_transmit(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let transmit = self.poll_transmit_inner(now, buf);
+        self.qlog_sync(now);
+        transmit
+    }
+
+    fn poll_transmit_inner(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
         buf.clear();
         match self.state {
             State::Drained | State::Draining { .. } => return None,
@@ -523,7 +529,9 @@ impl Connection {
         let padded = self.pad_packet(packet, &enc, plan.pad_to, limit);
         let length = packet.len() - enc.pn_offset + TAG_LEN;
         enc.set_length(packet, length);
+        let qlog = self.qlog_frames(&header, &enc, packet);
         self.seal(epoch, path, pn, packet, &enc)?;
+        self.qlog_packet_sent(now, (path, epoch, pn), packet.len(), qlog);
         self.send_space(space).next_pn();
         let in_flight = ack_eliciting || padded;
         self.record_sent(

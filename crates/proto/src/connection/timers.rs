@@ -47,6 +47,11 @@ impl Connection {
 
     /// Process every timer that expired at or before `now`.
     pub fn handle_timeout(&mut self, now: Timestamp) {
+        self.handle_timeout_inner(now);
+        self.qlog_sync(now);
+    }
+
+    fn handle_timeout_inner(&mut self, now: Timestamp) {
         match self.state {
             State::Drained => return,
             State::Closing { until, .. } | State::Draining { until } => {
