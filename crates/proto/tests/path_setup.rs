@@ -121,7 +121,7 @@ fn held_early_datagrams_are_bounded() {
         true
     }));
     let ch = pair.connect();
-    pair.run_until(Duration::from_secs(5), |p| server_cid.borrow().is_some());
+    pair.run_until(Duration::from_secs(5), |_| server_cid.borrow().is_some());
     let cid = server_cid.borrow().clone().unwrap();
     let (client_addr, server_addr) = (pair.client_addr, pair.server_addr);
     let forged = 40;
