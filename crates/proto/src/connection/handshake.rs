@@ -271,6 +271,7 @@ impl Connection {
             ack_only_packets: 0,
             reinjection: config.reinjection.build(),
             qoe: Default::default(),
+            datagrams: Default::default(),
             config,
         }
     }
@@ -497,6 +498,10 @@ fn build_local_params(
             .then_some(u64::from(config.max_path_id)),
         enable_multipath: enable_multipath_value(config.multipath),
         enable_qoe_feedback: config.qoe_feedback,
+        // RFC 9221 §3: offered only with a receive buffer.
+        max_datagram_frame_size: super::datagrams::advertised_frame_size(
+            config.datagram_receive_buffer,
+        ),
         // draft-ietf-quic-ack-frequency: never above our max_ack_delay.
         min_ack_delay_us: config
             .ack
