@@ -355,8 +355,10 @@ mod tests {
     #[test]
     fn packets_with_only_datagrams_are_never_reinjected() {
         let mut ledger = Ledger::default();
-        let mut only_datagrams = SentFrames::default();
-        only_datagrams.datagrams = 3;
+        let only_datagrams = SentFrames {
+            datagrams: 3,
+            ..SentFrames::default()
+        };
         assert!(
             only_datagrams.is_empty(),
             "nothing in it is resent when lost"
