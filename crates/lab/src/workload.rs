@@ -102,7 +102,7 @@ pub(crate) fn describe(event: &Event) -> Option<String> {
         Event::Path(PathEvent::Abandoned { id, error_code }) => {
             format!("path {id} abandoned (error {error_code:#x})")
         }
-        Event::Stream(_) => return None,
+        Event::Stream(_) | Event::DatagramReceived => return None,
     })
 }
 

@@ -45,6 +45,23 @@ pub enum OpenPathError {
     Connection(#[from] ConnectionError),
 }
 
+/// Why [`Connection::send_datagram`] refused a datagram (quinn's `SendDatagramError`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendDatagramError {
+    /// The peer did not advertise max_datagram_frame_size (RFC 9221 §3).
+    #[error("datagrams not supported by peer")]
+    UnsupportedByPeer,
+    /// Datagrams are disabled locally (`TransportConfig::datagram_receive_buffer` is None).
+    #[error("datagram support disabled")]
+    Disabled,
+    /// Larger than [`Connection::max_datagram_size`] (or than the send buffer).
+    #[error("datagram too large")]
+    TooLarge,
+    /// The connection is closed.
+    #[error("connection lost")]
+    ConnectionLost(#[from] ConnectionError),
+}
+
 /// A counted reference to a connection's runtime state: the connection is closed (code 0)
 /// when the last [`Connection`], stream or [`Connecting`] referring to it is dropped.
 #[derive(Debug)]
@@ -340,6 +357,74 @@ impl Connection {
             }
         })
         .await;
+    }
+
+    /// Send an unreliable datagram (RFC 9221 DATAGRAM frame) as quinn's `send_datagram` does:
+    /// it leaves once, in the next packet a path's congestion window admits (on the path the
+    /// scheduler picks), and is never retransmitted. When the send buffer
+    /// (`TransportConfig::datagram_send_buffer`) is full the oldest queued datagrams are
+    /// dropped to make room.
+    pub fn send_datagram(&self, data: Bytes) -> Result<(), SendDatagramError> {
+        use mpquic_proto::SendDatagramError as Core;
+        self.inner.with(|conn, cs| {
+            if let Some(e) = &cs.error {
+                return Err(SendDatagramError::ConnectionLost(e.clone()));
+            }
+            conn.send_datagram(data).map_err(|e| match e {
+                Core::UnsupportedByPeer => SendDatagramError::UnsupportedByPeer,
+                Core::Disabled => SendDatagramError::Disabled,
+                Core::TooLarge => SendDatagramError::TooLarge,
+                Core::ConnectionClosed => SendDatagramError::ConnectionLost(
+                    conn.error()
+                        .cloned()
+                        .map_or(ConnectionError::EndpointStopped, ConnectionError::Lost),
+                ),
+            })
+        })??;
+        self.inner.shared.wake_driver();
+        Ok(())
+    }
+
+    /// Receive the next datagram the peer sent (RFC 9221), waiting for one; the connection
+    /// error once the connection has ended. Datagrams beyond the receive buffer
+    /// (`TransportConfig::datagram_receive_buffer`) that were not read in time are dropped,
+    /// oldest first.
+    pub async fn read_datagram(&self) -> Result<Bytes, ConnectionError> {
+        poll_fn(|cx| {
+            let r = self.inner.with(|conn, cs| {
+                if let Some(data) = conn.recv_datagram() {
+                    return Some(Ok(data));
+                }
+                if let Some(e) = &cs.error {
+                    return Some(Err(e.clone()));
+                }
+                cs.register_datagram(cx.waker());
+                None
+            });
+            match r {
+                Ok(Some(r)) => Poll::Ready(r),
+                Ok(None) => Poll::Pending,
+                Err(e) => Poll::Ready(Err(e)),
+            }
+        })
+        .await
+    }
+
+    /// The largest datagram [`Connection::send_datagram`] accepts now (it fits one packet on
+    /// every path and the peer's max_datagram_frame_size), or None when the peer does not
+    /// support datagrams, they are disabled locally, or the connection is gone.
+    pub fn max_datagram_size(&self) -> Option<usize> {
+        self.inner
+            .with(|conn, _| conn.max_datagram_size(None))
+            .ok()
+            .flatten()
+    }
+
+    /// Bytes [`Connection::send_datagram`] can queue without dropping older datagrams.
+    pub fn datagram_send_buffer_space(&self) -> usize {
+        self.inner
+            .with(|conn, _| conn.datagram_send_buffer_space())
+            .unwrap_or(0)
     }
 
     /// Abandon a path (RFC 10069 §3.4) with an application error code.

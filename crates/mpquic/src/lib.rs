@@ -10,7 +10,9 @@
 //!   [`Endpoint::accept`] gives the server's incoming connections once their handshake completed.
 //! - [`Connection`] opens and accepts streams ([`SendStream`] implements
 //!   [`tokio::io::AsyncWrite`], [`RecvStream`] implements [`tokio::io::AsyncRead`]), opens extra
-//!   paths ([`Connection::open_path`]), reports statistics and closes.
+//!   paths ([`Connection::open_path`]), sends and receives unreliable datagrams (RFC 9221,
+//!   [`Connection::send_datagram`], [`Connection::read_datagram`]), reports statistics and
+//!   closes.
 //! - [`tls`] builds rustls configurations (self-signed certificates, an "insecure" verifier for
 //!   tests and `--insecure`), [`hq`] implements the HTTP/0.9 `hq-interop` file protocol.
 //!
@@ -37,7 +39,9 @@ mod state;
 mod streams;
 pub mod tls;
 
-pub use connection::{Connecting, Connection, ConnectionError, OpenPathError, OPEN_PATH_WAIT};
+pub use connection::{
+    Connecting, Connection, ConnectionError, OpenPathError, SendDatagramError, OPEN_PATH_WAIT,
+};
 pub use endpoint::{ConnectError, Endpoint};
 pub use streams::{ReadError, ReadToEndError, RecvStream, SendStream, WriteError};
 
@@ -46,6 +50,7 @@ pub use mpquic_proto::cc::CcAlgorithm;
 pub use mpquic_proto::scheduler::SchedulerKind;
 pub use mpquic_proto::wire::stream_id::{Dir, StreamId};
 pub use mpquic_proto::{
-    ClientConfig, ConnectionStats, Design, EndpointConfig, MultipathMode, PathEvent, PathId,
-    PathStats, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore, TransportConfig,
+    ClientConfig, ConnectionStats, DatagramStats, Design, EndpointConfig, MultipathMode, PathEvent,
+    PathId, PathStats, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore,
+    TransportConfig,
 };

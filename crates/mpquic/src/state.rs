@@ -256,6 +256,8 @@ pub(crate) struct ConnState {
     /// Tasks waiting for the next datagram of this connection (to retry an operation that
     /// waits for something the core has no event for, like connection IDs for a new path).
     rx_wakers: Vec<Waker>,
+    /// Tasks in [`crate::Connection::read_datagram`] (DATAGRAM frames, RFC 9221).
+    datagram_wakers: Vec<Waker>,
 }
 
 impl ConnState {
@@ -281,6 +283,7 @@ impl ConnState {
                 self.path_events.push_back(e);
                 wake_all(&mut self.path_wakers);
             }
+            Event::DatagramReceived => wake_all(&mut self.datagram_wakers),
         }
     }
 
@@ -312,6 +315,7 @@ impl ConnState {
         wake_all(&mut self.conn_wakers);
         wake_all(&mut self.path_wakers);
         wake_all(&mut self.rx_wakers);
+        wake_all(&mut self.datagram_wakers);
         for list in self
             .accept_wakers
             .iter_mut()
@@ -344,6 +348,10 @@ impl ConnState {
 
     pub(crate) fn register_path(&mut self, waker: &Waker) {
         register(&mut self.path_wakers, waker);
+    }
+
+    pub(crate) fn register_datagram(&mut self, waker: &Waker) {
+        register(&mut self.datagram_wakers, waker);
     }
 
     pub(crate) fn register_rx(&mut self, waker: &Waker) {

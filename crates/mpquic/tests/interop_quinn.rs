@@ -164,6 +164,120 @@ async fn quinn_client_uploads_to_our_server() {
     );
 }
 
+/// Datagram `i` of `len` bytes (RFC 9221 interop): its index, then a pattern.
+fn datagram(i: u8, len: usize) -> bytes::Bytes {
+    let mut d = payload(len, i);
+    if let Some(first) = d.first_mut() {
+        *first = i;
+    }
+    d.into()
+}
+
+/// Sizes the datagram interop tests exchange: up to 1000 bytes, which fits quinn's packets
+/// before its path MTU discovery raised them from 1200 bytes.
+const DATAGRAM_SIZES: [usize; 6] = [0, 1, 63, 100, 500, 1000];
+
+/// A quinn server that echoes every DATAGRAM frame it receives (quinn's datagram API); one it
+/// cannot send back (larger than its current maximum) is answered with its length in decimal.
+fn quinn_datagram_echo_server() -> (quinn::Endpoint, std::net::SocketAddr) {
+    let (server_config, _) = quinn_configs();
+    let endpoint =
+        quinn::Endpoint::server(server_config, addr("127.0.0.1:0")).expect("quinn server");
+    let local = endpoint.local_addr().expect("local addr");
+    let ep = endpoint.clone();
+    tokio::spawn(async move {
+        while let Some(incoming) = ep.accept().await {
+            tokio::spawn(async move {
+                let conn = incoming.await.expect("quinn handshake");
+                assert!(conn.max_datagram_size().is_some(), "we offered datagrams");
+                while let Ok(d) = conn.read_datagram().await {
+                    let reply = if conn.max_datagram_size().is_some_and(|m| d.len() <= m) {
+                        d
+                    } else {
+                        d.len().to_string().into()
+                    };
+                    conn.send_datagram(reply).expect("quinn send_datagram");
+                }
+            });
+        }
+    });
+    (endpoint, local)
+}
+
+/// RFC 9221 with quinn: our client sends datagrams one at a time to a quinn server that echoes
+/// them with quinn's datagram API; each comes back intact. The largest our client allows
+/// reaches quinn too (it answers with the length it got).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_datagrams_echoed_by_quinn_server() {
+    let (_quinn, server_addr) = quinn_datagram_echo_server();
+    let (_client, conn) = connect_client(server_addr, transport(MultipathMode::Auto)).await;
+    let max = conn.max_datagram_size().expect("quinn offers datagrams");
+    assert!(max >= 1200, "max_datagram_size {max}");
+    for (i, &len) in DATAGRAM_SIZES.iter().enumerate() {
+        let d = datagram(i as u8, len);
+        conn.send_datagram(d.clone()).expect("send_datagram");
+        let echo = within("echo", conn.read_datagram())
+            .await
+            .expect("read_datagram");
+        assert_eq!(echo, d, "datagram {i} of {len} bytes");
+    }
+    conn.send_datagram(datagram(9, max))
+        .expect("largest datagram");
+    let reply = within("reply", conn.read_datagram()).await.expect("reply");
+    let echoed = reply == datagram(9, max);
+    println!("largest datagram {max} bytes; quinn echoed it: {echoed}");
+    assert!(
+        echoed || reply == max.to_string().as_bytes(),
+        "quinn answered {reply:?} to a {max}-byte datagram"
+    );
+    assert_eq!(
+        conn.send_datagram(datagram(10, max + 1)),
+        Err(mpquic::SendDatagramError::TooLarge)
+    );
+    let stats = conn.stats().datagram_frames;
+    let n = DATAGRAM_SIZES.len() as u64 + 1;
+    assert_eq!((stats.sent, stats.received), (n, n));
+    conn.close(0, b"done");
+}
+
+/// RFC 9221 with quinn the other way: a quinn client sends datagrams to our server, which
+/// echoes them with [`mpquic::Connection::read_datagram`] / `send_datagram`; quinn gets each
+/// back intact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quinn_client_datagrams_echoed_by_our_server() {
+    let server = server_endpoint(transport(MultipathMode::Auto));
+    let server_addr = server.local_addr();
+    let echo = tokio::spawn(async move {
+        let conn = server.accept().await.expect("incoming");
+        let mut count = 0u64;
+        while let Ok(d) = conn.read_datagram().await {
+            conn.send_datagram(d).expect("our send_datagram");
+            count += 1;
+        }
+        (count, conn.stats().datagram_frames)
+    });
+    let (endpoint, conn) = quinn_client(server_addr).await;
+    assert!(
+        conn.max_datagram_size().is_some_and(|m| m >= 1000),
+        "our server offers datagrams: {:?}",
+        conn.max_datagram_size()
+    );
+    for (i, &len) in DATAGRAM_SIZES.iter().enumerate() {
+        let d = datagram(i as u8, len);
+        conn.send_datagram(d.clone()).expect("quinn send_datagram");
+        let echo = within("echo", conn.read_datagram())
+            .await
+            .expect("quinn read_datagram");
+        assert_eq!(echo, d, "datagram {i} of {len} bytes");
+    }
+    conn.close(0u32.into(), b"done");
+    within("quinn idle", endpoint.wait_idle()).await;
+    let (count, stats) = within("server", echo).await.expect("server task");
+    let n = DATAGRAM_SIZES.len() as u64;
+    assert_eq!(count, n);
+    assert_eq!((stats.sent, stats.received), (n, n));
+}
+
 /// `count` connections from `client`, `parallel` at a time, each with a clone of `config` (one
 /// rustls configuration, so one session cache) fetching `/small` and checking the body.
 /// Returns the failures.

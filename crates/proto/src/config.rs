@@ -89,6 +89,15 @@ pub struct TransportConfig {
     pub qoe_feedback: bool,
     /// qlog (docs/QLOG.md): makes the event sink of each connection; None logs nothing.
     pub qlog: Option<crate::qlog::QlogConfig>,
+    /// DATAGRAM frames (RFC 9221): Some(bytes) advertises max_datagram_frame_size (65535, or
+    /// `bytes` if smaller) and keeps up to `bytes` of received datagram payload for the
+    /// application, dropping the oldest beyond it. None: not offered (a peer's DATAGRAM frame
+    /// is then a PROTOCOL_VIOLATION) and sending is disabled too. Default Some(1,250,000), as
+    /// quinn's `datagram_receive_buffer_size`.
+    pub datagram_receive_buffer: Option<usize>,
+    /// Payload bytes of datagrams queued for sending; a datagram that does not fit drops the
+    /// oldest queued ones. Default 1 MiB, as quinn's `datagram_send_buffer_size`.
+    pub datagram_send_buffer: usize,
     /// Testing hook: raw bytes appended to our encoded transport parameters, to check how a
     /// peer rejects malformed ones. Empty in any real configuration.
     #[doc(hidden)]
@@ -127,10 +136,17 @@ impl Default for TransportConfig {
             reinjection: crate::reinjection::ReinjectionMode::default(),
             qoe_feedback: false,
             qlog: None,
+            datagram_receive_buffer: Some(DEFAULT_DATAGRAM_RECEIVE_BUFFER),
+            datagram_send_buffer: DEFAULT_DATAGRAM_SEND_BUFFER,
             raw_transport_params: Vec::new(),
         }
     }
 }
+
+/// Default [`TransportConfig::datagram_receive_buffer`] (quinn 0.11's default).
+pub const DEFAULT_DATAGRAM_RECEIVE_BUFFER: usize = 1_250_000;
+/// Default [`TransportConfig::datagram_send_buffer`] (quinn 0.11's default).
+pub const DEFAULT_DATAGRAM_SEND_BUFFER: usize = 1024 * 1024;
 
 /// Client-side settings of one connection attempt.
 #[derive(Debug, Clone)]

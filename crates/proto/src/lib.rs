@@ -25,7 +25,10 @@ pub use config::{
     ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
     TokenMemoryStore, TokenStore, TransportConfig,
 };
-pub use connection::{Connection, ConnectionError, ConnectionStats, Event, PathEvent, Transmit};
+pub use connection::{
+    Connection, ConnectionError, ConnectionStats, DatagramStats, Event, PathEvent,
+    SendDatagramError, Transmit,
+};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats};
 pub use path::{PathId, PathStats};
 pub use space::Design;

@@ -68,6 +68,11 @@ pub struct PathCounters {
     /// Of `rtt_samples`, taken from another path's ACK while the path had none of its own
     /// (RFC 10069 §5.4 fallback; the first own sample restarts the estimator).
     pub borrowed_rtt_samples: u64,
+    /// DATAGRAM frames (RFC 9221) sent on the path (each datagram once), received on it, and
+    /// of the sent ones, in packets declared lost.
+    pub datagram_frames_sent: u64,
+    pub datagram_frames_received: u64,
+    pub datagram_frames_lost: u64,
 }
 
 /// Snapshot of a path for the API and the lab.

@@ -39,6 +39,9 @@ pub struct SentFrames {
     /// they need not be repeated (RFC 9000 §13.2.4) — only they: packets that arrived later in
     /// the gaps between them (a slower path's, in a shared space) were not reported.
     pub acks: Vec<(crate::space::SpaceId, Vec<RangeInclusive<u64>>)>,
+    /// DATAGRAM frames the packet carried: counted when it is acknowledged or lost, never
+    /// resent (RFC 9221 §5.2), so they do not make the packet non-empty.
+    pub datagrams: u64,
 }
 
 impl SentFrames {

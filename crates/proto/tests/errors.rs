@@ -17,19 +17,22 @@ fn transport(mode: MultipathMode) -> TransportConfig {
 }
 
 fn established(mode: MultipathMode, seed: u64) -> (Pair, ConnectionHandle, ConnectionHandle) {
-    let mut pair = Pair::new(seed, transport(mode), transport(mode), NetConfig::default());
-    let ch = pair.connect();
-    pair.run_until(Duration::from_secs(5), |p| {
-        p.client.connection(ch).unwrap().is_established()
-    });
-    let sh = pair.server.accept().unwrap();
-    pair.run_for(Duration::from_millis(100));
-    (pair, ch, sh)
+    Pair::established(seed, transport(mode), transport(mode), NetConfig::default())
 }
 
 /// The client sends `frame`; the server must close with `code`, and the client must learn it.
 fn server_rejects(mode: MultipathMode, frame: Vec<u8>, code: Code) {
-    let (mut pair, ch, sh) = established(mode, 5);
+    server_rejects_with(transport(mode), transport(mode), frame, code)
+}
+
+/// [`server_rejects`] with the given client and server configurations.
+fn server_rejects_with(
+    client: TransportConfig,
+    server: TransportConfig,
+    frame: Vec<u8>,
+    code: Code,
+) {
+    let (mut pair, ch, sh) = Pair::established(5, client, server, NetConfig::default());
     pair.client
         .connection_mut(ch)
         .unwrap()
@@ -53,7 +56,17 @@ fn server_rejects(mode: MultipathMode, frame: Vec<u8>, code: Code) {
 }
 
 fn server_ignores(mode: MultipathMode, frame: Vec<u8>) {
-    let (mut pair, ch, sh) = established(mode, 6);
+    server_ignores_with(transport(mode), transport(mode), frame);
+}
+
+/// [`server_ignores`] with the given client and server configurations; returns the pair and
+/// the server's handle.
+fn server_ignores_with(
+    client: TransportConfig,
+    server: TransportConfig,
+    frame: Vec<u8>,
+) -> (Pair, ConnectionHandle) {
+    let (mut pair, ch, sh) = Pair::established(6, client, server, NetConfig::default());
     pair.client
         .connection_mut(ch)
         .unwrap()
@@ -65,6 +78,7 @@ fn server_ignores(mode: MultipathMode, frame: Vec<u8>) {
         "frame {frame:02x?} closed the connection: {:?}",
         server.error()
     );
+    (pair, sh)
 }
 
 #[test]
@@ -116,6 +130,63 @@ fn ack_frequency_with_an_invalid_delay_is_protocol_violation() {
     // Delay 20 ms (0x4e20 -> 2-byte varint 0x8000_4e20 needs 4 bytes).
     let valid = vec![0x40, 0xaf, 0x02, 0x09, 0x80, 0x00, 0x4e, 0x20, 0x00];
     server_ignores(MultipathMode::Spns, valid);
+}
+
+/// A DATAGRAM frame (type 0x31, two-byte Length) with `len` bytes of payload: `len + 3` bytes.
+fn datagram_frame(len: usize) -> Vec<u8> {
+    assert!((64..16384).contains(&len));
+    let mut f = vec![0x31, 0x40 | (len >> 8) as u8, len as u8];
+    f.resize(3 + len, 0xd7);
+    f
+}
+
+/// RFC 9221 §3: a DATAGRAM frame to an endpoint that did not advertise max_datagram_frame_size
+/// is a PROTOCOL_VIOLATION, in every multipath design.
+#[test]
+fn datagram_when_not_offered_is_protocol_violation() {
+    for mode in [
+        MultipathMode::Single,
+        MultipathMode::Spns,
+        MultipathMode::Mpns,
+    ] {
+        let server = TransportConfig {
+            datagram_receive_buffer: None,
+            ..transport(mode)
+        };
+        server_rejects_with(
+            transport(mode),
+            server,
+            datagram_frame(100),
+            Code::PROTOCOL_VIOLATION,
+        );
+    }
+}
+
+/// RFC 9221 §3: a DATAGRAM frame larger than the max_datagram_frame_size we sent is a
+/// PROTOCOL_VIOLATION; one of exactly that size is delivered. A receive buffer of 100 bytes
+/// advertises 100.
+#[test]
+fn oversize_datagram_is_protocol_violation() {
+    let server = |mode| TransportConfig {
+        datagram_receive_buffer: Some(100),
+        ..transport(mode)
+    };
+    for mode in [MultipathMode::Single, MultipathMode::Mpns] {
+        server_rejects_with(
+            transport(mode),
+            server(mode),
+            datagram_frame(98),
+            Code::PROTOCOL_VIOLATION,
+        );
+    }
+    let (mut pair, sh) = server_ignores_with(
+        transport(MultipathMode::Spns),
+        server(MultipathMode::Spns),
+        datagram_frame(97),
+    );
+    let conn = pair.server.connection_mut(sh).unwrap();
+    assert_eq!(conn.recv_datagram().map(|d| d.len()), Some(97));
+    assert_eq!(conn.stats().datagram_frames.received, 1);
 }
 
 #[test]

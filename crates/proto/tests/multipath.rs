@@ -434,3 +434,157 @@ fn spns_ack_path_follows_the_rules() {
         }
     }
 }
+
+/// DATAGRAM frames (RFC 9221) over two lossy paths beside a stream, in both designs (and with
+/// XLINK re-injection of every stream tail): the server sends one 300-byte datagram every
+/// 2 ms while it sends a 2 MB download. The datagrams travel on both path IDs, each in exactly
+/// one DATAGRAM frame (frames sent = datagrams the application sent: a lost one is neither
+/// retransmitted nor re-injected nor copied by a PTO probe), and every frame sent is in the end
+/// either acknowledged or declared lost. The client receives at most that many, each intact
+/// and once; the download is byte-exact.
+#[test]
+fn datagrams_beside_a_stream_over_two_lossy_paths() {
+    use bytes::Bytes;
+    use mpquic_proto::reinjection::ReinjectionMode;
+    const N: u32 = 400;
+    const LEN: usize = 300;
+    let datagram = |i: u32| {
+        let mut d = payload(LEN, i as u8);
+        d[..4].copy_from_slice(&i.to_be_bytes());
+        Bytes::from(d)
+    };
+    for (mode, reinjection, seed) in [
+        (MultipathMode::Spns, ReinjectionMode::default(), 61),
+        (MultipathMode::Mpns, ReinjectionMode::default(), 62),
+        (MultipathMode::Mpns, ReinjectionMode::Always, 63),
+    ] {
+        let server = TransportConfig {
+            reinjection,
+            ..transport(mode)
+        };
+        let lossy = NetConfig {
+            loss: 0.03,
+            ..NetConfig::default()
+        };
+        let lossy_slower = NetConfig {
+            one_way_delay: Duration::from_millis(15),
+            ..lossy
+        };
+        let (mut pair, ch, sid) =
+            two_paths_with(transport(mode), server, lossy, Some(lossy_slower), seed);
+        let mut t = Transfer::new(payload(2_000_000, 11));
+        let (mut sent, mut start) = (0u32, None);
+        let mut got: Vec<Bytes> = Vec::new();
+        let mut poll = |p: &mut Pair, t: &mut Transfer| {
+            let done = t.poll(p, ch, sid);
+            if let Some(sh) = t.server {
+                let now = p.now;
+                let start = *start.get_or_insert(now);
+                let due = now.saturating_duration_since(start).as_nanos() / 2_000_000 + 1;
+                let s = p.server.connection_mut(sh).unwrap();
+                while sent < N && u128::from(sent) < due {
+                    s.send_datagram(datagram(sent)).expect("send_datagram");
+                    sent += 1;
+                }
+            }
+            let c = p.client.connection_mut(ch).unwrap();
+            while let Some(d) = c.recv_datagram() {
+                got.push(d);
+            }
+            done && sent == N
+        };
+        pair.run_until(Duration::from_secs(120), |p| {
+            let c = p.client.connection(ch).unwrap();
+            assert!(!c.is_closed(), "seed {seed}: closed: {:?}", c.error());
+            poll(p, &mut t)
+        });
+        // Time for the last losses to be detected.
+        let until = pair.now + Duration::from_secs(3);
+        pair.run_until(Duration::from_secs(5), |p| {
+            poll(p, &mut t);
+            p.now >= until
+        });
+        assert!(
+            t.received == t.data,
+            "seed {seed}: corrupted or short download"
+        );
+
+        let server = pair.server.connection(t.server.unwrap()).unwrap();
+        let stats = server.stats().datagram_frames;
+        let per_path: Vec<(u32, u64, u64)> = server
+            .path_stats()
+            .iter()
+            .map(|p| {
+                let c = &p.counters;
+                (p.id, c.datagram_frames_sent, c.datagram_frames_lost)
+            })
+            .collect();
+        let client = pair.client.connection(ch).unwrap();
+        let received: Vec<(u32, u64)> = client
+            .path_stats()
+            .iter()
+            .map(|p| (p.id, p.counters.datagram_frames_received))
+            .collect();
+        println!(
+            "seed {seed} {mode:?} {reinjection:?}: {N} datagrams: sent {} acked {} lost {} \
+             dropped {}; client got {}; per path (id, sent, lost) {per_path:?}, received \
+             {received:?}; reinjected {} B",
+            stats.sent,
+            stats.acked,
+            stats.lost,
+            stats.send_dropped,
+            got.len(),
+            server.stats().reinjected_bytes,
+        );
+        assert_eq!(
+            stats.sent,
+            u64::from(N),
+            "seed {seed}: frames sent != datagrams"
+        );
+        assert_eq!(stats.send_dropped, 0, "seed {seed}");
+        assert_eq!(
+            per_path.iter().map(|p| p.1).sum::<u64>(),
+            u64::from(N),
+            "seed {seed}: per-path counts"
+        );
+        for id in [0, 1] {
+            let on_path = per_path.iter().find(|p| p.0 == id).map_or(0, |p| p.1);
+            assert!(on_path > 0, "seed {seed}: no datagram on path {id}");
+        }
+        assert!(stats.lost > 0, "seed {seed}: nothing lost on 3 % loss");
+        assert_eq!(
+            stats.acked + stats.lost,
+            stats.sent,
+            "seed {seed}: every datagram is acknowledged or lost, once"
+        );
+        // Received: intact, each at most once, no more than were sent.
+        assert!(got.len() <= N as usize && !got.is_empty(), "seed {seed}");
+        let mut ids: Vec<u32> = got
+            .iter()
+            .map(|d| {
+                let i = u32::from_be_bytes(d[..4].try_into().unwrap());
+                assert_eq!(d, &datagram(i), "seed {seed}: datagram {i} corrupted");
+                i
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(
+            ids.len(),
+            got.len(),
+            "seed {seed}: a datagram arrived twice"
+        );
+        assert_eq!(
+            client.stats().datagram_frames.received,
+            got.len() as u64,
+            "seed {seed}"
+        );
+        // Undelivered ones were all declared lost (more may be: spurious losses).
+        assert!(
+            stats.lost >= u64::from(N) - got.len() as u64,
+            "seed {seed}: {} undelivered, {} declared lost",
+            u64::from(N) - got.len() as u64,
+            stats.lost
+        );
+    }
+}

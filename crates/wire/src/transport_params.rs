@@ -1,4 +1,5 @@
 //! Transport parameters (RFC 9000 §18), plus extensions:
+//! - `max_datagram_frame_size` (0x20, RFC 9221 §3),
 //! - `initial_max_path_id` (0x3e, RFC 10069 §"initial_max_path_id Transport
 //!   Parameter", suggested codepoint),
 //! - `enable_multipath` (0xbabf, draft-ietf-quic-multipath-01 §"Multipath
@@ -53,6 +54,8 @@ pub mod id {
     pub const INITIAL_SOURCE_CONNECTION_ID: u64 = 0x0f;
     /// retry_source_connection_id (server only).
     pub const RETRY_SOURCE_CONNECTION_ID: u64 = 0x10;
+    /// max_datagram_frame_size (RFC 9221 §3).
+    pub const MAX_DATAGRAM_FRAME_SIZE: u64 = 0x20;
     /// initial_max_path_id (RFC 10069).
     pub const INITIAL_MAX_PATH_ID: u64 = 0x3e;
     /// enable_multipath (draft-ietf-quic-multipath-01).
@@ -196,6 +199,9 @@ pub struct TransportParameters {
     pub initial_source_connection_id: Option<ConnectionId>,
     /// retry_source_connection_id (server only).
     pub retry_source_connection_id: Option<ConnectionId>,
+    /// max_datagram_frame_size (RFC 9221 §3): the largest DATAGRAM frame (type, length and
+    /// payload) the sender accepts; 0 (the default, also when absent) = no DATAGRAM support.
+    pub max_datagram_frame_size: u64,
     /// initial_max_path_id (RFC 10069; presence enables multipath; <= 2^32-1).
     pub initial_max_path_id: Option<u64>,
     /// enable_multipath (draft-01; 0..=3).
@@ -228,6 +234,7 @@ impl Default for TransportParameters {
             active_connection_id_limit: 2,
             initial_source_connection_id: None,
             retry_source_connection_id: None,
+            max_datagram_frame_size: 0,
             initial_max_path_id: None,
             enable_multipath: None,
             min_ack_delay_us: None,
@@ -257,6 +264,7 @@ fn known_bit(id: u64) -> Option<u32> {
         id::ENABLE_MULTIPATH => Some(18),
         id::MIN_ACK_DELAY => Some(19),
         id::ENABLE_QOE_FEEDBACK => Some(20),
+        id::MAX_DATAGRAM_FRAME_SIZE => Some(21),
         _ => None,
     }
 }
@@ -320,6 +328,11 @@ impl TransportParameters {
                 id::ACTIVE_CONNECTION_ID_LIMIT,
                 self.active_connection_id_limit,
                 d.active_connection_id_limit,
+            ),
+            (
+                id::MAX_DATAGRAM_FRAME_SIZE,
+                self.max_datagram_frame_size,
+                d.max_datagram_frame_size,
             ),
         ];
         if let Some(t) = &self.stateless_reset_token {
@@ -441,6 +454,8 @@ impl TransportParameters {
             id::RETRY_SOURCE_CONNECTION_ID => {
                 self.retry_source_connection_id = Some(cid_value(id, value)?)
             }
+            // RFC 9221 §3: a varint; any value is valid (0 = not supported).
+            id::MAX_DATAGRAM_FRAME_SIZE => self.max_datagram_frame_size = v()?,
             id::INITIAL_MAX_PATH_ID => self.initial_max_path_id = Some(v()?),
             id::ENABLE_MULTIPATH => self.enable_multipath = Some(v()?),
             id::MIN_ACK_DELAY => self.min_ack_delay_us = Some(v()?),

@@ -31,6 +31,7 @@ fn full_server_params() -> TransportParameters {
         active_connection_id_limit: 8,
         initial_source_connection_id: Some(ConnectionId::EMPTY),
         retry_source_connection_id: Some(cid(&[4; 4])),
+        max_datagram_frame_size: 65535,
         initial_max_path_id: Some(u64::from(u32::MAX)),
         enable_multipath: Some(3),
         min_ack_delay_us: Some(1000),
@@ -162,6 +163,36 @@ fn encoding_errors() {
 }
 
 #[test]
+fn max_datagram_frame_size() {
+    // RFC 9221 §3: id 0x20, a varint; 65535 is the recommended value.
+    let tp = TransportParameters {
+        max_datagram_frame_size: 65535,
+        ..TransportParameters::default()
+    };
+    assert_eq!(encode(&tp), [0x20, 4, 0x80, 0x00, 0xff, 0xff]);
+    assert_eq!(
+        TransportParameters::decode(&encode(&tp), Side::Client).unwrap(),
+        tp
+    );
+    // An explicit 0 is the default: no DATAGRAM support, not re-encoded.
+    let zero =
+        TransportParameters::decode(&varint_raw(id::MAX_DATAGRAM_FRAME_SIZE, 0), Side::Server)
+            .unwrap();
+    assert_eq!(zero.max_datagram_frame_size, 0);
+    assert!(encode(&zero).is_empty());
+    // Malformed, truncated or duplicated values are TRANSPORT_PARAMETER_ERRORs.
+    fails(&raw(id::MAX_DATAGRAM_FRAME_SIZE, &[]), Side::Server);
+    fails(&raw(id::MAX_DATAGRAM_FRAME_SIZE, &[0x40]), Side::Server);
+    fails(
+        &raw(id::MAX_DATAGRAM_FRAME_SIZE, &[0x05, 0x00]),
+        Side::Client,
+    );
+    let mut b = varint_raw(id::MAX_DATAGRAM_FRAME_SIZE, 1200);
+    b.extend(varint_raw(id::MAX_DATAGRAM_FRAME_SIZE, 65535));
+    fails(&b, Side::Client);
+}
+
+#[test]
 fn unknown_and_grease_skipped() {
     // Grease ids are 31 * N + 27 (RFC 9000 §18.1).
     let mut b = raw(31 * 5 + 27, b"grease");
@@ -197,6 +228,7 @@ fn arb_params() -> impl Strategy<Value = TransportParameters> {
             proptest::option::of(0u64..=3),
             proptest::option::of(proptest::collection::vec(any::<u8>(), 0..=20)),
             proptest::option::of(any::<[u8; 16]>()),
+            prop_oneof![Just(0u64), 1u64..=65535, 0u64..1 << 62],
         ),
     )
         .prop_map(|(a, b, c)| {
@@ -215,6 +247,7 @@ fn arb_params() -> impl Strategy<Value = TransportParameters> {
                 enable_multipath: c.1,
                 initial_source_connection_id: c.2.map(|v| cid(&v)),
                 stateless_reset_token: c.3.map(ResetToken),
+                max_datagram_frame_size: c.4,
                 ..TransportParameters::default()
             };
             tp.min_ack_delay_us = Some(tp.max_ack_delay_ms * 1000);

@@ -308,6 +308,7 @@ impl Connection {
                 .on_acked(range.start, range.end - range.start);
         }
         self.streams.on_frames_acked(&packet.frames.streams);
+        self.stats.datagram_frames.acked += packet.frames.datagrams;
         if self.config.ack.prune_acked_ranges {
             for (space, ranges) in &packet.frames.acks {
                 self.record(*space).on_ack_acked(ranges);

@@ -63,6 +63,10 @@ pub enum Event {
     ConnectionLost(ConnectionError),
     Stream(StreamEvent),
     Path(PathEvent),
+    /// A datagram arrived while none was waiting to be read (RFC 9221): call
+    /// [`Connection::recv_datagram`] until it returns None. Like quinn's event, it is not
+    /// repeated for datagrams arriving while older ones are unread.
+    DatagramReceived,
 }
 
 /// Errors of path operations.
@@ -183,7 +187,9 @@ impl Connection {
 
     /// Whether the connection is still sending or waiting for acknowledgements.
     pub fn is_idle(&self) -> bool {
-        !self.streams.has_pending_data() && self.paths.values().all(|p| p.bytes_in_flight() == 0)
+        !self.streams.has_pending_data()
+            && !self.has_pending_datagrams()
+            && self.paths.values().all(|p| p.bytes_in_flight() == 0)
     }
 
     pub(crate) fn push_path_event(&mut self, event: PathEvent) {

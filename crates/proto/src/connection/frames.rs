@@ -11,13 +11,15 @@ use crate::path::PathId;
 use crate::time::Timestamp;
 
 impl Connection {
-    /// Apply one received frame that arrived on `path` at level `epoch`.
+    /// Apply one received frame, `wire_len` bytes on the wire, that arrived on `path` at level
+    /// `epoch`.
     pub(crate) fn handle_frame(
         &mut self,
         now: Timestamp,
         epoch: Epoch,
         path: PathId,
         frame: Frame,
+        wire_len: usize,
     ) -> Result<(), TransportError> {
         if frame.is_multipath() {
             return self.handle_multipath_frame(now, path, frame);
@@ -96,6 +98,7 @@ impl Connection {
                     .on_frame(sequence, request, our_min)
                     .map_err(violation)?;
             }
+            Frame::Datagram(datagram) => self.on_datagram_frame(path, datagram, wire_len)?,
             Frame::QoeControlSignal(signal) => {
                 if !self.qoe.negotiated {
                     return Err(TransportError::for_frame(

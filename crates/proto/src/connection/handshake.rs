@@ -275,6 +275,7 @@ impl Connection {
             reinjection: config.reinjection.build(),
             qoe: Default::default(),
             qlog: None,
+            datagrams: Default::default(),
             config,
         }
     }
@@ -514,6 +515,10 @@ fn build_local_params(
             .then_some(u64::from(config.max_path_id)),
         enable_multipath: enable_multipath_value(config.multipath),
         enable_qoe_feedback: config.qoe_feedback,
+        // RFC 9221 §3: offered only with a receive buffer.
+        max_datagram_frame_size: super::datagrams::advertised_frame_size(
+            config.datagram_receive_buffer,
+        ),
         // draft-ietf-quic-ack-frequency: never above our max_ack_delay.
         min_ack_delay_us: config
             .ack

@@ -55,6 +55,9 @@ impl Connection {
         }
         let mut lost_bytes = 0;
         let mut largest_lost_sent = Timestamp::ZERO;
+        // RFC 9221 §5.2: a lost DATAGRAM frame is not retransmitted, only counted.
+        let lost_datagrams = packets.iter().map(|p| p.frames.datagrams).sum();
+        self.on_datagrams_lost(path_id, lost_datagrams);
         let by_time = causes
             .iter()
             .filter(|c| **c == LossCause::TimeThreshold)
@@ -169,6 +172,8 @@ impl Connection {
         path.failed = true;
         // Probes keep the path's liveness check going; anything still outstanding moves.
         let packets = path.ledger(Epoch::Data).drain();
+        let lost_datagrams = packets.iter().map(|p| p.frames.datagrams).sum();
+        self.on_datagrams_lost(path_id, lost_datagrams);
         for p in &packets {
             self.send_space(p.space)
                 .on_lost(p.pn, now, LossCause::PathGone);

@@ -6,6 +6,7 @@ mod ack_recv;
 mod ack_send;
 mod api;
 mod close;
+mod datagrams;
 mod frames;
 mod handshake;
 mod loss;
@@ -29,6 +30,7 @@ use mpquic_wire::stream_id::Side;
 use mpquic_wire::transport_params::TransportParameters;
 use rand_chacha::ChaCha20Rng;
 
+pub use datagrams::{DatagramStats, SendDatagramError, MAX_DATAGRAM_FRAME_SIZE};
 pub(crate) use handshake::random_cid;
 pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams, ServerAccept};
 pub use negotiate::negotiate_design;
@@ -194,6 +196,8 @@ pub struct Connection {
     pub(crate) qoe: xlink::QoeState,
     /// qlog sink and what it was last told; None when not logging.
     pub(crate) qlog: Option<Box<crate::qlog::Qlog>>,
+    /// DATAGRAM queues (RFC 9221), both directions.
+    pub(crate) datagrams: datagrams::DatagramState,
 }
 
 impl std::fmt::Debug for Connection {

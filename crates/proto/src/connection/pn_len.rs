@@ -82,7 +82,7 @@ impl Connection {
         if !matches!(space, SpaceId::Data(_)) {
             return pn_encode_len(pn, largest_acked);
         }
-        let mds = self.max_datagram_size(path) as u64;
+        let mds = self.max_udp_payload(path) as u64;
         let window = self.paths.get(&path).map_or(Duration::ZERO, transit_bound);
         let (mut sharing, mut horizon, mut allowed) = (0usize, window, 0u64);
         for p in self.paths.values() {

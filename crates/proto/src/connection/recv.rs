@@ -410,8 +410,14 @@ impl Connection {
             self.validate_handshake_path();
         }
         let mut ack_eliciting = false;
-        for frame in Frame::iter(packet.payload.clone()) {
+        let mut frames = Frame::iter(packet.payload.clone());
+        loop {
+            let before = frames.remaining();
+            let Some(frame) = frames.next() else {
+                break;
+            };
             let frame = frame?;
+            let wire_len = before - frames.remaining();
             let ty = frame.frame_type();
             if !allowed_in(ty, packet.kind) {
                 return Err(TransportError::for_frame(
@@ -421,7 +427,7 @@ impl Connection {
                 ));
             }
             ack_eliciting |= frame.is_ack_eliciting();
-            self.handle_frame(now, packet.epoch, packet.path, frame)?;
+            self.handle_frame(now, packet.epoch, packet.path, frame, wire_len)?;
             if self.is_closed() {
                 return Ok(());
             }

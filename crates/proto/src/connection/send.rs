@@ -78,7 +78,7 @@ impl Connection {
             (false, true) => &[Epoch::Handshake],
             (false, false) => return None,
         };
-        let max = self.max_datagram_size(0);
+        let max = self.max_udp_payload(0);
         let budget = self
             .paths
             .get(&0)?
@@ -251,9 +251,11 @@ impl Connection {
         }
         let views = self.path_views(now);
         let (bytes, send_window) = self.streams.send_backlog();
+        // Queued datagrams (RFC 9221) are new data too; flow control does not apply to them
+        // (§5.3), so they are not part of `send_window`.
         let backlog = Backlog {
             now,
-            bytes,
+            bytes: bytes + self.pending_datagram_bytes(),
             send_window,
             mtu: u64::from(self.config.max_datagram_size),
         };
@@ -288,6 +290,7 @@ impl Connection {
     /// Whether anything not tied to a path waits: stream data or control, connection-level frames.
     fn has_connection_data(&self, now: Timestamp) -> bool {
         self.streams.has_pending_data()
+            || self.has_pending_datagrams()
             || !self.raw_frames.is_empty()
             || self.has_pending_qoe()
             || self.streams.has_pending_control()
@@ -387,7 +390,7 @@ impl Connection {
 
     /// Maximum UDP payload on a path: our setting, the peer's limit, the amplification budget.
     pub(crate) fn send_budget(&self, path: PathId) -> Option<usize> {
-        let max = self.max_datagram_size(path);
+        let max = self.max_udp_payload(path);
         let budget = self
             .paths
             .get(&path)?
@@ -396,7 +399,9 @@ impl Connection {
         (budget >= 64).then_some(budget)
     }
 
-    pub(crate) fn max_datagram_size(&self, _path: PathId) -> usize {
+    /// Our maximum UDP payload on a path, within the peer's max_udp_payload_size (RFC 9000
+    /// §18.2). The path MTU is not probed, so it is the same on every path.
+    pub(crate) fn max_udp_payload(&self, _path: PathId) -> usize {
         let peer = self
             .peer_params
             .as_ref()
@@ -478,6 +483,15 @@ impl Connection {
         }
         let mut sent = SentFrames::default();
         let mut ack_eliciting = false;
+        // RFC 9221 §4-5: DATAGRAM frames go only into 1-RTT packets that may carry new data
+        // (the scheduler's path, or a path whose window has room), so congestion control
+        // applies to them. One that did not fit behind the ACKs of the last such packet
+        // goes first now.
+        let datagrams = epoch == Epoch::Data && plan.data && self.state_allows_data();
+        if datagrams && self.datagram_head_deferred() {
+            ack_eliciting |=
+                self.write_datagrams(path, packet, enc.header_len, limit, &mut sent, true);
+        }
         self.write_ack(now, path, space, packet, limit, &mut sent);
         if epoch == Epoch::Data {
             ack_eliciting |= self.write_qoe(packet, limit);
@@ -495,6 +509,9 @@ impl Connection {
             let room = limit.saturating_sub(packet.len());
             self.streams
                 .write_control_frames(now, rtt, packet, room, &mut sent.streams);
+            // Datagrams before stream data: they are not retransmitted, and a stream's data
+            // waits for its gaps anyway.
+            self.write_datagrams(path, packet, enc.header_len, limit, &mut sent, false);
             let room = limit.saturating_sub(packet.len());
             let retransmitted = self.streams.stats().bytes_retransmitted;
             self.streams

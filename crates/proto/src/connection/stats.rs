@@ -32,6 +32,8 @@ pub struct ConnectionStats {
     pub ack_ranges_total: u64,
     /// Count of ACK frames whose range count is <= the matching bucket bound.
     pub ack_range_histogram: [u64; 8],
+    /// DATAGRAM frames (RFC 9221) sent, acknowledged, lost, received and dropped.
+    pub datagram_frames: super::DatagramStats,
     pub handshake_completed_at: Option<Timestamp>,
 }
 

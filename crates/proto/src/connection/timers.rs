@@ -172,6 +172,8 @@ impl Connection {
         if let Some(mut path) = self.paths.remove(&id) {
             let space = self.layout.space_for(id);
             for p in path.ledger(Epoch::Data).drain() {
+                // Given up with the path, like its stream data (which moves to other paths).
+                self.stats.datagram_frames.lost += p.frames.datagrams;
                 self.send_space(p.space).forget(p.pn);
                 self.requeue_frames(Epoch::Data, &p.frames);
             }

@@ -113,6 +113,7 @@ impl Connection {
     ) -> Option<Transmit> {
         if self.config.reinjection.is_off()
             || self.streams.has_pending_data()
+            || self.has_pending_datagrams()
             || !self.state_allows_data()
         {
             return None;
@@ -265,6 +266,7 @@ fn tail_candidates(ledger: &mut Ledger) -> impl Iterator<Item = (u64, &mut SentP
             if p.in_flight {
                 ahead += p.size;
             }
+            // Only stream data is copied: DATAGRAM frames (RFC 9221 §5.2) are never sent twice.
             let candidate = !p.reinjected && !p.frames.streams.stream.is_empty();
             candidate.then_some((ahead, p))
         })
@@ -344,6 +346,32 @@ mod tests {
             frames,
             reinjected: false,
         }
+    }
+
+    /// RFC 9221 §5.2: DATAGRAM frames are never sent twice: a packet with only datagrams is
+    /// no re-injection candidate (nothing to resend when lost either), and a packet with
+    /// stream data and datagrams is, but only its stream data is copied (`pick_tail_packet`
+    /// copies `frames.streams.stream`).
+    #[test]
+    fn packets_with_only_datagrams_are_never_reinjected() {
+        let mut ledger = Ledger::default();
+        let only_datagrams = SentFrames {
+            datagrams: 3,
+            ..SentFrames::default()
+        };
+        assert!(
+            only_datagrams.is_empty(),
+            "nothing in it is resent when lost"
+        );
+        ledger.on_sent(SentPacket {
+            frames: only_datagrams,
+            ..stream_packet(0, 0)
+        });
+        let mut mixed = stream_packet(1, 1000);
+        mixed.frames.datagrams = 1;
+        ledger.on_sent(mixed);
+        let pns: Vec<u64> = tail_candidates(&mut ledger).map(|(_, p)| p.pn).collect();
+        assert_eq!(pns, vec![1]);
     }
 
     #[test]

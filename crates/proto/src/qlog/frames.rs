@@ -126,6 +126,10 @@ pub enum QlogFrame {
     },
     /// draft-ietf-quic-ack-frequency IMMEDIATE_ACK.
     ImmediateAck,
+    /// §"DatagramFrame" (RFC 9221): the payload's size in `raw.payload_length`.
+    Datagram {
+        raw: RawInfo,
+    },
     /// §"UnknownFrame": a frame qlog has no definition for.
     Unknown {
         frame_type_bytes: u64,
@@ -355,6 +359,12 @@ impl QlogFrame {
                 reordering_threshold,
             },
             Frame::ImmediateAck => QlogFrame::ImmediateAck,
+            Frame::Datagram(ref d) => QlogFrame::Datagram {
+                raw: RawInfo {
+                    length: None,
+                    payload_length: Some(d.data.len() as u64),
+                },
+            },
             _ => QlogFrame::Unknown {
                 frame_type_bytes: frame.frame_type(),
             },

@@ -223,6 +223,12 @@ fn flow_control_and_stream_control_frames() {
             json!({"frame_type": "handshake_done"}),
         ),
         (Frame::ImmediateAck, json!({"frame_type": "immediate_ack"})),
+        (
+            Frame::Datagram(mpquic_wire::frame::DatagramFrame {
+                data: Bytes::from_static(b"hello"),
+            }),
+            json!({"frame_type": "datagram", "raw": {"payload_length": 5}}),
+        ),
     ];
     for (frame, expected) in cases {
         assert_eq!(qlog(&frame), expected, "{frame:?}");

@@ -285,6 +285,25 @@ impl Pair {
 }
 
 impl Pair {
+    /// A pair whose client connected and whose server accepted, 100 ms after the client saw
+    /// the handshake complete (so CIDs and HANDSHAKE_DONE have arrived): (pair, client handle,
+    /// server handle).
+    pub fn established(
+        seed: u64,
+        client: TransportConfig,
+        server: TransportConfig,
+        net: NetConfig,
+    ) -> (Pair, ConnectionHandle, ConnectionHandle) {
+        let mut pair = Pair::new(seed, client, server, net);
+        let ch = pair.connect();
+        pair.run_until(Duration::from_secs(5), |p| {
+            p.client.connection(ch).unwrap().is_established()
+        });
+        let sh = pair.server.accept().unwrap();
+        pair.run_for(Duration::from_millis(100));
+        (pair, ch, sh)
+    }
+
     /// Connect, then send `data` from the client on one bidirectional stream and read it on the
     /// server until FIN (within `limit` of virtual time). Returns the client and server handles
     /// and the bytes the server read.

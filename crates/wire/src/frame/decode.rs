@@ -1,8 +1,8 @@
-//! Frame decoding (RFC 9000 §12.4, §19; RFC 10069; ack-frequency).
+//! Frame decoding (RFC 9000 §12.4, §19; RFC 9221; RFC 10069; ack-frequency).
 
 use super::{
-    ty, AckFrame, ConnectionClose, Frame, NewConnectionId, PathStatus, QoeSignal, StreamFrame,
-    MAX_PATH_ID_VALUE, MAX_STREAM_COUNT,
+    ty, AckFrame, ConnectionClose, DatagramFrame, Frame, NewConnectionId, PathStatus, QoeSignal,
+    StreamFrame, MAX_PATH_ID_VALUE, MAX_STREAM_COUNT,
 };
 use crate::cid::{ConnectionId, ResetToken, MAX_CID_LEN};
 use crate::codec::{DecodeError, Reader};
@@ -249,6 +249,14 @@ fn decode_body(r: &mut FrameReader<'_, '_>, t: u64) -> Result<Frame, FrameError>
         ty::HANDSHAKE_DONE => Frame::HandshakeDone,
         ty::IMMEDIATE_ACK => Frame::ImmediateAck,
         ty::ACK_FREQUENCY => decode_ack_frequency(r)?,
+        // RFC 9221 §4: with the LEN bit a Length field precedes the data; without it the
+        // data extends to the end of the packet.
+        ty::DATAGRAM_LEN => Frame::Datagram(DatagramFrame {
+            data: r.len_prefixed()?,
+        }),
+        ty::DATAGRAM => Frame::Datagram(DatagramFrame {
+            data: r.data(r.remaining() as u64)?,
+        }),
         _ => decode_extension(r, t)?,
     })
 }

@@ -2,7 +2,7 @@
 //! abstraction, so [`Frame::encoded_len`] is exact by construction: it runs the
 //! same code with a byte counter instead of a buffer.
 
-use super::{ty, ConnectionClose, Frame, NewConnectionId, PathStatus, StreamFrame};
+use super::{ty, ConnectionClose, DatagramFrame, Frame, NewConnectionId, PathStatus, StreamFrame};
 use crate::stream_id::StreamId;
 use crate::varint::{varint_size, write_varint};
 use bytes::BufMut;
@@ -77,6 +77,7 @@ impl Frame {
         match self {
             Padding(n) => s.zeros(*n),
             Stream(f) => f.write(s, true),
+            Datagram(d) => d.write(s, true),
             Ack(a) => a.write(s),
             NewConnectionId(n) => n.write(s),
             ConnectionClose(c) => c.write(s),
@@ -162,7 +163,8 @@ impl Frame {
             .iter()
             .for_each(|&v| s.varint(v)),
             Ping | HandshakeDone | ImmediateAck => {}
-            Padding(_) | Stream(_) | Ack(_) | NewConnectionId(_) | ConnectionClose(_) => {}
+            Padding(_) | Stream(_) | Datagram(_) | Ack(_) | NewConnectionId(_)
+            | ConnectionClose(_) => {}
         }
     }
 }
@@ -238,6 +240,36 @@ fn write_stream_header<S: Sink>(
     }
     if include_len {
         s.varint(len as u64);
+    }
+}
+
+impl DatagramFrame {
+    /// The DATAGRAM frame type: 0x31 with a Length field, 0x30 without (RFC 9221 §4).
+    pub fn frame_type(include_len: bool) -> u64 {
+        if include_len {
+            ty::DATAGRAM_LEN
+        } else {
+            ty::DATAGRAM
+        }
+    }
+
+    /// Appends this frame, with or without the Length field. Without it the data extends to
+    /// the end of the packet, so it must be the last frame.
+    pub fn encode_with_len(&self, out: &mut impl BufMut, include_len: bool) {
+        self.write(&mut Out(out), include_len)
+    }
+
+    /// Exact encoded length with or without the Length field.
+    pub fn encoded_len(&self, include_len: bool) -> usize {
+        super::datagram_frame_header_len(self.data.len(), include_len) + self.data.len()
+    }
+
+    fn write<S: Sink>(&self, s: &mut S, include_len: bool) {
+        s.varint(Self::frame_type(include_len));
+        if include_len {
+            s.varint(self.data.len() as u64);
+        }
+        s.bytes(&self.data);
     }
 }
 

@@ -1,13 +1,13 @@
-//! Frames: RFC 9000 §19, RFC 10069 (multipath, "suggested" codepoints
-//! 0x3e..0x3e7c as used by the noq crate), draft-ietf-quic-ack-frequency
-//! (ACK_FREQUENCY 0xaf, IMMEDIATE_ACK 0x1f) and the experimental XLINK
-//! QoE control-signal frame (0x3f5153).
+//! Frames: RFC 9000 §19, RFC 9221 (DATAGRAM 0x30/0x31), RFC 10069 (multipath,
+//! "suggested" codepoints 0x3e..0x3e7c as used by the noq crate),
+//! draft-ietf-quic-ack-frequency (ACK_FREQUENCY 0xaf, IMMEDIATE_ACK 0x1f) and
+//! the experimental XLINK QoE control-signal frame (0x3f5153).
 //!
 //! Encoding: [`Frame::encode`] / [`Frame::encoded_len`] (exact). Decoding:
 //! [`Frame::iter`] returns a [`FrameIter`] over a packet payload yielding
 //! `Result<Frame, FrameError>`; it stops after the first error. Payload-carrying
-//! frames (STREAM, CRYPTO, NEW_TOKEN, CONNECTION_CLOSE reason) are zero-copy
-//! slices of the payload `Bytes`.
+//! frames (STREAM, CRYPTO, NEW_TOKEN, DATAGRAM, CONNECTION_CLOSE reason) are
+//! zero-copy slices of the payload `Bytes`.
 
 mod ack;
 mod decode;
@@ -86,6 +86,11 @@ pub mod ty {
     pub const HANDSHAKE_DONE: u64 = 0x1e;
     /// IMMEDIATE_ACK (ack-frequency §"IMMEDIATE_ACK Frame").
     pub const IMMEDIATE_ACK: u64 = 0x1f;
+    /// DATAGRAM without a Length field (RFC 9221 §4): the data extends to the
+    /// end of the packet.
+    pub const DATAGRAM: u64 = 0x30;
+    /// DATAGRAM with a Length field (RFC 9221 §4: the LEN bit, 0x01).
+    pub const DATAGRAM_LEN: u64 = 0x31;
     /// ACK_FREQUENCY (ack-frequency §"ACK_FREQUENCY Frame").
     pub const ACK_FREQUENCY: u64 = 0xaf;
     /// PATH_ACK without ECN (RFC 10069 §"PATH_ACK Frame").
@@ -249,6 +254,8 @@ pub enum Frame {
     },
     /// IMMEDIATE_ACK 0x1f (draft-ietf-quic-ack-frequency).
     ImmediateAck,
+    /// DATAGRAM 0x30 / 0x31 (RFC 9221 §4): unreliable application data.
+    Datagram(DatagramFrame),
     /// Experimental XLINK QoE feedback frame (type 0x3f5153, six varints).
     QoeControlSignal(QoeSignal),
 }
@@ -263,6 +270,15 @@ pub struct StreamFrame {
     /// Whether this frame carries the end of the stream.
     pub fin: bool,
     /// Stream data.
+    pub data: Bytes,
+}
+
+/// A DATAGRAM frame (RFC 9221 §4). [`Frame::encode`] writes type 0x31 (with
+/// Length); [`DatagramFrame::encode_with_len`] can omit it for the last frame
+/// of a packet (type 0x30). Decoding accepts both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatagramFrame {
+    /// Application data (may be empty).
     pub data: Bytes,
 }
 
@@ -372,6 +388,7 @@ impl Frame {
             PathCidsBlocked { .. } => ty::PATH_CIDS_BLOCKED,
             AckFrequency { .. } => ty::ACK_FREQUENCY,
             ImmediateAck => ty::IMMEDIATE_ACK,
+            Datagram(_) => ty::DATAGRAM_LEN,
             QoeControlSignal(_) => ty::QOE_CONTROL_SIGNAL,
         }
     }
@@ -413,9 +430,15 @@ pub fn is_multipath_type(frame_type: u64) -> bool {
     )
 }
 
+/// Whether `frame_type` is DATAGRAM, with or without Length (RFC 9221 §4).
+pub fn is_datagram_type(frame_type: u64) -> bool {
+    matches!(frame_type, ty::DATAGRAM | ty::DATAGRAM_LEN)
+}
+
 /// Whether `frame_type` is a frame type this crate knows.
 pub fn is_known_type(frame_type: u64) -> bool {
     frame_type <= ty::IMMEDIATE_ACK
+        || is_datagram_type(frame_type)
         || frame_type == ty::ACK_FREQUENCY
         || frame_type == ty::QOE_CONTROL_SIGNAL
         || is_multipath_type(frame_type)
@@ -430,6 +453,8 @@ pub fn is_known_type(frame_type: u64) -> bool {
 ///   excluded (ack-frequency §"min_ack_delay": they cannot be sent in 0-RTT),
 ///   as are all multipath frames (RFC 10069 §"New Frames": 1-RTT only) and the
 ///   XLINK frame (negotiated by a non-remembered transport parameter).
+///   DATAGRAM is allowed (RFC 9221 §4: "protected with either 0-RTT or 1-RTT
+///   keys"), so it is excluded from Initial and Handshake packets.
 /// - 1-RTT (short header): every known frame.
 /// - Retry / Version Negotiation: none (they carry no frames).
 ///
@@ -481,6 +506,27 @@ pub fn stream_frame_header_len(
     n
 }
 
+/// Bytes taken by a DATAGRAM frame's header (type, optional Length) for
+/// `data_len` bytes of data (RFC 9221 §4).
+pub fn datagram_frame_header_len(data_len: usize, include_len: bool) -> usize {
+    if include_len {
+        1 + varint_size(data_len as u64)
+    } else {
+        1
+    }
+}
+
+/// The largest DATAGRAM payload whose frame, with its Length field, takes at
+/// most `frame_room` bytes (RFC 9221 §3: max_datagram_frame_size counts the
+/// type, the length and the payload). None if not even an empty one fits.
+pub fn max_datagram_payload(frame_room: usize) -> Option<usize> {
+    let mut n = frame_room.checked_sub(2)?;
+    while n > 0 && datagram_frame_header_len(n, true) + n > frame_room {
+        n -= 1;
+    }
+    Some(n)
+}
+
 /// Bytes taken by a CRYPTO frame's header (type, Offset, Length) for `len`
 /// bytes of data (RFC 9000 §19.6).
 pub fn crypto_frame_header_len(offset: u64, len: usize) -> usize {
@@ -512,6 +558,7 @@ pub fn frame_type_name(frame_type: u64) -> &'static str {
         ty::HANDSHAKE_DONE => "HANDSHAKE_DONE",
         ty::IMMEDIATE_ACK => "IMMEDIATE_ACK",
         ty::ACK_FREQUENCY => "ACK_FREQUENCY",
+        ty::DATAGRAM | ty::DATAGRAM_LEN => "DATAGRAM",
         ty::PATH_ACK | ty::PATH_ACK_ECN => "PATH_ACK",
         ty::PATH_ABANDON => "PATH_ABANDON",
         ty::PATH_STATUS_BACKUP => "PATH_STATUS_BACKUP",

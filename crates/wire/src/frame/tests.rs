@@ -155,6 +155,7 @@ fn extension_frame() -> BoxedStrategy<Frame> {
             }
         }),
         Just(Frame::ImmediateAck),
+        bytes(64).prop_map(|data| Frame::Datagram(DatagramFrame { data })),
         proptest::array::uniform6(varint()).prop_map(|v| Frame::QoeControlSignal(QoeSignal {
             sequence: v[0],
             cached_bytes: v[1],
@@ -241,6 +242,45 @@ proptest! {
     }
 
     #[test]
+    fn datagram_both_encodings_round_trip(data in bytes(300), include_len in any::<bool>()) {
+        let df = DatagramFrame { data };
+        let mut buf = Vec::new();
+        df.encode_with_len(&mut buf, include_len);
+        prop_assert_eq!(buf.len(), df.encoded_len(include_len));
+        prop_assert_eq!(
+            buf.len(),
+            datagram_frame_header_len(df.data.len(), include_len) + df.data.len()
+        );
+        prop_assert_eq!(buf[0] as u64, DatagramFrame::frame_type(include_len));
+        prop_assert_eq!(decode_one(&buf).unwrap(), Frame::Datagram(df.clone()));
+        // With a Length field another frame may follow; without one it must be last.
+        buf.push(0x01);
+        let frames = decode_all(&buf).unwrap();
+        if include_len {
+            prop_assert_eq!(frames, vec![Frame::Datagram(df), Frame::Ping]);
+        } else {
+            let mut with_ping = df.data.to_vec();
+            with_ping.push(0x01);
+            prop_assert_eq!(
+                frames,
+                vec![Frame::Datagram(DatagramFrame { data: with_ping.into() })]
+            );
+        }
+    }
+
+    #[test]
+    fn max_datagram_payload_is_the_largest_that_fits(room in 0usize..70_000) {
+        match max_datagram_payload(room) {
+            None => prop_assert!(room < 2),
+            Some(n) => {
+                prop_assert!(datagram_frame_header_len(n, true) + n <= room);
+                let more = n + 1;
+                prop_assert!(datagram_frame_header_len(more, true) + more > room);
+            }
+        }
+    }
+
+    #[test]
     fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..512)) {
         let mut n_err = 0;
         for res in Frame::iter(Bytes::from(data.clone())) {
@@ -258,7 +298,9 @@ proptest! {
 
     #[test]
     fn random_frame_like_bytes_never_panic(
-        t in prop_oneof![0u64..0x20, Just(0xaf), 0x3e75u64..0x3e7d, Just(0x3e), Just(0x3f)],
+        t in prop_oneof![
+            0u64..0x20, Just(0xaf), 0x3e75u64..0x3e7d, Just(0x3e), Just(0x3f), 0x30u64..0x32
+        ],
         body in proptest::collection::vec(any::<u8>(), 0..64),
     ) {
         let mut buf = Vec::new();
@@ -525,4 +567,49 @@ fn packet_type_legality() {
     assert!(!allowed_in(0x20, Short));
     assert!(!allowed_in(ty::PING, Retry));
     assert_eq!(frame_type_name(0x3e78), "PATH_NEW_CONNECTION_ID");
+    // RFC 9221 §4: DATAGRAM only under 0-RTT or 1-RTT keys.
+    for t in [ty::DATAGRAM, ty::DATAGRAM_LEN] {
+        assert!(allowed_in(t, Short) && allowed_in(t, ZeroRtt), "{t:#x}");
+        assert!(
+            !allowed_in(t, Initial) && !allowed_in(t, Handshake),
+            "{t:#x}"
+        );
+        assert_eq!(frame_type_name(t), "DATAGRAM");
+    }
+    assert!(!allowed_in(0x32, Short));
+}
+
+#[test]
+fn datagram_wire_format() {
+    let f = Frame::Datagram(DatagramFrame {
+        data: Bytes::from_static(b"abc"),
+    });
+    assert_eq!(f.frame_type(), ty::DATAGRAM_LEN);
+    assert!(f.is_ack_eliciting() && !f.is_probing() && !f.is_multipath());
+    let mut buf = Vec::new();
+    f.encode(&mut buf);
+    assert_eq!(buf, [0x31, 3, b'a', b'b', b'c']);
+    assert_eq!(
+        decode_one(&[0x30, b'x', b'y']).unwrap(),
+        Frame::Datagram(DatagramFrame {
+            data: Bytes::from_static(b"xy"),
+        })
+    );
+    // An empty datagram is valid in both forms.
+    assert_eq!(
+        decode_one(&[0x30]).unwrap(),
+        Frame::Datagram(DatagramFrame { data: Bytes::new() })
+    );
+    assert_eq!(
+        decode_one(&[0x31, 0]).unwrap(),
+        Frame::Datagram(DatagramFrame { data: Bytes::new() })
+    );
+    // A Length beyond the packet is a FRAME_ENCODING_ERROR.
+    let e = err_of(&[0x31, 5, 1, 2]);
+    assert_eq!((e.code, e.frame_type), (Code::FRAME_ENCODING_ERROR, 0x31));
+    assert_eq!(max_datagram_payload(65535), Some(65530));
+    assert_eq!(max_datagram_payload(64), Some(62));
+    assert_eq!(max_datagram_payload(65), Some(63));
+    assert_eq!(max_datagram_payload(66), Some(63));
+    assert_eq!(max_datagram_payload(1), None);
 }
