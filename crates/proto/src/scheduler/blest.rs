@@ -104,18 +104,13 @@ impl Scheduler for Blest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::{backlog, view};
+    use crate::scheduler::backlog;
 
     /// The paper's setting: a fast path (10 ms, 10 packets, window full) and a slow one (40 ms,
     /// room). Over one slow RTT (r = 4) the fast path sends (10 + 1.5)·4 = 46 packets = 46,000
     /// bytes of 1,000.
     fn fast_full_and_slow() -> [PathView; 2] {
-        let mut fast = view(0, 10, false, false);
-        fast.cwnd = 10_000;
-        fast.bytes_in_flight = 10_000;
-        let mut slow = view(1, 40, true, false);
-        slow.cwnd = 10_000;
-        [fast, slow]
+        crate::scheduler::fast_full_and_slow(40)
     }
 
     fn with_window(send_window: u64) -> Backlog {

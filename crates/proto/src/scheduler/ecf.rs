@@ -94,12 +94,7 @@ mod tests {
     /// The paper's motivating case (§2, Fig. 2): a fast path (10 ms, 10 packets of window, all
     /// in flight) and a slow one (100 ms, 10 packets, room). Packets are 1,000 bytes.
     fn fast_full_and_slow() -> [PathView; 2] {
-        let mut fast = view(0, 10, false, false);
-        fast.cwnd = 10_000;
-        fast.bytes_in_flight = 10_000;
-        let mut slow = view(1, 100, true, false);
-        slow.cwnd = 10_000;
-        [fast, slow]
+        crate::scheduler::fast_full_and_slow(100)
     }
 
     #[test]

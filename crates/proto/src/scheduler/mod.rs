@@ -151,6 +151,18 @@ pub(crate) fn view(id: PathId, srtt_ms: u64, can_send: bool, backup: bool) -> Pa
     }
 }
 
+/// The two-path state of the ECF and BLEST papers: a fast path (10 ms, 10 packets of 1,000
+/// bytes of window, all in flight) and a slow one (`slow_ms`, 10 packets, room).
+#[cfg(test)]
+pub(crate) fn fast_full_and_slow(slow_ms: u64) -> [PathView; 2] {
+    let mut fast = view(0, 10, false, false);
+    fast.cwnd = 10_000;
+    fast.bytes_in_flight = 10_000;
+    let mut slow = view(1, slow_ms, true, false);
+    slow.cwnd = 10_000;
+    [fast, slow]
+}
+
 /// A backlog of `bytes` with an unlimited flow-control window and 1,000-byte packets.
 #[cfg(test)]
 pub(crate) fn backlog(bytes: u64) -> Backlog {
