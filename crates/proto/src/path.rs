@@ -274,16 +274,17 @@ impl Path {
 
     /// An RTT sample from an ACK that arrived on this path for a packet sent on it. The first
     /// one restarts an estimator fed so far only by other paths' ACKs (RFC 10069 §5.4: restart
-    /// the minimum RTT when the acknowledgment path changes).
+    /// the minimum RTT when the acknowledgment path changes). Returns whether it was taken (a
+    /// packet number at or below the last sampled one gives none).
     pub fn on_own_rtt_sample(
         &mut self,
         now: Timestamp,
         pn: u64,
         sample: Duration,
         ack_delay: Duration,
-    ) {
+    ) -> bool {
         if self.last_sampled_pn.is_some_and(|l| pn <= l) {
-            return;
+            return false;
         }
         if self.last_own_ack.is_none() && self.rtt.has_sample() {
             self.rtt = RttEstimator::new(self.rtt.smoothed());
@@ -293,6 +294,7 @@ impl Path {
         self.rtt.update(ack_delay, sample);
         self.counters.rtt_samples += 1;
         self.counters.own_rtt_samples += 1;
+        true
     }
 
     /// Ack state of this path for `space`, created on first use.

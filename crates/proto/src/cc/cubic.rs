@@ -283,7 +283,12 @@ impl Cubic {
             }
             hs.start_round(ack.now);
         }
-        hs.observe(ack.rtt.latest());
+        // RFC 9406 §4.2 takes "the RTT sample" of each ACK: an ACK that gave this path none
+        // (SPNS, report §2.2) must not count its stale latest RTT again, which made a spurious
+        // CSS exit look like a lower round minimum and sent the path back to slow start.
+        if ack.rtt_sampled {
+            hs.observe(ack.rtt.latest());
+        }
         match hs.css_baseline_min_rtt {
             None => {
                 self.cwnd += in_slow_start;
@@ -763,6 +768,33 @@ mod tests {
         assert_eq!(h.cc.window(), 2 * before);
     }
 
+    /// RFC 9406 §4.2 counts RTT samples. In SPNS an ACK can acknowledge a path's packets
+    /// without giving it a sample (report §2.2); its stale latest RTT must not count, or an old,
+    /// lower sample looks like a new round's minimum and ends CSS spuriously.
+    #[test]
+    fn hystart_ignores_acks_without_a_fresh_rtt_sample() {
+        let mut h = harness(CubicOptions::default());
+        let mut now = 1000;
+        round(&mut h, &mut now, 100);
+        round(&mut h, &mut now, 100);
+        round(&mut h, &mut now, 120);
+        assert_eq!(h.cc.stats().state, "conservative_slow_start");
+        // The estimator's latest sample is lower than the baseline, but this round's ACKs
+        // bring no sample of their own.
+        h.set_rtt(Duration::from_millis(105));
+        h.rtt_sampled = false;
+        let sent = now;
+        now += 120;
+        for _ in 0..h.cc.window() / MSS {
+            h.ack(now, sent, MSS);
+        }
+        assert_eq!(h.cc.stats().state, "conservative_slow_start");
+        // With samples, the same lower RTT is a spurious exit: back to slow start.
+        h.rtt_sampled = true;
+        round(&mut h, &mut now, 105);
+        assert_eq!(h.cc.stats().state, "slow_start");
+    }
+
     #[test]
     fn hystart_disabled_ignores_delay() {
         let mut h = plain();
@@ -784,6 +816,7 @@ mod tests {
         let mut h = Harness {
             cc: Cubic::new(config),
             rtt: RttEstimator::new(Duration::ZERO),
+            rtt_sampled: true,
         };
         for i in 0..100u64 {
             h.ack(i, i, u64::MAX / 2);

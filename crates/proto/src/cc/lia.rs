@@ -185,6 +185,7 @@ mod tests {
                 bytes_in_flight: 0,
                 app_limited: false,
                 rtt: &h.rtt,
+                rtt_sampled: true,
                 rate_sample: None,
             };
             h.cc.on_ack(

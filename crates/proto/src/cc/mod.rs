@@ -61,6 +61,10 @@ pub struct AckEvent<'a> {
     pub app_limited: bool,
     /// This path's RTT estimator, already updated with this ACK's sample if there was one.
     pub rtt: &'a RttEstimator,
+    /// This ACK gave the path an RTT sample (`rtt.latest()` is fresh). In SPNS an ACK frame
+    /// can acknowledge a path's packets without sampling its RTT (report §2.2: the Largest
+    /// Acknowledged went on another path), and `rtt.latest()` is then an older sample.
+    pub rtt_sampled: bool,
     /// Delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), if one was produced.
     pub rate_sample: Option<RateSample>,
 }

@@ -364,6 +364,8 @@ pub(crate) mod sim {
     pub(crate) struct Harness<C> {
         pub(crate) cc: C,
         pub(crate) rtt: RttEstimator,
+        /// What the events say of `rtt` (see [`AckEvent::rtt_sampled`]); true by default.
+        pub(crate) rtt_sampled: bool,
     }
 
     impl<C: CongestionController> Harness<C> {
@@ -371,7 +373,11 @@ pub(crate) mod sim {
         pub(crate) fn new(cc: C) -> Self {
             let mut rtt = RttEstimator::new(INITIAL_RTT);
             rtt.update(Duration::ZERO, Duration::from_millis(100));
-            Self { cc, rtt }
+            Self {
+                cc,
+                rtt,
+                rtt_sampled: true,
+            }
         }
 
         /// Feeds one RTT sample.
@@ -395,6 +401,7 @@ pub(crate) mod sim {
                 bytes_in_flight: 0,
                 app_limited,
                 rtt: &self.rtt,
+                rtt_sampled: self.rtt_sampled,
                 rate_sample: None,
             };
             self.cc.on_ack(&event, Coupling::single(&single));
@@ -764,6 +771,7 @@ pub(crate) mod sim {
             bytes_in_flight: st.in_flight,
             app_limited: false,
             rtt: &st.rtt,
+            rtt_sampled: true,
             rate_sample: st.rate.generate_sample(now, st.rtt.min()),
         };
         cc.on_ack(&event, coupling);

@@ -85,7 +85,7 @@ impl Connection {
                 outcomes.push((path, outcome));
             }
         }
-        self.sample_rtts(now, space, recv_path, ack.largest, ack_delay, &outcomes);
+        let sampled = self.sample_rtts(now, space, recv_path, ack.largest, ack_delay, &outcomes);
         let acked_paths: Vec<PathId> = outcomes.iter().map(|(p, _)| *p).collect();
         let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);
         for (path, outcome) in outcomes {
@@ -93,7 +93,7 @@ impl Connection {
                 self.on_frames_acked(now, epoch, packet);
             }
             self.detect_losses(now, path, epoch);
-            self.report_acked(now, path, &outcome);
+            self.report_acked(now, path, &outcome, sampled.contains(&path));
         }
         for path in unacked_paths {
             self.detect_losses(now, path, epoch);
@@ -204,6 +204,7 @@ impl Connection {
     /// RTT samples of one ACK frame received on `recv_path`: which path samples what is the
     /// recovery seam's decision under the configured rules
     /// ([`plan_samples`](crate::recovery::sampling::plan_samples), Alibaba report §2.2).
+    /// Returns the paths that took a sample.
     fn sample_rtts(
         &mut self,
         now: Timestamp,
@@ -212,7 +213,7 @@ impl Connection {
         largest: u64,
         ack_delay: Duration,
         outcomes: &[(PathId, AckedOutcome)],
-    ) {
+    ) -> Vec<PathId> {
         let newly = || outcomes.iter().flat_map(|(_, o)| &o.packets);
         let largest_info = self
             .send_spaces
@@ -244,12 +245,13 @@ impl Connection {
             any_eliciting,
             &shares,
         );
+        let mut sampled = Vec::with_capacity(planned.len());
         for sample in planned {
             let Some(path) = self.paths.get_mut(&sample.path) else {
                 continue;
             };
             let rtt = now - sample.sent;
-            match sample.kind {
+            let took = match sample.kind {
                 SampleKind::Own { pn } => path.on_own_rtt_sample(now, pn, rtt, ack_delay),
                 SampleKind::Borrowed | SampleKind::Naive => {
                     path.rtt.update(ack_delay, rtt);
@@ -257,13 +259,24 @@ impl Connection {
                     if sample.kind == SampleKind::Borrowed {
                         path.counters.borrowed_rtt_samples += 1;
                     }
+                    true
                 }
+            };
+            if took {
+                sampled.push(sample.path);
             }
         }
+        sampled
     }
 
     /// Give the path's controller this ACK's acknowledged in-flight bytes and rate sample.
-    fn report_acked(&mut self, now: Timestamp, path_id: PathId, outcome: &AckedOutcome) {
+    fn report_acked(
+        &mut self,
+        now: Timestamp,
+        path_id: PathId,
+        outcome: &AckedOutcome,
+        rtt_sampled: bool,
+    ) {
         let (states, own) = self.coupling_for(path_id);
         let Some(path) = self.paths.get_mut(&path_id) else {
             return;
@@ -289,6 +302,7 @@ impl Connection {
             bytes_in_flight: path.bytes_in_flight(),
             app_limited: rate_sample.as_ref().is_some_and(|s| s.is_app_limited),
             rtt: &path.rtt,
+            rtt_sampled,
             rate_sample,
         };
         path.cc.on_ack(

@@ -33,6 +33,7 @@ fn ack(bbr: &mut Bbr, now: Timestamp, rate: u64, acked: u64, lost: u64) {
         bytes_in_flight: bbr.inflight,
         app_limited: false,
         rtt: &rtt,
+        rtt_sampled: true,
         rate_sample: Some(rs),
     };
     bbr.on_ack(&event, Coupling::single(&[CouplingState::default()]));
