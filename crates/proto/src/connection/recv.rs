@@ -438,6 +438,20 @@ impl Connection {
 
     /// Bookkeeping after a packet was processed: receive record, ACK state, idle timer, counters.
     fn note_received(&mut self, now: Timestamp, packet: &Decrypted, ack_eliciting: bool) {
+        let keys_kept = match packet.epoch {
+            Epoch::Initial => self.initial_keys.is_some(),
+            Epoch::Handshake => self.handshake_keys.is_some(),
+            Epoch::Data => true,
+        };
+        if !keys_kept {
+            // Processing this packet discarded its keys (the server's Handshake packet that
+            // completed and confirmed the handshake, RFC 9001 §4.9.2): its space is gone and
+            // is never acknowledged again. Recording it would recreate an ACK state that
+            // stays due forever and make every later poll_transmit send a packet (an ACK
+            // for each packet received).
+            self.count_received(now, packet);
+            return;
+        }
         // Report §2.2: each path's largest received packet of the space; below the smallest
         // of them no gap waits for a packet in flight on an in-order path.
         let settled = self
@@ -489,6 +503,10 @@ impl Connection {
                 state.count(now, ack_eliciting, out_of_order, &ack_config, max_ack_delay);
             }
         }
+        self.count_received(now, packet);
+    }
+
+    fn count_received(&mut self, now: Timestamp, packet: &Decrypted) {
         if let Some(path) = self.paths.get_mut(&packet.path) {
             path.counters.packets_received += 1;
             path.counters.bytes_received += packet.len as u64;
