@@ -28,5 +28,8 @@ pub mod server;
 
 pub use quic::{BidiStream, Connection, OpenStreams, RecvStream, SendStream};
 
+/// The versions of the HTTP types and of the h3 crate this crate's API uses.
+pub use {h3, http};
+
 /// The ALPN protocol name of HTTP/3 (RFC 9114 §3.2).
 pub const ALPN: &[u8] = b"h3";
