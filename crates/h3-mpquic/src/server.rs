@@ -16,6 +16,12 @@ use crate::quic::{BidiStream, Connection};
 /// Bytes of the file read, and sent as one DATA frame (RFC 9114 §7.2.1), at a time.
 const CHUNK: usize = 256 * 1024;
 
+/// How long the server waits, after its response, for the end of the request stream.
+const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Request body bytes the server reads and ignores before it stops reading.
+const MAX_IGNORED_BODY: usize = 64 * 1024;
+
 type Stream = RequestStream<BidiStream<Bytes>, Bytes>;
 
 /// Why serving a request failed.
@@ -94,9 +100,30 @@ pub async fn serve_request(
         }
     };
     stream.finish().await?;
-    // The response does not depend on a request body: stop reading it (RFC 9114 §4.1).
-    stream.stop_sending(Code::H3_NO_ERROR);
+    drain_request(&mut stream).await;
     Ok(sent)
+}
+
+/// Read the rest of the request stream (a GET's FIN usually comes in a packet after its
+/// HEADERS), so that the client can close it normally; if it carries more than
+/// [`MAX_IGNORED_BODY`] bytes or does not end within [`DRAIN_WAIT`], stop reading with
+/// H3_NO_ERROR (RFC 9114 §4.1: the response does not depend on a request body). Stopping at once
+/// would race with well-behaved clients, whose FIN may still be on its way.
+async fn drain_request(stream: &mut Stream) {
+    let drained = tokio::time::timeout(DRAIN_WAIT, async {
+        let mut ignored = 0usize;
+        while let Ok(Some(data)) = stream.recv_data().await {
+            ignored += bytes::Buf::remaining(&data);
+            if ignored > MAX_IGNORED_BODY {
+                return false;
+            }
+        }
+        true
+    })
+    .await;
+    if drained != Ok(true) {
+        stream.stop_sending(Code::H3_NO_ERROR);
+    }
 }
 
 /// The file `target` names below `root`, and its length.
