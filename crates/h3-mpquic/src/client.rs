@@ -3,7 +3,7 @@
 
 use bytes::{Buf, Bytes};
 use h3::client::{RequestStream, SendRequest};
-use h3::error::{ConnectionError, StreamError};
+use h3::error::{Code, ConnectionError, StreamError};
 use http::{Request, StatusCode, Uri};
 use tokio::task::JoinHandle;
 
@@ -67,8 +67,13 @@ pub async fn get(conn: &mpquic::Connection, uri: Uri) -> Result<Response, GetErr
         }
     });
     let mut stream = sender.send_request(request).await?;
-    // The request has no content: close the stream for sending (RFC 9114 §4.1).
-    stream.finish().await?;
+    // The request has no content: close the stream for sending (RFC 9114 §4.1). A server that
+    // answered at once may already have stopped reading with H3_NO_ERROR: its response stands
+    // (clients MUST NOT discard it, same section).
+    match stream.finish().await {
+        Err(StreamError::RemoteTerminate { code, .. }) if code == Code::H3_NO_ERROR => {}
+        other => other?,
+    }
     let head = stream.recv_response().await?;
     Ok(Response {
         head,
