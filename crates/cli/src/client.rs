@@ -1,5 +1,5 @@
-//! `mpquic client`: download a file over HTTP/0.9 (`hq-interop`), optionally over several
-//! paths, and summarize the transfer.
+//! `mpquic client`: download a file over HTTP/3 (`h3`, the default) or HTTP/0.9
+//! (`hq-interop`), optionally over several paths, and summarize the transfer.
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
+use bytes::Bytes;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use mpquic::{
@@ -15,7 +16,7 @@ use mpquic::{
 };
 use tokio::io::AsyncWriteExt;
 
-use crate::opts::TransportArgs;
+use crate::opts::{AppProtocol, TransportArgs};
 use crate::report::Summary;
 use crate::units::parse_duration;
 
@@ -25,6 +26,10 @@ pub struct ClientArgs {
     /// What to download: https://HOST[:PORT]/PATH (port 443 by default).
     #[arg(value_name = "URL", value_parser = Target::parse)]
     pub url: Target,
+    /// Application protocol: h3 (HTTP/3 GET) or hq-interop (HTTP/0.9, as the QUIC interop
+    /// runner uses).
+    #[arg(long, value_name = "ALPN", value_enum, default_value = "h3")]
+    pub alpn: AppProtocol,
     /// Write the body to this file (default: count the bytes and discard them).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -63,6 +68,24 @@ pub struct Target {
 }
 
 impl Target {
+    /// The `:authority` of an HTTP/3 request: host (IPv6 in brackets) and port.
+    fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// The URI of an HTTP/3 request (scheme, authority, path and query; no fragment).
+    fn uri(&self) -> anyhow::Result<mpquic_h3::http::Uri> {
+        format!("https://{}{}", self.authority(), self.path)
+            .parse()
+            .with_context(|| format!("invalid request URI for {}", self.url))
+    }
+}
+
+impl Target {
     /// Parse `https://HOST[:PORT]/PATH`.
     pub fn parse(s: &str) -> Result<Self, String> {
         let url = url::Url::parse(s).map_err(|e| format!("invalid URL '{s}': {e}"))?;
@@ -98,7 +121,9 @@ pub struct Download {
     pub remote: SocketAddr,
     /// Local addresses: the first for the handshake, the others for extra paths.
     pub locals: Vec<SocketAddr>,
+    /// TLS configuration; its ALPN list must offer `protocol`.
     pub tls: Arc<rustls::ClientConfig>,
+    pub protocol: AppProtocol,
     pub transport: TransportConfig,
     /// Handshake timeout and longest wait for more data.
     pub timeout: Duration,
@@ -129,7 +154,8 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
         target: args.url.clone(),
         remote,
         locals,
-        tls: tls::client_config(&[hq::ALPN], trust)?,
+        tls: tls::client_config(&[args.alpn.alpn()], trust)?,
+        protocol: args.alpn,
         transport: args.transport.transport(Some(args.timeout))?,
         timeout: args.timeout,
         output: args.output.clone(),
@@ -214,14 +240,13 @@ impl Download {
     async fn fetch(&self, conn: &Connection, handshake: Duration) -> anyhow::Result<Summary> {
         let bar = self.progress_bar();
         let started = Instant::now();
-        let mut body = hq::request(conn, &self.target.path)
-            .await
-            .context("sending the request")?;
+        let mut body = self.request(conn).await?;
         let received = self.receive(&mut body, &bar).await;
         bar.finish_and_clear();
         let bytes = received?;
         Ok(Summary::new(
             &self.target.url,
+            (self.protocol.name(), body.status()),
             conn,
             bytes,
             started.elapsed(),
@@ -250,8 +275,35 @@ impl Download {
         bar
     }
 
+    /// Send the request in the negotiated protocol; for HTTP/3, wait for a 200 response.
+    async fn request(&self, conn: &Connection) -> anyhow::Result<Body> {
+        let path = &self.target.path;
+        match self.protocol {
+            AppProtocol::HqInterop => Ok(Body::Hq(
+                hq::request(conn, path)
+                    .await
+                    .context("sending the request")?,
+            )),
+            AppProtocol::H3 => {
+                let get = mpquic_h3::client::get(conn, self.target.uri()?);
+                let mut response = tokio::time::timeout(self.timeout, get)
+                    .await
+                    .map_err(|_| anyhow!("no response from the server within {:?}", self.timeout))?
+                    .context("HTTP/3 request")?;
+                let status = response.status();
+                if status != mpquic_h3::http::StatusCode::OK {
+                    bail!(
+                        "the server answered {status} for {path}{}",
+                        error_text(&mut response, self.timeout).await
+                    );
+                }
+                Ok(Body::H3(Box::new(response)))
+            }
+        }
+    }
+
     /// Read the body into the output file (if any); returns its length.
-    async fn receive(&self, body: &mut RecvStream, bar: &ProgressBar) -> anyhow::Result<u64> {
+    async fn receive(&self, body: &mut Body, bar: &ProgressBar) -> anyhow::Result<u64> {
         let mut out = match &self.output {
             Some(path) => Some(tokio::io::BufWriter::with_capacity(
                 1 << 20,
@@ -264,7 +316,7 @@ impl Download {
         let mut buf = vec![0u8; 256 * 1024];
         let mut total = 0u64;
         loop {
-            let read = tokio::time::timeout(self.timeout, body.read(&mut buf))
+            let read = tokio::time::timeout(self.timeout, body.next(&mut buf))
                 .await
                 .map_err(|_| {
                     anyhow!(
@@ -272,10 +324,10 @@ impl Download {
                         self.timeout
                     )
                 })?;
-            let n = match read {
-                Ok(Some(n)) => n,
+            let chunk = match read {
+                Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
-                Err(ReadError::Reset(code)) => bail!(
+                Err(BodyError::Hq(ReadError::Reset(code))) => bail!(
                     "the server refused {} (stream reset with code {code}{})",
                     self.target.path,
                     reset_meaning(code)
@@ -283,11 +335,11 @@ impl Download {
                 Err(e) => return Err(e).context("receiving the body"),
             };
             if let Some(out) = out.as_mut() {
-                out.write_all(&buf[..n])
+                out.write_all(&chunk)
                     .await
                     .context("writing the output file")?;
             }
-            total += n as u64;
+            total += chunk.len() as u64;
             bar.set_position(total);
         }
         if let Some(mut out) = out {
@@ -304,5 +356,67 @@ fn reset_meaning(code: u64) -> &'static str {
         hq::code::NOT_FOUND => ": not found",
         hq::code::INTERNAL => ": server error",
         _ => "",
+    }
+}
+
+/// The body of a response, in either protocol.
+enum Body {
+    Hq(RecvStream),
+    H3(Box<mpquic_h3::client::Response>),
+}
+
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    #[error(transparent)]
+    Hq(#[from] ReadError),
+    #[error(transparent)]
+    H3(#[from] mpquic_h3::client::GetError),
+}
+
+impl Body {
+    /// The HTTP status, for HTTP/3.
+    fn status(&self) -> Option<u16> {
+        match self {
+            Body::Hq(_) => None,
+            Body::H3(response) => Some(response.status().as_u16()),
+        }
+    }
+
+    /// The next piece of the body (`scratch` is the read buffer of hq-interop), `None` at its
+    /// end.
+    async fn next(&mut self, scratch: &mut [u8]) -> Result<Option<Bytes>, BodyError> {
+        match self {
+            Body::Hq(stream) => Ok(stream
+                .read(scratch)
+                .await?
+                .map(|n| Bytes::copy_from_slice(&scratch[..n]))),
+            Body::H3(response) => Ok(response.chunk().await?),
+        }
+    }
+}
+
+/// Longest piece of an error response's text quoted in the client's error line.
+const ERROR_TEXT: usize = 200;
+
+/// ": <first line of the body>" of an error response, printable characters only, or nothing
+/// if there is no body (or it does not come within `timeout`).
+async fn error_text(response: &mut mpquic_h3::client::Response, timeout: Duration) -> String {
+    let body = tokio::time::timeout(timeout, response.read_to_end(64 * 1024)).await;
+    let Ok(Ok(body)) = body else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&body);
+    let line: String = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(ERROR_TEXT)
+        .collect();
+    if line.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", line.trim())
     }
 }

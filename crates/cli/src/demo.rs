@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use mpquic::{hq, tls};
+use mpquic::tls;
 
 use crate::client::{Download, Target};
-use crate::opts::TransportArgs;
+use crate::opts::{AppProtocol, TransportArgs};
 use crate::report::Summary;
 use crate::units::{parse_duration, parse_size};
 
@@ -22,6 +22,9 @@ pub struct DemoArgs {
     /// Number of paths: the client uses local addresses 127.0.0.1, 127.0.0.2, ...
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub paths: u8,
+    /// Application protocol of the download: h3 (HTTP/3) or hq-interop (HTTP/0.9).
+    #[arg(long, value_name = "ALPN", value_enum, default_value = "h3")]
+    pub alpn: AppProtocol,
     #[command(flatten)]
     pub transport: TransportArgs,
     /// Give up when the handshake, or the wait for more data, takes longer than this.
@@ -68,7 +71,7 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
     let data = generate(size as u64);
     std::fs::write(root.join("file.bin"), &data).context("writing the generated file")?;
     let (cert, key) = tls::self_signed(&["localhost"])?;
-    let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key)?;
+    let server_tls = tls::server_config(&crate::server::SERVED_ALPNS, vec![cert.clone()], key)?;
     let listen: SocketAddr = "127.0.0.1:0".parse()?;
     let server = crate::server::start(
         &[listen],
@@ -86,7 +89,8 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
             .map_err(anyhow::Error::msg)?,
         remote,
         locals,
-        tls: tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert]))?,
+        tls: tls::client_config(&[args.alpn.alpn()], tls::ServerTrust::Roots(vec![cert]))?,
+        protocol: args.alpn,
         transport: args.transport.transport(Some(args.timeout))?,
         timeout: args.timeout,
         output: Some(output.clone()),

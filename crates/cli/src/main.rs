@@ -33,7 +33,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve a directory over HTTP/0.9 (ALPN hq-interop).
+    /// Serve a directory over HTTP/3 (ALPN h3) and HTTP/0.9 (ALPN hq-interop).
     Server(server::ServerArgs),
     /// Download a file and summarize the transfer.
     Client(client::ClientArgs),

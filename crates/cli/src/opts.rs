@@ -85,3 +85,32 @@ pub fn cc_name(cc: CcAlgorithm) -> &'static str {
         .find(|(_, a)| *a == cc)
         .map_or("?", |(n, _)| n)
 }
+
+/// The application protocol a client speaks (its ALPN token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AppProtocol {
+    /// HTTP/3 (RFC 9114, ALPN "h3").
+    #[value(name = "h3")]
+    H3,
+    /// HTTP/0.9 over QUIC as used by the QUIC interop runner (ALPN "hq-interop").
+    #[value(name = "hq-interop")]
+    HqInterop,
+}
+
+impl AppProtocol {
+    /// The ALPN token.
+    pub fn alpn(self) -> &'static [u8] {
+        match self {
+            AppProtocol::H3 => mpquic_h3::ALPN,
+            AppProtocol::HqInterop => mpquic::hq::ALPN,
+        }
+    }
+
+    /// The name given on the command line (and the ALPN token as text).
+    pub fn name(self) -> &'static str {
+        match self {
+            AppProtocol::H3 => "h3",
+            AppProtocol::HqInterop => "hq-interop",
+        }
+    }
+}

@@ -14,6 +14,10 @@ use crate::units::format_bytes;
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub url: String,
+    /// Application protocol (ALPN token): "h3" or "hq-interop".
+    pub protocol: String,
+    /// HTTP status of the response (HTTP/3 only: HTTP/0.9 has none).
+    pub status: Option<u16>,
     /// Body bytes received.
     pub bytes: u64,
     /// From the request to the last byte.
@@ -61,9 +65,11 @@ impl PathSummary {
 }
 
 impl Summary {
-    /// Summarize a transfer of `bytes` over `elapsed` on `conn` (call before closing it).
+    /// Summarize a transfer of `bytes` over `elapsed` on `conn` (call before closing it), in
+    /// `protocol`, answered with `status` if the protocol has one.
     pub fn new(
         url: &str,
+        (protocol, status): (&str, Option<u16>),
         conn: &Connection,
         bytes: u64,
         elapsed: Duration,
@@ -85,6 +91,8 @@ impl Summary {
         };
         Self {
             url: url.to_owned(),
+            protocol: protocol.to_owned(),
+            status,
             bytes,
             seconds,
             goodput_mbps: if seconds > 0.0 {
@@ -104,8 +112,11 @@ impl Summary {
 
     /// Lines for people; per-path lines only when there are several paths.
     pub fn lines(&self) -> Vec<String> {
+        let status = self
+            .status
+            .map_or(String::new(), |s| format!(", status {s}"));
         let mut out = vec![
-            format!("{}: {} in {:.3} s, goodput {:.1} Mbit/s", self.url, format_bytes(self.bytes), self.seconds, self.goodput_mbps),
+            format!("{} ({}{status}): {} in {:.3} s, goodput {:.1} Mbit/s", self.url, self.protocol, format_bytes(self.bytes), self.seconds, self.goodput_mbps),
             format!(
                 "handshake {:.2} ms, srtt {:.3} ms, packets sent {}, received {}, lost {}, multipath {}",
                 self.handshake_ms, self.srtt_ms, self.packets_sent, self.packets_received, self.packets_lost, self.design

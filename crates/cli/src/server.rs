@@ -1,4 +1,5 @@
-//! `mpquic server`: serve a directory over HTTP/0.9 (`hq-interop`).
+//! `mpquic server`: serve a directory over HTTP/3 (`h3`) and HTTP/0.9 (`hq-interop`), the
+//! protocol of each connection being the ALPN token it negotiated.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -14,6 +15,9 @@ use mpquic::{config, hq, tls, Endpoint, EndpointConfig, ServerConfig, TransportC
 use crate::exit::UsageError;
 use crate::keys::load_key;
 use crate::opts::{cc_name, multipath_name, TransportArgs};
+
+/// The ALPN tokens the server offers; each connection is served in the one it negotiated.
+pub const SERVED_ALPNS: [&[u8]; 2] = [mpquic_h3::ALPN, hq::ALPN];
 
 /// Names the generated certificate is valid for.
 const SELF_SIGNED_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -175,15 +179,25 @@ pub fn start_with(
     let served = root.clone();
     tokio::spawn(async move {
         while let Some(conn) = ep.accept().await {
-            let root = served.clone();
-            tokio::spawn(async move {
-                let peer = conn.remote_address();
-                let why = hq::serve_connection(conn, root).await;
-                tracing::info!("connection from {peer:?} ended: {why}");
-            });
+            tokio::spawn(serve_connection(conn, served.clone()));
         }
     });
     Ok(Server { endpoint, root })
+}
+
+/// Serve one connection in the protocol it negotiated: HTTP/3 for ALPN `h3` (RFC 9114 §3.2),
+/// HTTP/0.9 for `hq-interop`.
+async fn serve_connection(conn: mpquic::Connection, root: Arc<PathBuf>) {
+    let peer = conn.remote_address();
+    if conn.alpn_protocol().as_deref() == Some(mpquic_h3::ALPN) {
+        match mpquic_h3::server::serve_connection(conn, root).await {
+            Ok(()) => tracing::info!("HTTP/3 connection from {peer:?} ended"),
+            Err(e) => tracing::info!("HTTP/3 connection from {peer:?} failed: {e}"),
+        }
+    } else {
+        let why = hq::serve_connection(conn, root).await;
+        tracing::info!("connection from {peer:?} ended: {why}");
+    }
 }
 
 /// The server's TLS configuration: from --cert/--key, or self-signed.
@@ -199,7 +213,7 @@ fn server_tls(args: &ServerArgs) -> anyhow::Result<Arc<rustls::ServerConfig>> {
             (vec![cert], key)
         }
     };
-    Ok(tls::server_config(&[hq::ALPN], chain, key)?)
+    Ok(tls::server_config(&SERVED_ALPNS, chain, key)?)
 }
 
 /// Run `mpquic server` until Ctrl-C.
@@ -214,7 +228,7 @@ pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
         crate::say(format_args!("listening on {addr}"));
     }
     crate::say(format_args!(
-        "serving {} (ALPN hq-interop, multipath {}, cc {}, {}{})",
+        "serving {} (ALPN h3 and hq-interop, multipath {}, cc {}, {}{})",
         server.root.display(),
         multipath_name(args.transport.multipath),
         cc_name(args.transport.cc),

@@ -130,6 +130,8 @@ fn demo_downloads_and_verifies() {
         serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid json");
     assert_eq!(summary["bytes"], 2_000_000);
     assert_eq!(summary["design"], "spns");
+    assert_eq!(summary["protocol"], "h3");
+    assert_eq!(summary["status"], 200);
     assert_eq!(summary["paths"].as_array().map(Vec::len), Some(2));
 }
 
@@ -189,41 +191,59 @@ fn server_and_client_processes_transfer_a_file() {
         "--cert-out",
         cert.to_str().expect("utf-8"),
     ]);
-    let output = dir.path().join("out.bin");
-    let json = dir.path().join("summary.json");
-    let url = format!("https://localhost:{port}/data.bin");
-    let out = run(&[
-        "client",
-        &url,
-        "--ca",
-        cert.to_str().expect("utf-8"),
-        "-o",
-        output.to_str().expect("utf-8"),
-        "--json",
-        json.to_str().expect("utf-8"),
-        "--timeout",
-        "5s",
-        "--path",
-        "127.0.0.1:0",
-    ]);
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    assert!(
-        std::fs::read(&output).expect("output") == data,
-        "downloaded file differs"
-    );
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid json");
-    assert_eq!(summary["bytes"], 3_000_000);
-    // A missing file is a readable error.
-    let out = run(&[
-        "client",
-        &format!("https://localhost:{port}/missing"),
-        "--ca",
-        cert.to_str().expect("utf-8"),
-        "--timeout",
-        "5s",
-    ]);
-    assert_readable_error(&out, "not found");
+    // The server offers both protocols: HTTP/3 by default, HTTP/0.9 on request.
+    for (alpn, host, status) in [
+        (None, "127.0.0.1", Some(200)),
+        (Some("hq-interop"), "localhost", None),
+    ] {
+        let protocol = alpn.unwrap_or("h3");
+        let output = dir.path().join(format!("out-{protocol}.bin"));
+        let json = dir.path().join(format!("summary-{protocol}.json"));
+        let url = format!("https://{host}:{port}/data.bin");
+        let mut args = vec![
+            "client",
+            &url,
+            "--ca",
+            cert.to_str().expect("utf-8"),
+            "-o",
+            output.to_str().expect("utf-8"),
+            "--json",
+            json.to_str().expect("utf-8"),
+            "--timeout",
+            "5s",
+            "--path",
+            "127.0.0.1:0",
+        ];
+        args.extend(alpn.iter().flat_map(|a| ["--alpn", a]));
+        let out = run(&args);
+        assert!(out.status.success(), "{protocol}: stderr: {}", stderr(&out));
+        assert!(
+            std::fs::read(&output).expect("output") == data,
+            "{protocol}: downloaded file differs"
+        );
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("json"))
+                .expect("valid json");
+        assert_eq!(summary["bytes"], 3_000_000);
+        assert_eq!(summary["protocol"], protocol);
+        assert_eq!(summary["status"].as_u64(), status);
+        // A missing file is a readable error (a 404 status, or a stream reset with 404).
+        let missing = format!("https://{host}:{port}/missing");
+        let mut args = vec![
+            "client",
+            &missing,
+            "--ca",
+            cert.to_str().expect("utf-8"),
+            "--timeout",
+            "5s",
+        ];
+        args.extend(alpn.iter().flat_map(|a| ["--alpn", a]));
+        let out = run(&args);
+        assert_readable_error(&out, "not found");
+        if alpn.is_none() {
+            assert_readable_error(&out, "404 Not Found");
+        }
+    }
     drop(server);
 }
 

@@ -226,77 +226,110 @@ impl Connection {
 
     /// Open a bidirectional stream, waiting while the peer's stream limit is reached.
     pub async fn open_bi(&self) -> Result<(SendStream, RecvStream), ConnectionError> {
-        let id = self.open(Dir::Bi).await?;
-        Ok((
-            SendStream::new(self.inner.clone(), id),
-            RecvStream::new(self.inner.clone(), id),
-        ))
+        poll_fn(|cx| self.poll_open_bi(cx)).await
     }
 
     /// Open a unidirectional stream, waiting while the peer's stream limit is reached.
     pub async fn open_uni(&self) -> Result<SendStream, ConnectionError> {
-        let id = self.open(Dir::Uni).await?;
-        Ok(SendStream::new(self.inner.clone(), id))
+        poll_fn(|cx| self.poll_open_uni(cx)).await
     }
 
     /// Accept the next bidirectional stream the peer opened.
     pub async fn accept_bi(&self) -> Result<(SendStream, RecvStream), ConnectionError> {
-        let id = self.accept(Dir::Bi).await?;
-        Ok((
-            SendStream::new(self.inner.clone(), id),
-            RecvStream::new(self.inner.clone(), id),
-        ))
+        poll_fn(|cx| self.poll_accept_bi(cx)).await
     }
 
     /// Accept the next unidirectional stream the peer opened.
     pub async fn accept_uni(&self) -> Result<RecvStream, ConnectionError> {
-        let id = self.accept(Dir::Uni).await?;
-        Ok(RecvStream::new(self.inner.clone(), id))
+        poll_fn(|cx| self.poll_accept_uni(cx)).await
     }
 
-    async fn open(&self, dir: Dir) -> Result<crate::StreamId, ConnectionError> {
-        poll_fn(|cx| {
-            let r = self.inner.with(|conn, cs| {
-                if let Some(e) = &cs.error {
-                    return Some(Err(e.clone()));
-                }
-                let id = match dir {
-                    Dir::Bi => conn.open_bi(),
-                    Dir::Uni => conn.open_uni(),
-                };
-                if id.is_none() {
-                    cs.register_open(dir, cx.waker());
-                }
-                id.map(Ok)
-            });
-            match r {
-                Ok(Some(r)) => Poll::Ready(r),
-                Ok(None) => Poll::Pending,
-                Err(e) => Poll::Ready(Err(e)),
-            }
-        })
-        .await
+    /// [`Connection::open_bi`] as a poll function (for adapters such as HTTP/3 libraries):
+    /// `Pending` registers `cx`'s waker until the peer raises its stream limit.
+    pub fn poll_open_bi(
+        &self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(SendStream, RecvStream), ConnectionError>> {
+        self.poll_open(cx, Dir::Bi).map_ok(|id| self.bi_stream(id))
     }
 
-    async fn accept(&self, dir: Dir) -> Result<crate::StreamId, ConnectionError> {
-        poll_fn(|cx| {
-            let r = self.inner.with(|conn, cs| {
-                if let Some(id) = conn.accept(dir) {
-                    return Some(Ok(id));
-                }
-                if let Some(e) = &cs.error {
-                    return Some(Err(e.clone()));
-                }
-                cs.register_accept(dir, cx.waker());
-                None
-            });
-            match r {
-                Ok(Some(r)) => Poll::Ready(r),
-                Ok(None) => Poll::Pending,
-                Err(e) => Poll::Ready(Err(e)),
+    /// [`Connection::open_uni`] as a poll function.
+    pub fn poll_open_uni(&self, cx: &mut Context<'_>) -> Poll<Result<SendStream, ConnectionError>> {
+        self.poll_open(cx, Dir::Uni)
+            .map_ok(|id| SendStream::new(self.inner.clone(), id))
+    }
+
+    /// [`Connection::accept_bi`] as a poll function: `Pending` registers `cx`'s waker until
+    /// the peer opens a stream.
+    pub fn poll_accept_bi(
+        &self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(SendStream, RecvStream), ConnectionError>> {
+        self.poll_accept(cx, Dir::Bi)
+            .map_ok(|id| self.bi_stream(id))
+    }
+
+    /// [`Connection::accept_uni`] as a poll function.
+    pub fn poll_accept_uni(
+        &self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<RecvStream, ConnectionError>> {
+        self.poll_accept(cx, Dir::Uni)
+            .map_ok(|id| RecvStream::new(self.inner.clone(), id))
+    }
+
+    fn bi_stream(&self, id: crate::StreamId) -> (SendStream, RecvStream) {
+        (
+            SendStream::new(self.inner.clone(), id),
+            RecvStream::new(self.inner.clone(), id),
+        )
+    }
+
+    fn poll_open(
+        &self,
+        cx: &mut Context<'_>,
+        dir: Dir,
+    ) -> Poll<Result<crate::StreamId, ConnectionError>> {
+        let r = self.inner.with(|conn, cs| {
+            if let Some(e) = &cs.error {
+                return Some(Err(e.clone()));
             }
-        })
-        .await
+            let id = match dir {
+                Dir::Bi => conn.open_bi(),
+                Dir::Uni => conn.open_uni(),
+            };
+            if id.is_none() {
+                cs.register_open(dir, cx.waker());
+            }
+            id.map(Ok)
+        });
+        match r {
+            Ok(Some(r)) => Poll::Ready(r),
+            Ok(None) => Poll::Pending,
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+
+    fn poll_accept(
+        &self,
+        cx: &mut Context<'_>,
+        dir: Dir,
+    ) -> Poll<Result<crate::StreamId, ConnectionError>> {
+        let r = self.inner.with(|conn, cs| {
+            if let Some(id) = conn.accept(dir) {
+                return Some(Ok(id));
+            }
+            if let Some(e) = &cs.error {
+                return Some(Err(e.clone()));
+            }
+            cs.register_accept(dir, cx.waker());
+            None
+        });
+        match r {
+            Ok(Some(r)) => Poll::Ready(r),
+            Ok(None) => Poll::Pending,
+            Err(e) => Poll::Ready(Err(e)),
+        }
     }
 
     /// Open a new path from the endpoint's socket bound to `local` to the peer's address

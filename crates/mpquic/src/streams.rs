@@ -106,7 +106,7 @@ impl SendStream {
 
     /// Write some of `buf`, waiting while the send buffer or flow control is full.
     pub async fn write(&mut self, buf: &[u8]) -> Result<usize, WriteError> {
-        poll_fn(|cx| self.poll_write_inner(cx, buf)).await
+        poll_fn(|cx| self.poll_send(cx, buf)).await
     }
 
     /// Write all of `buf`.
@@ -118,7 +118,9 @@ impl SendStream {
         Ok(())
     }
 
-    fn poll_write_inner(
+    /// [`SendStream::write`] as a poll function (for adapters such as HTTP/3 libraries):
+    /// `Pending` registers `cx`'s waker until the send buffer or flow control has room.
+    pub fn poll_send(
         &mut self,
         cx: &mut Context<'_>,
         buf: &[u8],
@@ -211,7 +213,7 @@ impl AsyncWrite for SendStream {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.get_mut().poll_write_inner(cx, buf).map_err(Into::into)
+        self.get_mut().poll_send(cx, buf).map_err(Into::into)
     }
 
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -273,7 +275,7 @@ impl RecvStream {
 
     /// Read into `buf`: `Ok(Some(n))` bytes, `Ok(None)` at the end of the stream.
     pub async fn read(&mut self, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
-        poll_fn(|cx| self.poll_read_inner(cx, buf)).await
+        poll_fn(|cx| self.poll_recv(cx, buf)).await
     }
 
     /// Read the whole stream, failing if it is longer than `limit` bytes.
@@ -301,7 +303,9 @@ impl RecvStream {
         Ok(())
     }
 
-    fn poll_read_inner(
+    /// [`RecvStream::read`] as a poll function: `Ok(Some(n))` bytes, `Ok(None)` at the end of
+    /// the stream; `Pending` registers `cx`'s waker until data (or the end) arrives.
+    pub fn poll_recv(
         &mut self,
         cx: &mut Context<'_>,
         buf: &mut [u8],
@@ -353,7 +357,7 @@ impl AsyncRead for RecvStream {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let dst = buf.initialize_unfilled();
-        match this.poll_read_inner(cx, dst) {
+        match this.poll_recv(cx, dst) {
             Poll::Ready(Ok(Some(n))) => {
                 buf.advance(n);
                 Poll::Ready(Ok(()))

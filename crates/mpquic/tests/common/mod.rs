@@ -58,8 +58,13 @@ pub fn root_with(name: &str, data: &[u8]) -> (tempfile::TempDir, Arc<PathBuf>) {
 /// A server endpoint on 127.0.0.1:0 with a fresh self-signed certificate and ALPN hq-interop;
 /// the test accepts its connections itself.
 pub fn server_endpoint(transport: TransportConfig) -> Endpoint {
+    server_endpoint_with(&[hq::ALPN], transport)
+}
+
+/// [`server_endpoint`] offering the ALPN protocols `alpns` (for the HTTP/3 tests too).
+pub fn server_endpoint_with(alpns: &[&[u8]], transport: TransportConfig) -> Endpoint {
     let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
-    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
+    let tls = tls::server_config(alpns, vec![cert], key).expect("server tls");
     Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")]).expect("bind server")
 }
 
@@ -77,17 +82,27 @@ pub fn start_server(root: Arc<PathBuf>, transport: TransportConfig) -> Endpoint 
 
 /// A client configuration for our client (insecure verification, hq-interop).
 pub fn client_config(transport: TransportConfig) -> mpquic::ClientConfig {
-    let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("client tls");
+    client_config_with(&[hq::ALPN], transport)
+}
+
+/// [`client_config`] offering the ALPN protocols `alpns`.
+pub fn client_config_with(alpns: &[&[u8]], transport: TransportConfig) -> mpquic::ClientConfig {
+    let tls = tls::client_config(alpns, tls::ServerTrust::Insecure).expect("client tls");
     config::client(tls, transport)
 }
 
 /// quinn's TLS configurations: a server presenting a fresh self-signed certificate (and sending
 /// session tickets) and a client trusting it, TLS 1.3 with the ring provider, ALPN hq-interop.
 pub fn quinn_configs() -> (quinn::ServerConfig, quinn::ClientConfig) {
+    quinn_configs_with(&[hq::ALPN])
+}
+
+/// [`quinn_configs`] with the ALPN protocols `alpns`.
+pub fn quinn_configs_with(alpns: &[&[u8]]) -> (quinn::ServerConfig, quinn::ClientConfig) {
     let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
-    let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key).expect("server tls");
+    let server_tls = tls::server_config(alpns, vec![cert.clone()], key).expect("server tls");
     let client_tls =
-        tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert])).expect("client tls");
+        tls::client_config(alpns, tls::ServerTrust::Roots(vec![cert])).expect("client tls");
     let mut server_tls = Arc::unwrap_or_clone(server_tls);
     // Like quinn's own defaults: session tickets after the handshake (post-handshake CRYPTO).
     server_tls.send_tls13_tickets = 2;
@@ -125,12 +140,21 @@ pub async fn connect_from(
     server: SocketAddr,
     transport: TransportConfig,
 ) -> (mpquic::Endpoint, mpquic::Connection) {
+    connect_with(locals, server, client_config(transport)).await
+}
+
+/// [`connect_from`] with a complete client configuration (another ALPN, for instance).
+pub async fn connect_with(
+    locals: &[&str],
+    server: SocketAddr,
+    config: mpquic::ClientConfig,
+) -> (mpquic::Endpoint, mpquic::Connection) {
     let locals: Vec<SocketAddr> = locals.iter().map(|l| addr(l)).collect();
     let client = mpquic::Endpoint::client(&locals).expect("bind client");
     let conn = within(
         "handshake",
         client
-            .connect(server, "localhost", client_config(transport))
+            .connect(server, "localhost", config)
             .expect("connect"),
     )
     .await
