@@ -1,21 +1,12 @@
 //! The `mpquic` binary: errors are one readable line with a non-zero exit code, never a panic
 //! or a hang; the demo and a server/client pair work end to end.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-fn mpquic() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mpquic"))
-}
-
-fn run(args: &[&str]) -> Output {
-    mpquic()
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mpquic")
-}
+use common::{port_of, run, start, Process};
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -135,42 +126,13 @@ fn demo_downloads_and_verifies() {
     assert_eq!(summary["paths"].as_array().map(Vec::len), Some(2));
 }
 
-/// A server process, killed on drop.
-struct ServerProcess(Child);
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Start `mpquic server ARGS` and read its port from its first line ("listening on ADDR").
-fn start_server(args: &[&str]) -> (ServerProcess, u16) {
-    let mut child = mpquic()
-        .arg("server")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start server");
-    let stdout = child.stdout.take().expect("stdout");
-    let server = ServerProcess(child);
-    let first = BufReader::new(stdout)
-        .lines()
-        .next()
-        .expect("a line")
-        .expect("read");
-    let addr = first
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"));
-    let port = addr
-        .rsplit(':')
-        .next()
-        .expect("port")
-        .parse()
-        .expect("port");
-    (server, port)
+/// Start `mpquic server ARGS` and read its port from "listening on ADDR".
+fn start_server(args: &[&str]) -> (Process, u16) {
+    let args: Vec<&str> = std::iter::once("server")
+        .chain(args.iter().copied())
+        .collect();
+    let (server, addr) = start(&args, "listening on ");
+    (server, port_of(&addr))
 }
 
 #[test]

@@ -10,10 +10,13 @@
 //! The transfers run one at a time (they measure rates on a shared machine), and a goodput
 //! below the bar is retried once: a busy machine may delay the processes, never the links.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::sync::Mutex;
+
+use common::{run, start};
 
 /// Serializes the transfers of this file.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -22,52 +25,6 @@ const PATHS: [&str; 2] = [
     "from=127.0.0.2,rate=20mbit,delay=10ms",
     "from=127.0.0.3,rate=15mbit,delay=20ms",
 ];
-
-fn mpquic() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mpquic"))
-}
-
-fn run(args: &[&str]) -> Output {
-    mpquic()
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mpquic")
-}
-
-/// A child process, killed on drop.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `mpquic ARGS` and returns the address at the end of the first stdout line that
-/// contains `marker`.
-fn start(args: &[&str], marker: &str) -> (Process, String) {
-    let mut child = mpquic()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start mpquic");
-    let stdout = child.stdout.take().expect("stdout");
-    let process = Process(child);
-    let mut lines = BufReader::new(stdout).lines();
-    let line = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find(|l| l.contains(marker))
-        .unwrap_or_else(|| panic!("no line with {marker:?} from mpquic {args:?}"));
-    // Keep draining stdout so the child never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    let rest = &line[line.find(marker).expect("marker") + marker.len()..];
-    let addr = rest.split([' ', ',']).next().expect("address").to_owned();
-    (process, addr)
-}
 
 /// A served directory with `file.bin` of `len` pseudo-random bytes.
 fn served_file(dir: &Path, len: usize) -> (PathBuf, Vec<u8>) {

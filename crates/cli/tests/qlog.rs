@@ -3,52 +3,26 @@
 //! header first, and whose events validate against tests/data/qlog-events.schema.json; the
 //! client's packets travel on both paths.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
-fn mpquic() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mpquic"))
-}
-
-/// A server process, killed on drop.
-struct ServerProcess(Child);
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{mpquic, port_of, start_command, Process};
 
 /// `mpquic server` with QLOGDIR set, and its port (from "listening on ADDR").
-fn start_server(root: &Path, cert: &Path, qlog_dir: &Path) -> (ServerProcess, u16) {
-    let mut child = mpquic()
-        .args(["server", "--listen", "127.0.0.1:0", "--root"])
+fn start_server(root: &Path, cert: &Path, qlog_dir: &Path) -> (Process, u16) {
+    let mut cmd = mpquic();
+    cmd.args(["server", "--listen", "127.0.0.1:0", "--root"])
         .arg(root)
         .arg("--cert-out")
         .arg(cert)
-        .env("QLOGDIR", qlog_dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start server");
-    let stdout = child.stdout.take().expect("stdout");
-    let server = ServerProcess(child);
-    let first = BufReader::new(stdout)
-        .lines()
-        .next()
-        .expect("a line")
-        .expect("read");
-    let port = first
-        .strip_prefix("listening on ")
-        .and_then(|a| a.rsplit(':').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"));
-    (server, port)
+        .env("QLOGDIR", qlog_dir);
+    let (server, addr) = start_command(cmd, "listening on ");
+    (server, port_of(&addr))
 }
 
 fn sqlog_files(dir: &Path) -> Vec<PathBuf> {
