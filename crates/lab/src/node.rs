@@ -13,6 +13,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use mpquic_netsim::{Datagram, Node, SimTime};
 use mpquic_proto::crypto::testing::test_tls_configs;
+use mpquic_proto::crypto::PacketProtection;
 use mpquic_proto::{
     ClientConfig, Connection, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp,
     TransportConfig,
@@ -64,18 +65,22 @@ impl QuicNode {
     /// A client connecting from `interfaces[0]` to `servers[0]` at time 0;
     /// after the handshake it opens one path from each further interface
     /// `i` to `servers[i]` (the server address as seen from interface `i`).
-    /// `rng_seed` seeds every random choice of the endpoint.
+    /// `rng_seed` seeds every random choice of the endpoint. `protection` is
+    /// [`PacketProtection::Real`] unless the scenario asks for the simulator's stand-in
+    /// (`transport.crypto = "sim"`, not secure; both nodes must agree).
     pub fn client(
         transport: TransportConfig,
         endpoint_config: Arc<EndpointConfig>,
         rng_seed: [u8; 32],
+        protection: PacketProtection,
         interfaces: &[SocketAddr],
         servers: &[SocketAddr],
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
         let (tls, _) = test_tls_configs(&[ALPN]);
         let config = ClientConfig::new(tls, Arc::new(transport));
-        let mut endpoint = Endpoint::new(endpoint_config, None, rng_seed);
+        let mut endpoint =
+            Endpoint::new_for_simulation(endpoint_config, None, rng_seed, protection);
         let (Some(&local), Some(&remote)) = (interfaces.first(), servers.first()) else {
             return Err(LabError::invalid(
                 "paths",
@@ -96,18 +101,25 @@ impl QuicNode {
         Ok(Self::with_app(endpoint, App::Client(Box::new(app))))
     }
 
-    /// A server accepting connections and answering requests.
+    /// A server accepting connections and answering requests (`protection` as for
+    /// [`QuicNode::client`]).
     pub fn server(
         transport: TransportConfig,
         endpoint_config: Arc<EndpointConfig>,
         rng_seed: [u8; 32],
+        protection: PacketProtection,
     ) -> Self {
         let (_, tls) = test_tls_configs(&[ALPN]);
         let mut token_rng =
             <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
         let mut config = ServerConfig::new(tls, Arc::new(transport), &mut token_rng);
         config.max_connections = 64;
-        let endpoint = Endpoint::new(endpoint_config, Some(Arc::new(config)), rng_seed);
+        let endpoint = Endpoint::new_for_simulation(
+            endpoint_config,
+            Some(Arc::new(config)),
+            rng_seed,
+            protection,
+        );
         Self::with_app(endpoint, App::Server(ServerApp::default()))
     }
 

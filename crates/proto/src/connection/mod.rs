@@ -120,6 +120,8 @@ pub struct Connection {
     pub(crate) initial_keys: Option<KeyPair>,
     pub(crate) handshake_keys: Option<KeyPair>,
     pub(crate) one_rtt: Option<OneRttKeys>,
+    /// Real 1-RTT keys, or the simulator's stand-ins (`crypto::sim`; not secure).
+    pub(crate) protection: crate::crypto::PacketProtection,
     pub(crate) crypto: [CryptoStream; 3],
     pub(crate) send_spaces: BTreeMap<SpaceId, SendSpace>,
     pub(crate) records: BTreeMap<SpaceId, ReceiveRecord>,

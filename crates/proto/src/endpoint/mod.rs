@@ -25,6 +25,7 @@ use rand_core::{RngCore, SeedableRng};
 
 use crate::config::{ClientConfig, EndpointConfig, ServerConfig};
 use crate::connection::{ConnectError, Connection, ConnectionParams, EndpointEvent, Transmit};
+use crate::crypto::PacketProtection;
 use crate::path::PathId;
 use crate::time::Timestamp;
 
@@ -105,6 +106,9 @@ pub struct Endpoint {
     stats: EndpointStats,
     next_handle: u64,
     next_poll: u64,
+    /// 1-RTT packet protection of every connection: real, except in the simulator
+    /// ([`Endpoint::new_for_simulation`]).
+    protection: PacketProtection,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -142,7 +146,33 @@ impl Endpoint {
             stats: EndpointStats::default(),
             next_handle: 0,
             next_poll: 0,
+            protection: PacketProtection::Real,
         }
+    }
+
+    /// **Simulator only.** [`Endpoint::new`] whose connections protect 1-RTT packets as
+    /// `protection` says. [`PacketProtection::SimulationOnly`] is **not secure**: payloads travel
+    /// in plaintext under a checksum tag (see [`crate::crypto::sim`]); it exists so the network
+    /// simulator does not spend its time in AES-GCM, and only the simulator adapter
+    /// (`mpquic-lab`) calls this. The TLS handshake, Initial and Handshake packets stay real,
+    /// and a peer with real keys cannot talk to such an endpoint (every 1-RTT packet fails
+    /// authentication). The runtime (`mpquic`) and the command-line client and server only
+    /// use [`Endpoint::new`].
+    pub fn new_for_simulation(
+        config: Arc<EndpointConfig>,
+        server_config: Option<Arc<ServerConfig>>,
+        rng_seed: [u8; 32],
+        protection: PacketProtection,
+    ) -> Self {
+        Self {
+            protection,
+            ..Self::new(config, server_config, rng_seed)
+        }
+    }
+
+    /// How this endpoint's connections protect 1-RTT packets.
+    pub fn packet_protection(&self) -> PacketProtection {
+        self.protection
     }
 
     /// Replace (or remove) the server configuration.
@@ -199,6 +229,7 @@ impl Endpoint {
             cid_len: self.config.cid_len,
             reset_key: self.config.reset_key,
             now,
+            protection: self.protection,
         }
     }
 
