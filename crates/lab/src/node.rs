@@ -217,7 +217,7 @@ impl Node for QuicNode {
     }
 
     fn poll_timeout(&mut self) -> Option<SimTime> {
-        let mut endpoint = self.endpoint.poll_timeout().map(Timestamp::as_nanos);
+        let mut endpoint = self.endpoint.next_timeout().map(Timestamp::as_nanos);
         match (endpoint, self.last_timeout) {
             (Some(due), Some(last)) if due <= last => {
                 // One more immediate call is fine (something may have become due

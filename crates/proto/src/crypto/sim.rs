@@ -97,28 +97,33 @@ impl HashKey {
     /// The 128-bit checksum of `nonce`, `aad` and `data`.
     fn tag(&self, nonce: (u32, u64), aad: &[u8], data: &[u8]) -> [u8; TAG_LEN] {
         let k = &self.0;
-        let mut a = k[0] ^ u64::from(nonce.0).wrapping_mul(C0);
-        let mut b = k[1] ^ nonce.1.wrapping_mul(C1);
-        a = fold(a ^ C2, b ^ k[2]);
-        b = fold(b ^ C3, a ^ k[3]);
+        let n0 = u64::from(nonce.0).wrapping_mul(C0);
+        let n1 = nonce.1.wrapping_mul(C1);
+        // Four independent lanes of 16 bytes each per step: the multiplications overlap.
+        let mut s = [k[0] ^ n0, k[1] ^ n1, k[2] ^ n0 ^ C2, k[3] ^ n1 ^ C3];
         for part in [aad, data] {
-            // Two independent lanes of 16 bytes each per step.
-            let mut chunks = part.chunks_exact(32);
+            let mut chunks = part.chunks_exact(64);
             for c in &mut chunks {
-                a = fold(a ^ word(&c[0..]), word(&c[8..]) ^ k[2]);
-                b = fold(b ^ word(&c[16..]), word(&c[24..]) ^ k[3]);
+                for (lane, st) in s.iter_mut().enumerate() {
+                    let w = &c[16 * lane..16 * lane + 16];
+                    *st = fold(*st ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
+                }
             }
             let rest = chunks.remainder();
-            let mut tail = [0u8; 32];
+            let mut tail = [0u8; 64];
             tail[..rest.len()].copy_from_slice(rest);
-            a = fold(a ^ word(&tail[0..]), word(&tail[8..]) ^ k[2]);
-            b = fold(b ^ word(&tail[16..]), word(&tail[24..]) ^ k[3]);
+            for (lane, st) in s.iter_mut().enumerate() {
+                let w = &tail[16 * lane..16 * lane + 16];
+                *st = fold(*st ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
+            }
             // The length ends each part, so zero padding and part boundaries are unambiguous.
-            a = fold(a ^ part.len() as u64, b ^ C0);
+            s[0] = fold(s[0] ^ part.len() as u64, s[1] ^ C0);
         }
-        let t0 = fold(a ^ k[1], b ^ C1);
-        let t1 = fold(b ^ k[0], t0 ^ C2);
-        let t0 = fold(t0 ^ C3, t1 ^ k[2]);
+        let a = fold(s[0] ^ C1, s[2] ^ k[1]);
+        let b = fold(s[1] ^ C2, s[3] ^ k[0]);
+        let t0 = fold(a ^ k[3], b ^ C3);
+        let t1 = fold(b ^ k[2], t0 ^ C1);
+        let t0 = fold(t0 ^ C0, t1 ^ a);
         let mut out = [0u8; TAG_LEN];
         out[..8].copy_from_slice(&t0.to_le_bytes());
         out[8..].copy_from_slice(&t1.to_le_bytes());

@@ -68,8 +68,11 @@ struct Entry {
     handshaking: bool,
     /// Counted in `open`.
     open: bool,
-    /// Its entry in `Endpoint::timers`.
+    /// Its entry in `Endpoint::timers` (none while `stale`).
     timer: Option<Timestamp>,
+    /// Something happened since its timer was last computed: listed in `Endpoint::stale`, out
+    /// of `Endpoint::timers` until [`Endpoint::refresh_timers`].
+    stale: bool,
     /// Handed out by `connection_mut` since the last sync: its timer may be stale.
     dirty: bool,
     /// Listed in `Endpoint::dirty`.
@@ -95,6 +98,10 @@ pub struct Endpoint {
     incoming: VecDeque<ConnectionHandle>,
     /// Each connection's next timeout.
     timers: BTreeSet<(Timestamp, ConnectionHandle)>,
+    /// Connections whose timer must be recomputed (see `Entry::stale`). Computing a
+    /// connection's timer walks all its paths, so it is done once when the timer is asked
+    /// for, not after every datagram sent or received.
+    stale: Vec<ConnectionHandle>,
     /// Connections whose timer may be stale (see `Entry::dirty`).
     dirty: Vec<ConnectionHandle>,
     /// Connections that may have something to send.
@@ -139,6 +146,7 @@ impl Endpoint {
             handshaking: 0,
             incoming: VecDeque::new(),
             timers: BTreeSet::new(),
+            stale: Vec::new(),
             dirty: Vec::new(),
             ready: BTreeSet::new(),
             touched: Vec::new(),
@@ -245,6 +253,7 @@ impl Endpoint {
                 handshaking: false,
                 open: false,
                 timer: None,
+                stale: false,
                 dirty: false,
                 queued: false,
                 touched: false,
@@ -320,15 +329,26 @@ impl Endpoint {
             self.touched.push(handle);
         }
         entry.dirty = false;
-        let timer = entry.conn.poll_timeout();
-        if timer != entry.timer {
-            if let Some(old) = entry.timer {
+        if !entry.stale {
+            entry.stale = true;
+            if let Some(old) = entry.timer.take() {
                 self.timers.remove(&(old, handle));
             }
-            if let Some(new) = timer {
-                self.timers.insert((new, handle));
+            self.stale.push(handle);
+        }
+    }
+
+    /// Recompute the timers of the connections that had activity since their last computation.
+    fn refresh_timers(&mut self) {
+        for handle in std::mem::take(&mut self.stale) {
+            let Some(entry) = self.connections.get_mut(&handle) else {
+                continue;
+            };
+            entry.stale = false;
+            entry.timer = entry.conn.poll_timeout();
+            if let Some(t) = entry.timer {
+                self.timers.insert((t, handle));
             }
-            entry.timer = timer;
         }
     }
 
@@ -499,6 +519,7 @@ impl Endpoint {
         }
         self.ready.remove(&handle);
         self.dirty.retain(|h| *h != handle);
+        self.stale.retain(|h| *h != handle);
         self.open -= usize::from(entry.open);
         self.handshaking -= usize::from(entry.handshaking);
         Some(entry.conn)
@@ -537,19 +558,29 @@ impl Endpoint {
         None
     }
 
-    /// Earliest timer of any connection.
+    /// Earliest timer of any connection. Computes the timers of connections that had activity
+    /// since they were last computed on every call; [`Endpoint::next_timeout`] keeps them.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let indexed = self.timers.first().map(|(t, _)| *t);
-        let stale = self.dirty.iter().filter_map(|h| {
+        let stale = self.stale.iter().chain(&self.dirty).filter_map(|h| {
             let entry = self.connections.get(h)?;
-            entry.dirty.then(|| entry.conn.poll_timeout())?
+            (entry.stale || entry.dirty).then(|| entry.conn.poll_timeout())?
         });
         indexed.into_iter().chain(stale).min()
+    }
+
+    /// Earliest timer of any connection, bringing the timer index up to date first (cheaper
+    /// than [`Endpoint::poll_timeout`] when called repeatedly).
+    pub fn next_timeout(&mut self) -> Option<Timestamp> {
+        self.sync_dirty();
+        self.refresh_timers();
+        self.timers.first().map(|(t, _)| *t)
     }
 
     /// Run expired timers of every connection.
     pub fn handle_timeout(&mut self, now: Timestamp) {
         self.sync_dirty();
+        self.refresh_timers();
         let due: Vec<ConnectionHandle> = self
             .timers
             .iter()
