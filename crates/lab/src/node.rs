@@ -10,7 +10,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use mpquic_netsim::{Datagram, Node, SimTime};
 use mpquic_proto::crypto::testing::test_tls_configs;
 use mpquic_proto::crypto::PacketProtection;
@@ -31,6 +31,13 @@ const SERVER_NAME: &str = "localhost";
 /// How far a stalled timer is pushed (see [`QuicNode::timer_stalls`]).
 pub const STALL_BACKOFF: SimTime = mpquic_netsim::time::MILLISECOND;
 
+/// Size of the buffers received datagrams are copied into (see `QuicNode::rx_arena`).
+const RX_ARENA: usize = 64 * 1024;
+/// Payload buffers a node keeps for reuse.
+const MAX_SPARE: usize = 256;
+/// Capacity of a new send buffer (the largest datagram the lab sends fits).
+const TX_CAPACITY: usize = 1500;
+
 /// The application running on a node.
 #[derive(Debug)]
 pub enum App {
@@ -45,6 +52,11 @@ pub struct QuicNode {
     endpoint: Endpoint,
     app: App,
     tx_buf: Vec<u8>,
+    /// Received datagrams are copied into this buffer and handed to the endpoint as slices of
+    /// it: one allocation per [`RX_ARENA`] bytes instead of two per datagram.
+    rx_arena: BytesMut,
+    /// Payload buffers of received datagrams, reused for the next datagrams sent.
+    spare: Vec<Vec<u8>>,
     /// Time of the last `handle_timeout` call.
     last_timeout: Option<SimTime>,
     /// Consecutive polls whose deadline was not after `last_timeout`.
@@ -127,7 +139,9 @@ impl QuicNode {
         Self {
             endpoint,
             app,
-            tx_buf: Vec::with_capacity(1500),
+            tx_buf: Vec::with_capacity(TX_CAPACITY),
+            rx_arena: BytesMut::new(),
+            spare: Vec::new(),
             last_timeout: None,
             overdue_polls: 0,
             stalls: 0,
@@ -201,9 +215,23 @@ impl QuicNode {
 
 impl Node for QuicNode {
     fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
-        let data = BytesMut::from(Bytes::from(datagram.payload));
+        let Datagram {
+            src,
+            dst,
+            mut payload,
+        } = datagram;
+        let len = payload.len();
+        if self.rx_arena.capacity() < len {
+            self.rx_arena = BytesMut::with_capacity(RX_ARENA.max(len));
+        }
+        self.rx_arena.extend_from_slice(&payload);
+        let data = self.rx_arena.split();
+        if self.spare.len() < MAX_SPARE {
+            payload.clear();
+            self.spare.push(payload);
+        }
         self.endpoint
-            .handle_datagram(Timestamp::from_nanos(now), datagram.dst, datagram.src, data);
+            .handle_datagram(Timestamp::from_nanos(now), dst, src, data);
         self.run_app(now);
     }
 
@@ -211,7 +239,11 @@ impl Node for QuicNode {
         let t = self
             .endpoint
             .poll_transmit(Timestamp::from_nanos(now), &mut self.tx_buf)?;
-        let mut payload = std::mem::replace(&mut self.tx_buf, Vec::with_capacity(1500));
+        let next = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(TX_CAPACITY));
+        let mut payload = std::mem::replace(&mut self.tx_buf, next);
         payload.truncate(t.size);
         Some(Datagram::new(t.local, t.remote, payload))
     }

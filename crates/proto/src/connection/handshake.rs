@@ -274,6 +274,7 @@ impl Connection {
             raw_frames: Vec::new(),
             scratch: Vec::with_capacity(1500),
             views_buf: Vec::new(),
+            ack_scratch: Default::default(),
             ack_only_packets: 0,
             early_datagrams: Vec::new(),
             reinjection: config.reinjection.build(),

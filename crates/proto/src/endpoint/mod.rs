@@ -340,7 +340,7 @@ impl Endpoint {
 
     /// Recompute the timers of the connections that had activity since their last computation.
     fn refresh_timers(&mut self) {
-        for handle in std::mem::take(&mut self.stale) {
+        for handle in self.stale.drain(..) {
             let Some(entry) = self.connections.get_mut(&handle) else {
                 continue;
             };
@@ -354,7 +354,9 @@ impl Endpoint {
 
     /// Bring the timer index up to date for connections handed out by `connection_mut`.
     fn sync_dirty(&mut self) {
-        for handle in std::mem::take(&mut self.dirty) {
+        // Taken and put back (emptied): the list keeps its allocation.
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for handle in dirty.drain(..) {
             if let Some(entry) = self.connections.get_mut(&handle) {
                 entry.queued = false;
                 if entry.dirty {
@@ -362,6 +364,7 @@ impl Endpoint {
                 }
             }
         }
+        self.dirty = dirty;
     }
 
     /// Remove every route and reset token that points at `handle`.
