@@ -142,10 +142,7 @@ pub trait CongestionController: Send + Debug {
         let bytes = self.window() as u128 * 5 / 4;
         // The same quotient in 64-bit arithmetic whenever it fits (always, in practice): the
         // 128-bit division is a slow library call on the per-packet path.
-        if let (Ok(n), Ok(d)) = (
-            u64::try_from(bytes * 1_000_000_000),
-            u64::try_from(srtt_ns),
-        ) {
+        if let (Ok(n), Ok(d)) = (u64::try_from(bytes * 1_000_000_000), u64::try_from(srtt_ns)) {
             return n / d;
         }
         (bytes * 1_000_000_000 / srtt_ns).min(u64::MAX as u128) as u64
