@@ -411,6 +411,46 @@ fn sim_exit_codes_follow_the_outcome() {
     assert_eq!(result["completed"], false, "the JSON is still written");
 }
 
+/// `--crypto sim` (issue 19): the simulator's stand-in packet protection gives the same result
+/// as real crypto and is recorded in the JSON; it cannot be combined with `--real`.
+#[test]
+fn sim_crypto_option_is_recorded_and_not_for_real_sockets() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = scenario_file(dir.path(), SIM_OK);
+    let mut results = Vec::new();
+    for crypto in ["real", "sim"] {
+        let json = dir.path().join(format!("{crypto}.json"));
+        let out = run(&[
+            "sim",
+            &file,
+            "--quiet",
+            "--crypto",
+            crypto,
+            "--json",
+            json.to_str().expect("utf-8"),
+        ]);
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
+        assert_eq!(v["scenario"]["transport"]["crypto"], crypto);
+        let obj = v.as_object_mut().expect("object");
+        obj.remove("sim_wall_time_s");
+        obj["scenario"]["transport"]
+            .as_object_mut()
+            .expect("transport")
+            .remove("crypto");
+        results.push(v);
+    }
+    assert_eq!(results[0], results[1], "same results with both");
+    let refused = run(&["sim", &file, "--crypto", "sim", "--real"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("--crypto"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
 #[test]
 fn sim_rejects_invalid_values_when_the_file_loads() {
     let dir = tempfile::tempdir().expect("temp dir");

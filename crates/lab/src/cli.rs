@@ -6,6 +6,7 @@
 //!            [--multipath mpns] [--scheduler min-rtt] [--ack-range-limit N]
 //!            [--spns-rules report|naive|report,no-RULE]
 //!            [--seed N] [--time-limit 60s] [--json FILE] [--real] [--qlog DIR]
+//!            [--crypto real|sim]
 //! ```
 //!
 //! Options override the file's settings; `--path` (repeated, one per path)
@@ -90,6 +91,11 @@ pub struct SimArgs {
     /// seed give the same files (docs/QLOG.md). Not with --real.
     #[arg(long, value_name = "DIR", conflicts_with = "real")]
     pub qlog: Option<PathBuf>,
+    /// 1-RTT packet protection: real (the negotiated AEAD) or sim, the simulator's NOT secure
+    /// stand-in (plaintext payload, checksum tag of the same size: same results, faster).
+    /// Overrides the scenario's `transport.crypto`. Not with --real.
+    #[arg(long, value_name = "MODE", conflicts_with = "real")]
+    pub crypto: Option<crate::scenario::CryptoMode>,
 }
 
 /// Parses the `--path` options.
@@ -153,6 +159,9 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     }
     if let Some(b) = args.rtt_sample_on_receiving_path {
         t.rtt_sample_on_receiving_path = Some(b);
+    }
+    if let Some(crypto) = args.crypto {
+        t.crypto = crypto;
     }
     if let Some(seed) = args.seed {
         scenario.seed = seed;

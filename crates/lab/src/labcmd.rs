@@ -3,7 +3,7 @@
 //! ```text
 //! mpquic lab list
 //! mpquic lab run SUITE [--quick|--full] [--seed N] [--jobs N] [--out DIR] [--shard I/N] [--traces DIR]
-//!                      [--real] [--qlog DIR]
+//!                      [--real] [--qlog DIR] [--crypto real|sim]
 //! mpquic lab report DIR
 //! mpquic lab merge OUT DIR1 DIR2 ...
 //! ```
@@ -101,6 +101,11 @@ pub struct RunArgs {
     /// virtual time; docs/QLOG.md). Not with --real.
     #[arg(long, value_name = "DIR", conflicts_with = "real")]
     pub qlog: Option<PathBuf>,
+    /// 1-RTT packet protection of every run: real (default) or sim, the simulator's NOT secure
+    /// stand-in (plaintext payload, checksum tag of the same size: the same results, faster).
+    /// Recorded in each run's JSON (`scenario.transport.crypto`). Not with --real.
+    #[arg(long, value_name = "MODE", conflicts_with = "real")]
+    pub crypto: Option<crate::scenario::CryptoMode>,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -134,6 +139,9 @@ pub struct SuiteMeta {
     /// UTC date the runs were made (`YYYY-MM-DD`), shown in the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date: Option<String>,
+    /// `--crypto`, when given (each run's JSON records its own setting anyway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crypto: Option<crate::scenario::CryptoMode>,
 }
 
 /// Options of [`run_suite`].
@@ -158,6 +166,8 @@ pub struct RunOptions {
     pub real: bool,
     /// Write each run's qlog files into `DIR/RUN_ID/` (simulated runs only).
     pub qlog: Option<PathBuf>,
+    /// Override every scenario's `transport.crypto` (simulated runs only).
+    pub crypto: Option<crate::scenario::CryptoMode>,
 }
 
 /// Entry point of `mpquic lab`.
@@ -182,6 +192,7 @@ pub fn lab_command(args: LabArgs) -> anyhow::Result<()> {
                 traces: a.traces,
                 real: a.real,
                 qlog: a.qlog,
+                crypto: a.crypto,
             };
             let start = Instant::now();
             let out = run_suite(suite.as_ref(), &opts)?;
@@ -229,6 +240,7 @@ pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportO
         seed: opts.seed,
         traces: opts.traces.clone(),
         date: Some(crate::suites::fidelity::utc_date()),
+        crypto: opts.crypto,
     };
     std::fs::write(
         opts.out.join("suite.json"),
@@ -238,7 +250,12 @@ pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportO
         .into_iter()
         .enumerate()
         .filter(|(i, _)| opts.shard.is_none_or(|(k, n)| i % n == k))
-        .map(|(_, (id, s))| (if opts.real { real_id(&id) } else { id }, s))
+        .map(|(_, (id, mut s))| {
+            if let Some(crypto) = opts.crypto {
+                s.transport.crypto = crypto;
+            }
+            (if opts.real { real_id(&id) } else { id }, s)
+        })
         .collect();
     execute(&selected, opts, &runs_dir)?;
     report_dir(&opts.out)

@@ -52,6 +52,6 @@ pub use error::LabError;
 pub use node::QuicNode;
 pub use result::{ConnectionFigures, LinkResult, PathResult, RunResult, TimeSeries};
 pub use runner::run;
-pub use scenario::{PathItem, RecordSettings, Scenario, TransportSettings, Workload};
+pub use scenario::{CryptoMode, PathItem, RecordSettings, Scenario, TransportSettings, Workload};
 pub use units::{ByteSize, SimDuration};
 pub use workload::{ClientApp, ServerApp};

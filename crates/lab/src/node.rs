@@ -10,9 +10,10 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use mpquic_netsim::{Datagram, Node, SimTime};
 use mpquic_proto::crypto::testing::test_tls_configs;
+use mpquic_proto::crypto::PacketProtection;
 use mpquic_proto::{
     ClientConfig, Connection, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp,
     TransportConfig,
@@ -30,6 +31,13 @@ const SERVER_NAME: &str = "localhost";
 /// How far a stalled timer is pushed (see [`QuicNode::timer_stalls`]).
 pub const STALL_BACKOFF: SimTime = mpquic_netsim::time::MILLISECOND;
 
+/// Size of the buffers received datagrams are copied into (see `QuicNode::rx_arena`).
+const RX_ARENA: usize = 64 * 1024;
+/// Payload buffers a node keeps for reuse.
+const MAX_SPARE: usize = 256;
+/// Capacity of a new send buffer (the largest datagram the lab sends fits).
+const TX_CAPACITY: usize = 1500;
+
 /// The application running on a node.
 #[derive(Debug)]
 pub enum App {
@@ -44,6 +52,11 @@ pub struct QuicNode {
     endpoint: Endpoint,
     app: App,
     tx_buf: Vec<u8>,
+    /// Received datagrams are copied into this buffer and handed to the endpoint as slices of
+    /// it: one allocation per [`RX_ARENA`] bytes instead of two per datagram.
+    rx_arena: BytesMut,
+    /// Payload buffers of received datagrams, reused for the next datagrams sent.
+    spare: Vec<Vec<u8>>,
     /// Time of the last `handle_timeout` call.
     last_timeout: Option<SimTime>,
     /// Consecutive polls whose deadline was not after `last_timeout`.
@@ -64,18 +77,22 @@ impl QuicNode {
     /// A client connecting from `interfaces[0]` to `servers[0]` at time 0;
     /// after the handshake it opens one path from each further interface
     /// `i` to `servers[i]` (the server address as seen from interface `i`).
-    /// `rng_seed` seeds every random choice of the endpoint.
+    /// `rng_seed` seeds every random choice of the endpoint. `protection` is
+    /// [`PacketProtection::Real`] unless the scenario asks for the simulator's stand-in
+    /// (`transport.crypto = "sim"`, not secure; both nodes must agree).
     pub fn client(
         transport: TransportConfig,
         endpoint_config: Arc<EndpointConfig>,
         rng_seed: [u8; 32],
+        protection: PacketProtection,
         interfaces: &[SocketAddr],
         servers: &[SocketAddr],
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
         let (tls, _) = test_tls_configs(&[ALPN]);
         let config = ClientConfig::new(tls, Arc::new(transport));
-        let mut endpoint = Endpoint::new(endpoint_config, None, rng_seed);
+        let mut endpoint =
+            Endpoint::new_for_simulation(endpoint_config, None, rng_seed, protection);
         let (Some(&local), Some(&remote)) = (interfaces.first(), servers.first()) else {
             return Err(LabError::invalid(
                 "paths",
@@ -96,18 +113,25 @@ impl QuicNode {
         Ok(Self::with_app(endpoint, App::Client(Box::new(app))))
     }
 
-    /// A server accepting connections and answering requests.
+    /// A server accepting connections and answering requests (`protection` as for
+    /// [`QuicNode::client`]).
     pub fn server(
         transport: TransportConfig,
         endpoint_config: Arc<EndpointConfig>,
         rng_seed: [u8; 32],
+        protection: PacketProtection,
     ) -> Self {
         let (_, tls) = test_tls_configs(&[ALPN]);
         let mut token_rng =
             <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
         let mut config = ServerConfig::new(tls, Arc::new(transport), &mut token_rng);
         config.max_connections = 64;
-        let endpoint = Endpoint::new(endpoint_config, Some(Arc::new(config)), rng_seed);
+        let endpoint = Endpoint::new_for_simulation(
+            endpoint_config,
+            Some(Arc::new(config)),
+            rng_seed,
+            protection,
+        );
         Self::with_app(endpoint, App::Server(ServerApp::default()))
     }
 
@@ -115,7 +139,9 @@ impl QuicNode {
         Self {
             endpoint,
             app,
-            tx_buf: Vec::with_capacity(1500),
+            tx_buf: Vec::with_capacity(TX_CAPACITY),
+            rx_arena: BytesMut::new(),
+            spare: Vec::new(),
             last_timeout: None,
             overdue_polls: 0,
             stalls: 0,
@@ -189,9 +215,23 @@ impl QuicNode {
 
 impl Node for QuicNode {
     fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
-        let data = BytesMut::from(Bytes::from(datagram.payload));
+        let Datagram {
+            src,
+            dst,
+            mut payload,
+        } = datagram;
+        let len = payload.len();
+        if self.rx_arena.capacity() < len {
+            self.rx_arena = BytesMut::with_capacity(RX_ARENA.max(len));
+        }
+        self.rx_arena.extend_from_slice(&payload);
+        let data = self.rx_arena.split();
+        if self.spare.len() < MAX_SPARE {
+            payload.clear();
+            self.spare.push(payload);
+        }
         self.endpoint
-            .handle_datagram(Timestamp::from_nanos(now), datagram.dst, datagram.src, data);
+            .handle_datagram(Timestamp::from_nanos(now), dst, src, data);
         self.run_app(now);
     }
 
@@ -199,13 +239,17 @@ impl Node for QuicNode {
         let t = self
             .endpoint
             .poll_transmit(Timestamp::from_nanos(now), &mut self.tx_buf)?;
-        let mut payload = std::mem::replace(&mut self.tx_buf, Vec::with_capacity(1500));
+        let next = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(TX_CAPACITY));
+        let mut payload = std::mem::replace(&mut self.tx_buf, next);
         payload.truncate(t.size);
         Some(Datagram::new(t.local, t.remote, payload))
     }
 
     fn poll_timeout(&mut self) -> Option<SimTime> {
-        let mut endpoint = self.endpoint.poll_timeout().map(Timestamp::as_nanos);
+        let mut endpoint = self.endpoint.next_timeout().map(Timestamp::as_nanos);
         match (endpoint, self.last_timeout) {
             (Some(due), Some(last)) if due <= last => {
                 // One more immediate call is fine (something may have become due

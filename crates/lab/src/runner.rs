@@ -106,12 +106,18 @@ impl<'a> Run<'a> {
         let client_ips: Vec<IpAddr> = interfaces.iter().map(SocketAddr::ip).collect();
         let server_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("server/endpoint")));
         let client_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("client/endpoint")));
-        let server_node =
-            QuicNode::server(transport.clone(), server_cfg, sim.derive_seed("server/rng"));
+        let protection = scenario.transport.crypto.protection();
+        let server_node = QuicNode::server(
+            transport.clone(),
+            server_cfg,
+            sim.derive_seed("server/rng"),
+            protection,
+        );
         let mut client_node = QuicNode::client(
             transport,
             client_cfg,
             sim.derive_seed("client/rng"),
+            protection,
             &interfaces,
             &vec![SERVER_ADDR; n],
             &scenario.workload.response_sizes(),

@@ -352,6 +352,41 @@ pub struct TransportSettings {
     /// the AEAD limits).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_update_interval: Option<u64>,
+    /// 1-RTT packet protection: `real` (default; the negotiated AEAD) or `sim`, the
+    /// simulator's **not secure** stand-in (plaintext payloads under a checksum tag of the
+    /// same 16 bytes, see `mpquic_proto::crypto::sim`), which gives the same results faster.
+    /// The TLS handshake stays real. Simulated runs only; always recorded in the run JSON.
+    pub crypto: CryptoMode,
+}
+
+/// How the simulated endpoints protect 1-RTT packets (`transport.crypto`, `--crypto`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CryptoMode {
+    /// The negotiated AEAD and header protection (rustls).
+    #[default]
+    Real,
+    /// The simulator's stand-in: **not secure**, same packet sizes, much cheaper.
+    Sim,
+}
+
+impl CryptoMode {
+    /// The core's setting (see `mpquic_proto::Endpoint::new_for_simulation`).
+    pub fn protection(self) -> mpquic_proto::crypto::PacketProtection {
+        match self {
+            CryptoMode::Real => mpquic_proto::crypto::PacketProtection::Real,
+            CryptoMode::Sim => mpquic_proto::crypto::PacketProtection::SimulationOnly,
+        }
+    }
+}
+
+impl std::fmt::Display for CryptoMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CryptoMode::Real => "real",
+            CryptoMode::Sim => "sim",
+        })
+    }
 }
 
 impl Default for TransportSettings {
@@ -372,6 +407,7 @@ impl Default for TransportSettings {
             reinjection: d.reinjection,
             qoe_feedback: d.qoe_feedback,
             key_update_interval: d.key_update_interval,
+            crypto: CryptoMode::Real,
         }
     }
 }

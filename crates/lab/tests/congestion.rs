@@ -25,6 +25,7 @@ use mpquic_lab::QuicNode;
 use mpquic_netsim::time::{ms, secs, SECOND};
 use mpquic_netsim::{LinkConfig, LinkId, NodeId, QueueLimit, SimConfig, SimTime, Simulator};
 use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::crypto::PacketProtection;
 use mpquic_proto::{EndpointConfig, MultipathMode, TransportConfig};
 
 /// Seed of every experiment (printed with each figure).
@@ -190,12 +191,14 @@ pub fn run(exp: &Experiment) -> ExperimentResult {
             cfg.clone(),
             server_cfg,
             sim.derive_seed(&format!("server{f}/rng")),
+            PacketProtection::Real,
         );
         let ifaces: Vec<SocketAddr> = (0..n).map(|p| client_addr(f, p)).collect();
         let client_node = QuicNode::client(
             cfg,
             client_cfg,
             sim.derive_seed(&format!("client{f}/rng")),
+            PacketProtection::Real,
             &ifaces,
             &vec![server_addr(f); n],
             &[BACKLOG],

@@ -77,6 +77,7 @@ fn simulated_and_real_runs_sit_in_one_report() {
         traces: None,
         real: false,
         qlog: None,
+        crypto: None,
     };
     run_suite(&suite, &opts).expect("simulated runs");
     opts.real = true;

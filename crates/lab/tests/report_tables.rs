@@ -30,6 +30,7 @@ fn tiny_opts(out: &Path) -> RunOptions {
         traces: None,
         real: false,
         qlog: None,
+        crypto: None,
     }
 }
 

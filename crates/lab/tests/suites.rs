@@ -45,6 +45,7 @@ fn tiny_opts(out: &Path) -> RunOptions {
         traces: None,
         real: false,
         qlog: None,
+        crypto: None,
     }
 }
 

@@ -200,7 +200,7 @@ impl Driver {
                 }
             }
         }
-        if st.proto.poll_timeout().is_some_and(|t| t <= now) {
+        if st.proto.next_timeout().is_some_and(|t| t <= now) {
             st.proto.handle_timeout(now);
         }
         while self.outgoing.len() < SEND_BATCH {
@@ -213,7 +213,7 @@ impl Driver {
         }
         st.process(now);
         let more = self.outgoing.len() == SEND_BATCH;
-        let timeout = st.proto.poll_timeout();
+        let timeout = st.proto.next_timeout();
         // A timer still due right after it was handled would make the loop spin: sleep a little.
         self.stuck_rounds = if timeout.is_some_and(|t| t <= now) && self.outgoing.is_empty() {
             self.stuck_rounds + 1

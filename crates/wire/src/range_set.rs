@@ -28,6 +28,23 @@ impl RangeSet {
             return false;
         }
         let (mut start, mut end) = (x.start, x.end);
+        // Fastest path (the common case: packet numbers and stream data arriving in order):
+        // `x` starts at or after the last range's start, so nothing follows it and the last
+        // range is its only possible predecessor.
+        if let Some(mut last) = self.0.last_entry() {
+            if start >= *last.key() {
+                let last_end = *last.get();
+                if start > last_end {
+                    self.0.insert(start, end);
+                    return true;
+                }
+                if end <= last_end {
+                    return false;
+                }
+                *last.get_mut() = end;
+                return true;
+            }
+        }
         // Fast path (in-order packet numbers, in-order stream data): nothing starts
         // inside `x` or right after it, so at most the predecessor grows in place.
         let absorbs_successor = self

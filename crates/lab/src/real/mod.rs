@@ -60,6 +60,13 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, LabError> {
              independent)",
         ));
     }
+    if scenario.transport.crypto != crate::scenario::CryptoMode::Real {
+        return Err(LabError::invalid(
+            "transport.crypto",
+            "the simulation-only packet protection (`sim`) is not available on real sockets: \
+             the runtime always uses real keys",
+        ));
+    }
     if !matches!(
         scenario.workload,
         Workload::Download(_) | Workload::Requests { .. }

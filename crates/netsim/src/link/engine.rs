@@ -279,7 +279,8 @@ impl Link {
             at = at.max(self.last_delivery);
         }
         self.last_delivery = self.last_delivery.max(at);
-        cx.events.push(
+        cx.events.push_fifo(
+            self.id,
             at,
             EventKind::Deliver {
                 link: self.id,

@@ -143,7 +143,13 @@ pub trait CongestionController: Send + Debug {
     /// N = 1.25 times cwnd per smoothed RTT.
     fn pacing_rate(&self, srtt: Duration) -> u64 {
         let srtt_ns = srtt.as_nanos().max(1);
-        ((self.window() as u128 * 5 / 4) * 1_000_000_000 / srtt_ns).min(u64::MAX as u128) as u64
+        let bytes = self.window() as u128 * 5 / 4;
+        // The same quotient in 64-bit arithmetic whenever it fits (always, in practice): the
+        // 128-bit division is a slow library call on the per-packet path.
+        if let (Ok(n), Ok(d)) = (u64::try_from(bytes * 1_000_000_000), u64::try_from(srtt_ns)) {
+            return n / d;
+        }
+        (bytes * 1_000_000_000 / srtt_ns).min(u64::MAX as u128) as u64
     }
     /// What sibling paths' coupled controllers may see of this one.
     fn coupling_state(&self) -> CouplingState {

@@ -53,6 +53,7 @@ impl Connection {
                 return Ok(());
             }
         }
+        let mut scratch = std::mem::take(&mut self.ack_scratch);
         let send_space = self.send_space(space);
         if send_space.never_sent(ack.largest) {
             // RFC 9000 §13.1: acknowledging an unsent packet is a PROTOCOL_VIOLATION.
@@ -62,39 +63,50 @@ impl Connection {
                 "ACK of a packet never sent",
             ));
         }
-        let mut acked = Vec::new();
-        let mut spurious = Vec::new();
+        let acked = &mut scratch.acked;
         for range in &ack.ranges {
-            send_space.take_acked(range.clone(), &mut acked);
-            send_space.take_spuriously_lost(range.clone(), &mut spurious);
+            send_space.take_acked(range.clone(), acked);
+            send_space.take_spuriously_lost(range.clone(), &mut scratch.spurious);
         }
         send_space.on_largest_acked(ack.largest);
-        self.on_spurious_losses(spurious);
+        self.on_spurious_losses(scratch.spurious.drain(..));
         let ack_delay = self.decode_ack_delay(epoch, ack.ack_delay);
         // Grouped by path (one ledger each), in path order; within a path in ACK order (stable).
         acked.sort_by_key(|&(_, path, _)| path);
         // RFC 9002 §A.7 order: remove acknowledged packets, update RTTs, then detect losses and
         // inform the controllers.
-        let mut outcomes = Vec::new();
-        let mut seqs = Vec::with_capacity(acked.len());
+        let outcomes = &mut scratch.outcomes;
+        let seqs = &mut scratch.seqs;
         for group in acked.chunk_by(|a, b| a.1 == b.1) {
             let path = group[0].1;
             seqs.clear();
             seqs.extend(group.iter().map(|&(_, _, seq)| seq));
-            if let Some(outcome) = self.remove_acked(now, epoch, space, path, &seqs) {
+            if let Some(outcome) = self.remove_acked(now, epoch, space, path, seqs) {
                 outcomes.push((path, outcome));
             }
         }
-        let sampled = self.sample_rtts(now, space, recv_path, ack.largest, ack_delay, &outcomes);
+        acked.clear();
+        seqs.clear();
+        let sampled = &mut scratch.sampled;
+        sampled.clear();
+        self.sample_rtts(
+            now,
+            space,
+            recv_path,
+            (ack.largest, ack_delay),
+            outcomes,
+            sampled,
+        );
         let acked_paths: Vec<PathId> = outcomes.iter().map(|(p, _)| *p).collect();
         let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);
-        for (path, outcome) in outcomes {
+        for (path, outcome) in outcomes.drain(..) {
             for packet in &outcome.packets {
                 self.on_frames_acked(now, epoch, packet);
             }
             self.detect_losses(now, path, epoch);
             self.report_acked(now, path, &outcome, sampled.contains(&path));
         }
+        self.ack_scratch = scratch;
         for path in unacked_paths {
             self.detect_losses(now, path, epoch);
         }
@@ -102,7 +114,7 @@ impl Connection {
     }
 
     /// Packets declared lost were acknowledged after all (spurious losses).
-    fn on_spurious_losses(&mut self, spurious: Vec<(u64, PathId, LossCause)>) {
+    fn on_spurious_losses(&mut self, spurious: impl Iterator<Item = (u64, PathId, LossCause)>) {
         for (pn, path, cause) in spurious {
             if let Some(p) = self.paths.get_mut(&path) {
                 p.counters.spurious_losses += 1;
@@ -204,16 +216,16 @@ impl Connection {
     /// RTT samples of one ACK frame received on `recv_path`: which path samples what is the
     /// recovery seam's decision under the configured rules
     /// ([`plan_samples`](crate::recovery::sampling::plan_samples), Alibaba report §2.2).
-    /// Returns the paths that took a sample.
+    /// Pushes the paths that took a sample onto `sampled`.
     fn sample_rtts(
         &mut self,
         now: Timestamp,
         space: SpaceId,
         recv_path: PathId,
-        largest: u64,
-        ack_delay: Duration,
+        (largest, ack_delay): (u64, Duration),
         outcomes: &[(PathId, AckedOutcome)],
-    ) -> Vec<PathId> {
+        sampled: &mut Vec<PathId>,
+    ) {
         let newly = || outcomes.iter().flat_map(|(_, o)| &o.packets);
         let largest_info = self
             .send_spaces
@@ -245,7 +257,6 @@ impl Connection {
             any_eliciting,
             &shares,
         );
-        let mut sampled = Vec::with_capacity(planned.len());
         for sample in planned {
             let Some(path) = self.paths.get_mut(&sample.path) else {
                 continue;
@@ -266,7 +277,6 @@ impl Connection {
                 sampled.push(sample.path);
             }
         }
-        sampled
     }
 
     /// Give the path's controller this ACK's acknowledged in-flight bytes and rate sample.

@@ -18,7 +18,7 @@ use super::{Connection, ConnectionError, CryptoStream, Event, State};
 use crate::cc::CcConfig;
 use crate::cid::{LocalCids, RemoteCids};
 use crate::config::{ClientConfig, ServerConfig, TransportConfig};
-use crate::crypto::{initial_keys, Epoch, HandshakeOutput, KeyPair, TlsSession};
+use crate::crypto::{initial_keys, Epoch, HandshakeOutput, KeyPair, PacketProtection, TlsSession};
 use crate::error::TransportError;
 use crate::path::{Path, Validation};
 use crate::space::{layout_for, Design, SpaceId};
@@ -35,6 +35,9 @@ pub struct ConnectionParams {
     pub cid_len: usize,
     pub reset_key: [u8; 32],
     pub now: Timestamp,
+    /// 1-RTT packet protection: real unless the endpoint was made with
+    /// [`crate::Endpoint::new_for_simulation`] (crate-private, so only the endpoint sets it).
+    pub(crate) protection: PacketProtection,
 }
 
 /// What the endpoint learnt about a client Initial before creating its connection.
@@ -226,6 +229,7 @@ impl Connection {
             initial_keys: None,
             handshake_keys: None,
             one_rtt: None,
+            protection: params.protection,
             crypto: Default::default(),
             send_spaces: BTreeMap::new(),
             records: BTreeMap::new(),
@@ -270,6 +274,7 @@ impl Connection {
             raw_frames: Vec::new(),
             scratch: Vec::with_capacity(1500),
             views_buf: Vec::new(),
+            ack_scratch: Default::default(),
             ack_only_packets: 0,
             early_datagrams: Vec::new(),
             reinjection: config.reinjection.build(),
@@ -360,7 +365,14 @@ impl Connection {
                     self.crypto[epoch.index()].send.write(&bytes)
                 }
                 HandshakeOutput::HandshakeKeys(keys) => self.handshake_keys = Some(keys),
-                HandshakeOutput::OneRttKeys(keys) => self.one_rtt = Some(keys),
+                HandshakeOutput::OneRttKeys(keys) => {
+                    self.one_rtt = Some(match self.protection {
+                        PacketProtection::Real => keys,
+                        // Simulator only, not secure (crypto::sim): the handshake above was
+                        // real; only the derived 1-RTT keys are swapped.
+                        PacketProtection::SimulationOnly => keys.into_simulation_only(),
+                    })
+                }
             }
         }
         Ok(())

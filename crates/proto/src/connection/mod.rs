@@ -110,6 +110,17 @@ pub(crate) struct CryptoStream {
     pub read_offset: u64,
 }
 
+/// Buffers `on_ack_frame` reuses from one ACK frame to the next (always left empty).
+#[derive(Debug, Default)]
+pub(crate) struct AckScratch {
+    pub(crate) acked: Vec<(u64, crate::path::PathId, u64)>,
+    pub(crate) spurious: Vec<(u64, crate::path::PathId, crate::recovery::LossCause)>,
+    pub(crate) seqs: Vec<u64>,
+    pub(crate) outcomes: Vec<(crate::path::PathId, crate::recovery::AckedOutcome)>,
+    /// Paths that took an RTT sample from the ACK frame being processed.
+    pub(crate) sampled: Vec<crate::path::PathId>,
+}
+
 /// A QUIC connection.
 pub struct Connection {
     pub(crate) side: Side,
@@ -120,6 +131,8 @@ pub struct Connection {
     pub(crate) initial_keys: Option<KeyPair>,
     pub(crate) handshake_keys: Option<KeyPair>,
     pub(crate) one_rtt: Option<OneRttKeys>,
+    /// Real 1-RTT keys, or the simulator's stand-ins (`crypto::sim`; not secure).
+    pub(crate) protection: crate::crypto::PacketProtection,
     pub(crate) crypto: [CryptoStream; 3],
     pub(crate) send_spaces: BTreeMap<SpaceId, SendSpace>,
     pub(crate) records: BTreeMap<SpaceId, ReceiveRecord>,
@@ -188,6 +201,8 @@ pub struct Connection {
     pub(crate) scratch: Vec<u8>,
     /// Reused buffer for the scheduler's per-path views (see `path_views`).
     pub(crate) views_buf: Vec<crate::scheduler::PathView>,
+    /// Reused buffers of ACK frame processing (`on_ack_frame`).
+    pub(crate) ack_scratch: AckScratch,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.
     pub(crate) raw_frames: Vec<Vec<u8>>,
     /// Re-injection policy (XLINK) of this sender.

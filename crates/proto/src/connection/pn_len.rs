@@ -84,14 +84,22 @@ impl Connection {
         }
         let mds = self.max_udp_payload(path) as u64;
         let window = self.paths.get(&path).map_or(Duration::ZERO, transit_bound);
-        let (mut sharing, mut horizon, mut allowed) = (0usize, window, 0u64);
+        let (mut sharing, mut horizon) = (0usize, window);
         for p in self.paths.values() {
             if self.layout.space_for(p.id) == space {
                 sharing += 1;
                 horizon = horizon.max(transit_bound(p));
-                allowed = allowed.saturating_add(allowance(p, window, mds));
             }
         }
+        // Only a shared space needs the allowance (a 128-bit division per path).
+        let allowed = if sharing < 2 {
+            0
+        } else {
+            self.paths
+                .values()
+                .filter(|p| self.layout.space_for(p.id) == space)
+                .fold(0u64, |sum, p| sum.saturating_add(allowance(p, window, mds)))
+        };
         let send_space = self.send_space(space);
         send_space.note_numbering(now, horizon);
         if sharing < 2 {

@@ -794,8 +794,10 @@ fn path_view(
     wake: &mut Option<Timestamp>,
 ) -> PathView {
     let mut can_send = p.cwnd_allows(mtu) && p.amplification_budget().is_none_or(|b| b >= mtu);
+    // Computed once: a 128-bit division (the controller's state does not change below).
+    let pacing_rate = p.cc.pacing_rate(p.rtt.smoothed());
     if can_send && pacing {
-        let rate = p.cc.pacing_rate(p.rtt.smoothed());
+        let rate = pacing_rate;
         if let Some(t) = p.pacer.delay(now, mtu, rate, p.cc.window()) {
             can_send = false;
             if p.is_usable() {
@@ -810,7 +812,7 @@ fn path_view(
         rtt_known: p.rtt.has_sample(),
         cwnd: p.cc.window(),
         bytes_in_flight: p.bytes_in_flight(),
-        pacing_rate: p.cc.pacing_rate(p.rtt.smoothed()),
+        pacing_rate,
         delivery_rate: p.delivery_rate_estimate(now),
         can_send,
         backup: p.is_backup(),

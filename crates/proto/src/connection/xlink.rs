@@ -119,6 +119,13 @@ impl Connection {
             return None;
         }
         let views = self.path_views(now);
+        // Nothing can happen without a path to copy to or a packet to copy: the loop below
+        // would only compute estimates (it has no side effects before it finds both).
+        let no_target = !views.iter().any(|v| v.usable && v.can_send);
+        if no_target || !self.has_reinjection_candidate() {
+            self.views_buf = views;
+            return None;
+        }
         let play_time_left = self
             .qoe
             .peer
@@ -131,8 +138,32 @@ impl Connection {
                 .map(|&id| (self.estimated_delivery(now, id), id))
                 .collect(),
         );
+        let result = self.reinject_from(now, buf, &views, sources, play_time_left);
+        self.views_buf = views;
+        result
+    }
+
+    /// Whether some path has an in-flight packet with stream data not yet re-injected (the
+    /// condition of [`tail_candidates`]).
+    fn has_reinjection_candidate(&self) -> bool {
+        self.paths.values().any(|p| {
+            p.ledgers[Epoch::Data.index()]
+                .outstanding()
+                .any(|(_, s)| !s.reinjected && !s.frames.streams.stream.is_empty())
+        })
+    }
+
+    /// The re-injection loop of [`Self::send_reinjection`], over `sources` slowest first.
+    fn reinject_from(
+        &mut self,
+        now: Timestamp,
+        buf: &mut Vec<u8>,
+        views: &[crate::scheduler::PathView],
+        sources: Vec<(Duration, PathId)>,
+        play_time_left: Option<Duration>,
+    ) -> Option<Transmit> {
         for (est_current, source) in sources {
-            let Some((target, est_other)) = self.best_other_path(now, &views, source) else {
+            let Some((target, est_other)) = self.best_other_path(now, views, source) else {
                 continue;
             };
             let Some(current_path) = self.paths.get(&source).map(|p| source_path(p, now)) else {

@@ -11,12 +11,15 @@
 //!   path-ID nonce when a path ID is given.
 //! - [`one_rtt`]: 1-RTT keys with key update (RFC 9001 §6), AEAD limits (RFC 9001 §6.6).
 //! - [`tls`]: the TLS session carried in CRYPTO frames (RFC 9001 §4).
+//! - [`sim`]: the simulator's **not secure** stand-in for 1-RTT packet protection (same sizes,
+//!   checksum tags), enabled only through [`crate::Endpoint::new_for_simulation`].
 //! - [`testing`]: self-signed Ed25519 certificates and ready-made rustls configs for tests.
 
 pub mod initial;
 pub mod keys;
 pub mod one_rtt;
 pub mod protect;
+pub mod sim;
 pub mod testing;
 pub mod tls;
 
@@ -33,6 +36,7 @@ pub use keys::{
 pub use mpquic_wire::stream_id::Side;
 pub use one_rtt::{KeyUpdateOutcome, OneRttKeys};
 pub use protect::{open_payload, remove_header_protection, seal_packet};
+pub use sim::PacketProtection;
 pub use tls::{HandshakeOutput, TlsSession};
 
 use mpquic_wire::error::TransportErrorCode;

@@ -31,6 +31,7 @@ use std::ops::Range;
 use rustls::quic::{HeaderProtectionKey, PacketKey, PacketKeySet, Secrets};
 
 use super::protect::{open_payload, seal_with, Layout};
+use super::sim::{self, PacketProtection, SimHeaderKey};
 use super::{CryptoError, DirectionalKeys};
 
 /// Initiate a key update this many packets before the confidentiality limit (at most half the
@@ -93,6 +94,8 @@ pub struct OneRttKeys {
     auth_failures: u64,
     confidentiality_limit: u64,
     integrity_limit: u64,
+    /// Real keys, or the simulator's stand-ins for every generation (see [`super::sim`]).
+    protection: PacketProtection,
 }
 
 impl OneRttKeys {
@@ -121,7 +124,36 @@ impl OneRttKeys {
             auth_failures: 0,
             confidentiality_limit,
             integrity_limit,
+            protection: PacketProtection::Real,
         }
+    }
+
+    /// **Not secure; simulator only.** Replaces every key (this generation, the precomputed
+    /// next one and all later ones) with the stand-ins of [`super::sim`]: plaintext payloads,
+    /// checksum tags of the real size, the real AEAD limits. Both endpoints must do it (the
+    /// stand-ins are derived from the real keys, so they agree); reached only through
+    /// [`crate::Endpoint::new_for_simulation`].
+    pub(crate) fn into_simulation_only(mut self) -> Self {
+        if self.protection == PacketProtection::SimulationOnly {
+            return self;
+        }
+        let p = PacketProtection::SimulationOnly;
+        self.local_header = Box::new(SimHeaderKey::from_real_packet_key(self.local.as_ref()));
+        self.remote_header = Box::new(SimHeaderKey::from_real_packet_key(self.remote.as_ref()));
+        self.local = sim::packet_key(self.local, p);
+        self.remote = sim::packet_key(self.remote, p);
+        self.previous_remote = self.previous_remote.map(|k| sim::packet_key(k, p));
+        self.next = PacketKeySet {
+            local: sim::packet_key(self.next.local, p),
+            remote: sim::packet_key(self.next.remote, p),
+        };
+        self.protection = p;
+        self
+    }
+
+    /// Whether these are the simulator's stand-in keys ([`Self::into_simulation_only`]).
+    pub fn protection(&self) -> PacketProtection {
+        self.protection
     }
 
     /// Lowers the AEAD limits below the cipher suite's (RFC 9001 §6.6 allows stricter limits;
@@ -309,7 +341,12 @@ impl OneRttKeys {
 
     /// Moves to the next key generation: next becomes current, current receive becomes previous.
     fn rotate(&mut self) {
-        let next = mem::replace(&mut self.next, self.secrets.next_packet_keys());
+        let fresh = self.secrets.next_packet_keys();
+        let fresh = PacketKeySet {
+            local: sim::packet_key(fresh.local, self.protection),
+            remote: sim::packet_key(fresh.remote, self.protection),
+        };
+        let next = mem::replace(&mut self.next, fresh);
         self.local = next.local;
         self.previous_remote = Some(mem::replace(&mut self.remote, next.remote));
         self.key_phase = !self.key_phase;

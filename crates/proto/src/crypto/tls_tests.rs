@@ -277,9 +277,46 @@ fn state(k: &OneRttKeys) -> (bool, u64, bool) {
     (k.key_phase(), k.generation(), k.has_previous_remote())
 }
 
+/// Both sides' keys as the simulator's stand-ins (crypto::sim).
+fn sim_one_rtt_pair() -> (OneRttKeys, OneRttKeys) {
+    let (c, s) = one_rtt_pair();
+    (c.into_simulation_only(), s.into_simulation_only())
+}
+
 #[test]
 fn key_update_both_sides() {
+    check_key_update_both_sides(one_rtt_pair());
+}
+
+#[test]
+fn key_update_both_sides_with_simulation_keys() {
+    check_key_update_both_sides(sim_one_rtt_pair());
+}
+
+#[test]
+fn simulation_keys_do_not_talk_to_real_keys() {
     let (mut c, mut s) = one_rtt_pair();
+    let (mut sc, mut ss) = sim_one_rtt_pair();
+    assert_eq!(
+        sc.protection(),
+        crate::crypto::PacketProtection::SimulationOnly
+    );
+    assert_eq!(c.protection(), crate::crypto::PacketProtection::Real);
+    // Whatever the other side's header protection makes of the first byte, the payload fails.
+    let mut p = send(&mut sc, None, 0);
+    let _ = remove_header_protection(s.remote_header(), &mut p, 9);
+    assert!(s.open(None, 0, &mut p, 13, false).is_err());
+    let mut p = send(&mut c, None, 1);
+    let _ = remove_header_protection(ss.remote_header(), &mut p, 9);
+    assert!(ss.open(None, 1, &mut p, 13, false).is_err());
+    let p = send(&mut sc, Some(2), 2);
+    assert_eq!(
+        recv(&mut ss, Some(2), 2, p).unwrap(),
+        (false, KeyUpdateOutcome::Current)
+    );
+}
+
+fn check_key_update_both_sides((mut c, mut s): (OneRttKeys, OneRttKeys)) {
     let late_c2 = send(&mut c, None, 2); // phase 0, delivered after the previous key is dropped
     let late_c = send(&mut c, None, 3); // phase 0, delivered after the update
     let late_s = send(&mut s, None, 0);

@@ -25,6 +25,7 @@ use rand_core::{RngCore, SeedableRng};
 
 use crate::config::{ClientConfig, EndpointConfig, ServerConfig};
 use crate::connection::{ConnectError, Connection, ConnectionParams, EndpointEvent, Transmit};
+use crate::crypto::PacketProtection;
 use crate::path::PathId;
 use crate::time::Timestamp;
 
@@ -67,8 +68,11 @@ struct Entry {
     handshaking: bool,
     /// Counted in `open`.
     open: bool,
-    /// Its entry in `Endpoint::timers`.
+    /// Its entry in `Endpoint::timers` (none while `stale`).
     timer: Option<Timestamp>,
+    /// Something happened since its timer was last computed: listed in `Endpoint::stale`, out
+    /// of `Endpoint::timers` until [`Endpoint::refresh_timers`].
+    stale: bool,
     /// Handed out by `connection_mut` since the last sync: its timer may be stale.
     dirty: bool,
     /// Listed in `Endpoint::dirty`.
@@ -94,6 +98,10 @@ pub struct Endpoint {
     incoming: VecDeque<ConnectionHandle>,
     /// Each connection's next timeout.
     timers: BTreeSet<(Timestamp, ConnectionHandle)>,
+    /// Connections whose timer must be recomputed (see `Entry::stale`). Computing a
+    /// connection's timer walks all its paths, so it is done once when the timer is asked
+    /// for, not after every datagram sent or received.
+    stale: Vec<ConnectionHandle>,
     /// Connections whose timer may be stale (see `Entry::dirty`).
     dirty: Vec<ConnectionHandle>,
     /// Connections that may have something to send.
@@ -105,6 +113,9 @@ pub struct Endpoint {
     stats: EndpointStats,
     next_handle: u64,
     next_poll: u64,
+    /// 1-RTT packet protection of every connection: real, except in the simulator
+    /// ([`Endpoint::new_for_simulation`]).
+    protection: PacketProtection,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -135,6 +146,7 @@ impl Endpoint {
             handshaking: 0,
             incoming: VecDeque::new(),
             timers: BTreeSet::new(),
+            stale: Vec::new(),
             dirty: Vec::new(),
             ready: BTreeSet::new(),
             touched: Vec::new(),
@@ -142,7 +154,33 @@ impl Endpoint {
             stats: EndpointStats::default(),
             next_handle: 0,
             next_poll: 0,
+            protection: PacketProtection::Real,
         }
+    }
+
+    /// **Simulator only.** [`Endpoint::new`] whose connections protect 1-RTT packets as
+    /// `protection` says. [`PacketProtection::SimulationOnly`] is **not secure**: payloads travel
+    /// in plaintext under a checksum tag (see [`crate::crypto::sim`]); it exists so the network
+    /// simulator does not spend its time in AES-GCM, and only the simulator adapter
+    /// (`mpquic-lab`) calls this. The TLS handshake, Initial and Handshake packets stay real,
+    /// and a peer with real keys cannot talk to such an endpoint (every 1-RTT packet fails
+    /// authentication). The runtime (`mpquic`) and the command-line client and server only
+    /// use [`Endpoint::new`].
+    pub fn new_for_simulation(
+        config: Arc<EndpointConfig>,
+        server_config: Option<Arc<ServerConfig>>,
+        rng_seed: [u8; 32],
+        protection: PacketProtection,
+    ) -> Self {
+        Self {
+            protection,
+            ..Self::new(config, server_config, rng_seed)
+        }
+    }
+
+    /// How this endpoint's connections protect 1-RTT packets.
+    pub fn packet_protection(&self) -> PacketProtection {
+        self.protection
     }
 
     /// Replace (or remove) the server configuration.
@@ -199,6 +237,7 @@ impl Endpoint {
             cid_len: self.config.cid_len,
             reset_key: self.config.reset_key,
             now,
+            protection: self.protection,
         }
     }
 
@@ -214,6 +253,7 @@ impl Endpoint {
                 handshaking: false,
                 open: false,
                 timer: None,
+                stale: false,
                 dirty: false,
                 queued: false,
                 touched: false,
@@ -289,21 +329,34 @@ impl Endpoint {
             self.touched.push(handle);
         }
         entry.dirty = false;
-        let timer = entry.conn.poll_timeout();
-        if timer != entry.timer {
-            if let Some(old) = entry.timer {
+        if !entry.stale {
+            entry.stale = true;
+            if let Some(old) = entry.timer.take() {
                 self.timers.remove(&(old, handle));
             }
-            if let Some(new) = timer {
-                self.timers.insert((new, handle));
+            self.stale.push(handle);
+        }
+    }
+
+    /// Recompute the timers of the connections that had activity since their last computation.
+    fn refresh_timers(&mut self) {
+        for handle in self.stale.drain(..) {
+            let Some(entry) = self.connections.get_mut(&handle) else {
+                continue;
+            };
+            entry.stale = false;
+            entry.timer = entry.conn.poll_timeout();
+            if let Some(t) = entry.timer {
+                self.timers.insert((t, handle));
             }
-            entry.timer = timer;
         }
     }
 
     /// Bring the timer index up to date for connections handed out by `connection_mut`.
     fn sync_dirty(&mut self) {
-        for handle in std::mem::take(&mut self.dirty) {
+        // Taken and put back (emptied): the list keeps its allocation.
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for handle in dirty.drain(..) {
             if let Some(entry) = self.connections.get_mut(&handle) {
                 entry.queued = false;
                 if entry.dirty {
@@ -311,6 +364,7 @@ impl Endpoint {
                 }
             }
         }
+        self.dirty = dirty;
     }
 
     /// Remove every route and reset token that points at `handle`.
@@ -468,6 +522,7 @@ impl Endpoint {
         }
         self.ready.remove(&handle);
         self.dirty.retain(|h| *h != handle);
+        self.stale.retain(|h| *h != handle);
         self.open -= usize::from(entry.open);
         self.handshaking -= usize::from(entry.handshaking);
         Some(entry.conn)
@@ -506,19 +561,29 @@ impl Endpoint {
         None
     }
 
-    /// Earliest timer of any connection.
+    /// Earliest timer of any connection. Computes the timers of connections that had activity
+    /// since they were last computed on every call; [`Endpoint::next_timeout`] keeps them.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let indexed = self.timers.first().map(|(t, _)| *t);
-        let stale = self.dirty.iter().filter_map(|h| {
+        let stale = self.stale.iter().chain(&self.dirty).filter_map(|h| {
             let entry = self.connections.get(h)?;
-            entry.dirty.then(|| entry.conn.poll_timeout())?
+            (entry.stale || entry.dirty).then(|| entry.conn.poll_timeout())?
         });
         indexed.into_iter().chain(stale).min()
+    }
+
+    /// Earliest timer of any connection, bringing the timer index up to date first (cheaper
+    /// than [`Endpoint::poll_timeout`] when called repeatedly).
+    pub fn next_timeout(&mut self) -> Option<Timestamp> {
+        self.sync_dirty();
+        self.refresh_timers();
+        self.timers.first().map(|(t, _)| *t)
     }
 
     /// Run expired timers of every connection.
     pub fn handle_timeout(&mut self, now: Timestamp) {
         self.sync_dirty();
+        self.refresh_timers();
         let due: Vec<ConnectionHandle> = self
             .timers
             .iter()

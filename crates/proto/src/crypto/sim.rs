@@ -1,0 +1,413 @@
+//! **Simulation-only, NOT SECURE** packet protection for the 1-RTT level.
+//!
+//! The network simulator spends a large share of its time in AES-GCM and header protection.
+//! [`PacketProtection::SimulationOnly`] swaps the 1-RTT packet and header protection keys for
+//! cheap stand-ins right after the real TLS 1.3 handshake (rustls) derived the real ones:
+//!
+//! - the payload is **left in plaintext**;
+//! - the 16-byte AEAD tag is a keyed, non-cryptographic 128-bit checksum (a folded-multiply
+//!   hash) of the key, the nonce (path ID and packet number), the header (associated data) and
+//!   the payload, so packets keep exactly their real sizes and a corrupted or misdirected packet
+//!   still fails to open and is dropped, as with AES-GCM;
+//! - header protection XORs a mask computed the same way from the sample, so it still
+//!   round-trips and the packet number stays masked on the wire.
+//!
+//! The stand-in keys are derived from the real 1-RTT keys (each is the real AEAD's output on a
+//! fixed block), so both endpoints agree on them without any extra exchange, every key update
+//! (RFC 9001 §6) yields new stand-ins from the real next-generation keys, and an endpoint using
+//! real protection cannot talk to one using simulation keys. The AEAD limits (RFC 9001 §6.6) are
+//! those of the real suite, so key updates happen at the same packets.
+//!
+//! Nothing here resists an attacker: anyone can forge a tag or read the payload. The only way
+//! to enable it is [`crate::Endpoint::new_for_simulation`], which only the simulator adapter
+//! (`mpquic-lab`) calls; the tokio runtime (`mpquic`) and the command-line client and server
+//! never do. Initial and Handshake packets always use the real keys.
+
+use rustls::quic::{HeaderProtectionKey, PacketKey, Tag};
+
+/// How 1-RTT packets are protected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PacketProtection {
+    /// The negotiated cipher suite (AES-GCM or ChaCha20-Poly1305 through rustls): the only
+    /// choice outside the simulator.
+    #[default]
+    Real,
+    /// **Not secure.** The simulator's stand-in: same sizes, plaintext payload, checksum tag
+    /// (see the module documentation).
+    SimulationOnly,
+}
+
+/// AEAD tag length (the same as every QUIC v1 suite's, RFC 9001 §5.3).
+const TAG_LEN: usize = 16;
+/// Header-protection sample length (RFC 9001 §5.4.2: 16 bytes for every QUIC v1 suite).
+const SAMPLE_LEN: usize = 16;
+
+/// Labels of the two derivations (associated data of the real AEAD's fixed-block encryption).
+const PACKET_LABEL: &[u8] = b"mpquic simulation-only packet key";
+const HEADER_LABEL: &[u8] = b"mpquic simulation-only header key";
+
+/// Odd 64-bit constants (digits of well-known irrationals) that keep the lanes apart.
+const C0: u64 = 0x9e37_79b9_7f4a_7c15;
+const C1: u64 = 0xbf58_476d_1ce4_e5b9;
+const C2: u64 = 0x94d0_49bb_1331_11eb;
+const C3: u64 = 0xd6e8_feb8_6659_fd93;
+
+/// 64×64→128-bit multiply, high and low halves XORed: every input bit reaches many output bits.
+#[inline(always)]
+fn fold(a: u64, b: u64) -> u64 {
+    let m = u128::from(a) * u128::from(b);
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
+#[inline(always)]
+fn word(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(w)
+}
+
+/// A 256-bit key of the checksum.
+#[derive(Clone, Copy)]
+struct HashKey([u64; 4]);
+
+impl HashKey {
+    /// The real AEAD's encryption of a zero block under `label`: 16 bytes of ciphertext and a
+    /// 16-byte tag, the same on both ends of one direction.
+    fn derive(real: &dyn PacketKey, label: &[u8]) -> Self {
+        let mut block = [0u8; 16];
+        let tag = real
+            .encrypt_in_place(0, label, &mut block)
+            .map(|t| {
+                let mut out = [0u8; TAG_LEN];
+                out.copy_from_slice(t.as_ref());
+                out
+            })
+            // A 16-byte plaintext is far below every AEAD's length limit; should the real key
+            // refuse anyway, the stand-in still works, keyed by the label alone.
+            .unwrap_or([0x5a; TAG_LEN]);
+        let mut k = [0u64; 4];
+        k[0] = word(&block[..8]);
+        k[1] = word(&block[8..]);
+        k[2] = word(&tag[..8]);
+        k[3] = word(&tag[8..]);
+        // Never zero (a zero multiplier would ignore its other operand).
+        Self(k.map(|x| x | 1))
+    }
+
+    /// The 128-bit checksum of `nonce`, `aad` and `data`.
+    fn tag(&self, nonce: (u32, u64), aad: &[u8], data: &[u8]) -> [u8; TAG_LEN] {
+        let k = &self.0;
+        let n0 = u64::from(nonce.0).wrapping_mul(C0);
+        let n1 = nonce.1.wrapping_mul(C1);
+        // Four independent lanes of 16 bytes each per step: the multiplications overlap.
+        let mut s = [k[0] ^ n0, k[1] ^ n1, k[2] ^ n0 ^ C2, k[3] ^ n1 ^ C3];
+        for part in [aad, data] {
+            let mut chunks = part.chunks_exact(64);
+            for c in &mut chunks {
+                for (lane, st) in s.iter_mut().enumerate() {
+                    let w = &c[16 * lane..16 * lane + 16];
+                    *st = fold(*st ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
+                }
+            }
+            let rest = chunks.remainder();
+            let mut tail = [0u8; 64];
+            tail[..rest.len()].copy_from_slice(rest);
+            for (lane, st) in s.iter_mut().enumerate() {
+                let w = &tail[16 * lane..16 * lane + 16];
+                *st = fold(*st ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
+            }
+            // The length ends each part, so zero padding and part boundaries are unambiguous.
+            s[0] = fold(s[0] ^ part.len() as u64, s[1] ^ C0);
+        }
+        let a = fold(s[0] ^ C1, s[2] ^ k[1]);
+        let b = fold(s[1] ^ C2, s[3] ^ k[0]);
+        let t0 = fold(a ^ k[3], b ^ C3);
+        let t1 = fold(b ^ k[2], t0 ^ C1);
+        let t0 = fold(t0 ^ C0, t1 ^ a);
+        let mut out = [0u8; TAG_LEN];
+        out[..8].copy_from_slice(&t0.to_le_bytes());
+        out[8..].copy_from_slice(&t1.to_le_bytes());
+        out
+    }
+}
+
+/// The stand-in AEAD (see the module documentation). **Not secure.**
+pub(crate) struct SimPacketKey {
+    key: HashKey,
+    confidentiality_limit: u64,
+    integrity_limit: u64,
+}
+
+impl SimPacketKey {
+    /// The stand-in for `real`, with its AEAD limits.
+    pub(crate) fn from_real(real: &dyn PacketKey) -> Self {
+        Self {
+            key: HashKey::derive(real, PACKET_LABEL),
+            confidentiality_limit: real.confidentiality_limit(),
+            integrity_limit: real.integrity_limit(),
+        }
+    }
+
+    fn seal(&self, nonce: (u32, u64), header: &[u8], payload: &[u8]) -> Tag {
+        Tag::from(&self.key.tag(nonce, header, payload)[..])
+    }
+
+    fn open<'a>(
+        &self,
+        nonce: (u32, u64),
+        header: &[u8],
+        payload: &'a mut [u8],
+    ) -> Result<&'a [u8], rustls::Error> {
+        let Some(split) = payload.len().checked_sub(TAG_LEN) else {
+            return Err(rustls::Error::DecryptError);
+        };
+        let (plain, tag) = payload.split_at(split);
+        // Not constant time: nothing here is secret anyway.
+        if self.key.tag(nonce, header, plain)[..] != tag[..] {
+            return Err(rustls::Error::DecryptError);
+        }
+        Ok(&payload[..split])
+    }
+}
+
+impl PacketKey for SimPacketKey {
+    fn encrypt_in_place(
+        &self,
+        packet_number: u64,
+        header: &[u8],
+        payload: &mut [u8],
+    ) -> Result<Tag, rustls::Error> {
+        // Path 0's nonce equals the single-path one (RFC 10069 §"Nonce Calculation").
+        Ok(self.seal((0, packet_number), header, payload))
+    }
+
+    fn encrypt_in_place_for_path(
+        &self,
+        path_id: u32,
+        packet_number: u64,
+        header: &[u8],
+        payload: &mut [u8],
+    ) -> Result<Tag, rustls::Error> {
+        Ok(self.seal((path_id, packet_number), header, payload))
+    }
+
+    fn decrypt_in_place<'a>(
+        &self,
+        packet_number: u64,
+        header: &[u8],
+        payload: &'a mut [u8],
+    ) -> Result<&'a [u8], rustls::Error> {
+        self.open((0, packet_number), header, payload)
+    }
+
+    fn decrypt_in_place_for_path<'a>(
+        &self,
+        path_id: u32,
+        packet_number: u64,
+        header: &[u8],
+        payload: &'a mut [u8],
+    ) -> Result<&'a [u8], rustls::Error> {
+        self.open((path_id, packet_number), header, payload)
+    }
+
+    fn tag_len(&self) -> usize {
+        TAG_LEN
+    }
+
+    fn confidentiality_limit(&self) -> u64 {
+        self.confidentiality_limit
+    }
+
+    fn integrity_limit(&self) -> u64 {
+        self.integrity_limit
+    }
+}
+
+/// The stand-in header protection (RFC 9001 §5.4.1 with a checksum instead of AES/ChaCha20 as
+/// the mask function). **Not secure.**
+pub(crate) struct SimHeaderKey {
+    key: HashKey,
+}
+
+impl SimHeaderKey {
+    /// Keyed from a packet key of the same direction (header protection keys never change, so
+    /// this is done once, from the first 1-RTT generation).
+    pub(crate) fn from_real_packet_key(real: &dyn PacketKey) -> Self {
+        Self {
+            key: HashKey::derive(real, HEADER_LABEL),
+        }
+    }
+
+    fn xor(
+        &self,
+        sample: &[u8],
+        first: &mut u8,
+        packet_number: &mut [u8],
+        masked: bool,
+    ) -> Result<(), rustls::Error> {
+        if sample.len() != SAMPLE_LEN || packet_number.len() > 4 {
+            return Err(rustls::Error::General(
+                "sample or packet number length".into(),
+            ));
+        }
+        let mask = self.key.tag((0, 0), &[], sample);
+        // RFC 9001 §5.4.1: 4 bits of a long header's first byte, 5 of a short header's.
+        let bits = if *first & 0x80 != 0 { 0x0f } else { 0x1f };
+        let first_plain = if masked {
+            *first ^ (mask[0] & bits)
+        } else {
+            *first
+        };
+        let pn_len = usize::from(first_plain & 0x03) + 1;
+        *first ^= mask[0] & bits;
+        for (b, m) in packet_number.iter_mut().zip(&mask[1..]).take(pn_len) {
+            *b ^= m;
+        }
+        Ok(())
+    }
+}
+
+impl HeaderProtectionKey for SimHeaderKey {
+    fn encrypt_in_place(
+        &self,
+        sample: &[u8],
+        first: &mut u8,
+        packet_number: &mut [u8],
+    ) -> Result<(), rustls::Error> {
+        self.xor(sample, first, packet_number, false)
+    }
+
+    fn decrypt_in_place(
+        &self,
+        sample: &[u8],
+        first: &mut u8,
+        packet_number: &mut [u8],
+    ) -> Result<(), rustls::Error> {
+        self.xor(sample, first, packet_number, true)
+    }
+
+    fn sample_len(&self) -> usize {
+        SAMPLE_LEN
+    }
+}
+
+/// A packet key in the form `protection` asks for: `real` itself, or its stand-in.
+pub(crate) fn packet_key(
+    real: Box<dyn PacketKey>,
+    protection: PacketProtection,
+) -> Box<dyn PacketKey> {
+    match protection {
+        PacketProtection::Real => real,
+        PacketProtection::SimulationOnly => Box::new(SimPacketKey::from_real(real.as_ref())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::protect::{open_payload, remove_header_protection};
+    use crate::crypto::{initial_keys, seal_packet, DirectionalKeys, Side};
+
+    const CID: [u8; 8] = [7, 6, 5, 4, 3, 2, 1, 0];
+
+    fn sim(real: &DirectionalKeys) -> DirectionalKeys {
+        DirectionalKeys {
+            header: Box::new(SimHeaderKey::from_real_packet_key(real.packet.as_ref())),
+            packet: Box::new(SimPacketKey::from_real(real.packet.as_ref())),
+        }
+    }
+
+    /// (client send keys, server receive keys), both simulation-only.
+    fn pair() -> (DirectionalKeys, DirectionalKeys) {
+        let c = initial_keys(&CID, Side::Client);
+        let s = initial_keys(&CID, Side::Server);
+        (sim(&c.local), sim(&s.remote))
+    }
+
+    fn packet(pn: u64, pn_len: usize, payload: &[u8]) -> (Vec<u8>, usize, usize) {
+        let mut p = vec![0x40 | (pn_len as u8 - 1)];
+        p.extend_from_slice(&CID);
+        let pn_offset = p.len();
+        p.extend_from_slice(&pn.to_be_bytes()[8 - pn_len..]);
+        let header_len = p.len();
+        p.extend_from_slice(payload);
+        (p, header_len, pn_offset)
+    }
+
+    fn unprotect(
+        keys: &DirectionalKeys,
+        path: Option<u32>,
+        pn: u64,
+        p: &mut [u8],
+        pn_offset: usize,
+    ) -> Result<Vec<u8>, crate::crypto::CryptoError> {
+        let (_, pn_len) = remove_header_protection(keys.header.as_ref(), p, pn_offset)?;
+        let range = open_payload(keys.packet.as_ref(), path, pn, p, pn_offset + pn_len)?;
+        Ok(p[range].to_vec())
+    }
+
+    #[test]
+    fn same_sizes_and_round_trip() {
+        let (client, server) = pair();
+        let real = initial_keys(&CID, Side::Client);
+        for path in [None, Some(0), Some(3)] {
+            for pn_len in 1..=4 {
+                let pn = 0xabcdu64 & ((1 << (8 * pn_len)) - 1);
+                let (mut p, hl, po) = packet(pn, pn_len, b"a simulated payload");
+                let mut q = p.clone();
+                seal_packet(&client, path, pn, &mut p, hl, po, pn_len).unwrap();
+                seal_packet(&real.local, path, pn, &mut q, hl, po, pn_len).unwrap();
+                assert_eq!(p.len(), q.len(), "same size as the real AEAD");
+                let sealed = p.clone();
+                let plain = unprotect(&server, path, pn, &mut p, po).unwrap();
+                assert_eq!(plain, b"a simulated payload");
+                assert_ne!(sealed[..hl], p[..hl], "header protection masks the header");
+            }
+        }
+    }
+
+    #[test]
+    fn tampering_any_bit_fails() {
+        let (client, server) = pair();
+        let (mut p, hl, po) = packet(77, 2, &[0u8; 100]);
+        seal_packet(&client, Some(1), 77, &mut p, hl, po, 2).unwrap();
+        for i in 0..p.len() {
+            for bit in 0..8 {
+                let mut t = p.clone();
+                t[i] ^= 1 << bit;
+                assert!(
+                    unprotect(&server, Some(1), 77, &mut t, po).is_err(),
+                    "byte {i} bit {bit}"
+                );
+            }
+        }
+        assert!(unprotect(&server, Some(2), 77, &mut p.clone(), po).is_err());
+        assert!(unprotect(&server, Some(1), 78, &mut p.clone(), po).is_err());
+        assert!(unprotect(&server, Some(1), 77, &mut p, po).is_ok());
+    }
+
+    #[test]
+    fn keys_differ_by_direction_and_from_real() {
+        let c = initial_keys(&CID, Side::Client);
+        let (client, _) = pair();
+        let (mut p, hl, po) = packet(5, 1, &[1u8; 40]);
+        seal_packet(&client, None, 5, &mut p, hl, po, 1).unwrap();
+        // The client's own receive keys (the other direction) and real keys reject it.
+        assert!(unprotect(&sim(&c.remote), None, 5, &mut p.clone(), po).is_err());
+        assert!(unprotect(&c.local, None, 5, &mut p.clone(), po).is_err());
+        let s = initial_keys(&CID, Side::Server);
+        assert!(unprotect(&s.remote, None, 5, &mut p, po).is_err());
+    }
+
+    #[test]
+    fn limits_are_the_real_ones() {
+        let c = initial_keys(&CID, Side::Client);
+        let k = SimPacketKey::from_real(c.local.packet.as_ref());
+        assert_eq!(
+            k.confidentiality_limit(),
+            c.local.packet.confidentiality_limit()
+        );
+        assert_eq!(k.integrity_limit(), c.local.packet.integrity_limit());
+        assert_eq!(k.tag_len(), c.local.packet.tag_len());
+    }
+}
