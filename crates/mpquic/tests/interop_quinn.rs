@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{
-    addr, client_config, connect_client, payload, quinn_configs, root_with, server_endpoint,
+    addr, client_config, connect_client, payload, root_with, server_endpoint, spawn_quinn_server,
     start_server, transport, within, MB,
 };
 use mpquic::proto::crypto::testing::CountingSessionStore;
@@ -16,32 +16,23 @@ use tokio::io::AsyncWriteExt;
 /// A quinn server answering `GET /<n>` with `data` and, on any other first line, reading the
 /// whole stream and replying with its length. Returns its address.
 fn quinn_server(data: Arc<Vec<u8>>) -> (quinn::Endpoint, std::net::SocketAddr) {
-    let (server_config, _) = quinn_configs();
-    let endpoint =
-        quinn::Endpoint::server(server_config, addr("127.0.0.1:0")).expect("quinn server");
-    let local = endpoint.local_addr().expect("local addr");
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            let data = data.clone();
-            tokio::spawn(async move {
-                let conn = incoming.await.expect("quinn handshake");
-                while let Ok((mut send, mut recv)) = conn.accept_bi().await {
-                    let request = recv.read_to_end(20 * MB).await.expect("quinn read");
-                    if request.starts_with(b"GET /") {
-                        send.write_all(&data).await.expect("quinn write");
-                    } else {
-                        send.write_all(request.len().to_string().as_bytes())
-                            .await
-                            .expect("quinn reply");
-                    }
-                    send.finish().expect("quinn finish");
-                    let _ = send.stopped().await;
+    spawn_quinn_server(move |conn| {
+        let data = data.clone();
+        async move {
+            while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+                let request = recv.read_to_end(20 * MB).await.expect("quinn read");
+                if request.starts_with(b"GET /") {
+                    send.write_all(&data).await.expect("quinn write");
+                } else {
+                    send.write_all(request.len().to_string().as_bytes())
+                        .await
+                        .expect("quinn reply");
                 }
-            });
+                send.finish().expect("quinn finish");
+                let _ = send.stopped().await;
+            }
         }
-    });
-    (endpoint, local)
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -180,28 +171,17 @@ const DATAGRAM_SIZES: [usize; 6] = [0, 1, 63, 100, 500, 1000];
 /// A quinn server that echoes every DATAGRAM frame it receives (quinn's datagram API); one it
 /// cannot send back (larger than its current maximum) is answered with its length in decimal.
 fn quinn_datagram_echo_server() -> (quinn::Endpoint, std::net::SocketAddr) {
-    let (server_config, _) = quinn_configs();
-    let endpoint =
-        quinn::Endpoint::server(server_config, addr("127.0.0.1:0")).expect("quinn server");
-    let local = endpoint.local_addr().expect("local addr");
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            tokio::spawn(async move {
-                let conn = incoming.await.expect("quinn handshake");
-                assert!(conn.max_datagram_size().is_some(), "we offered datagrams");
-                while let Ok(d) = conn.read_datagram().await {
-                    let reply = if conn.max_datagram_size().is_some_and(|m| d.len() <= m) {
-                        d
-                    } else {
-                        d.len().to_string().into()
-                    };
-                    conn.send_datagram(reply).expect("quinn send_datagram");
-                }
-            });
+    spawn_quinn_server(|conn| async move {
+        assert!(conn.max_datagram_size().is_some(), "we offered datagrams");
+        while let Ok(d) = conn.read_datagram().await {
+            let reply = if conn.max_datagram_size().is_some_and(|m| d.len() <= m) {
+                d
+            } else {
+                d.len().to_string().into()
+            };
+            conn.send_datagram(reply).expect("quinn send_datagram");
         }
-    });
-    (endpoint, local)
+    })
 }
 
 /// RFC 9221 with quinn: our client sends datagrams one at a time to a quinn server that echoes

@@ -117,6 +117,31 @@ pub fn quinn_configs_with(alpns: &[&[u8]]) -> (quinn::ServerConfig, quinn::Clien
     )
 }
 
+/// A quinn server on 127.0.0.1 with [`quinn_configs`]: each connection, once its handshake
+/// completed, is handed to `serve` in a task of its own. Returns the endpoint and its address.
+pub fn spawn_quinn_server<F, Fut>(serve: F) -> (quinn::Endpoint, SocketAddr)
+where
+    F: Fn(quinn::Connection) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (server_config, _) = quinn_configs();
+    let endpoint =
+        quinn::Endpoint::server(server_config, addr("127.0.0.1:0")).expect("quinn server");
+    let local = endpoint.local_addr().expect("local addr");
+    let ep = endpoint.clone();
+    let serve = Arc::new(serve);
+    tokio::spawn(async move {
+        while let Some(incoming) = ep.accept().await {
+            let serve = serve.clone();
+            tokio::spawn(async move {
+                let conn = incoming.await.expect("quinn handshake");
+                serve(conn).await;
+            });
+        }
+    });
+    (endpoint, local)
+}
+
 /// Run `f` with the test timeout.
 pub async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     match tokio::time::timeout(TEST_TIMEOUT, f).await {
