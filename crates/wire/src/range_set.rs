@@ -10,7 +10,7 @@
 
 use std::collections::btree_map;
 use std::collections::BTreeMap;
-use std::ops::{Bound, Range};
+use std::ops::Range;
 
 /// A set of `u64` stored as disjoint half-open ranges; see the module docs.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -45,15 +45,11 @@ impl RangeSet {
                 return true;
             }
         }
-        // Fast path (in-order packet numbers, in-order stream data): nothing starts
-        // inside `x` or right after it, so at most the predecessor grows in place.
-        let absorbs_successor = self
-            .0
-            .range((Bound::Excluded(start), Bound::Included(end)))
-            .next()
-            .is_some();
-        if !absorbs_successor {
-            if let Some((_, pe)) = self.0.range_mut(..=start).next_back() {
+        // Fast path (packets filling a gap, a new range between others): one lookup of the
+        // last range starting at or before `end`. When it starts at or before `start`, no
+        // range starts inside `x` or right after it, so it is the only one `x` can touch.
+        if let Some((&ps, pe)) = self.0.range_mut(..=end).next_back() {
+            if ps <= start {
                 if *pe >= end {
                     return false;
                 }
@@ -61,7 +57,11 @@ impl RangeSet {
                     *pe = end;
                     return true;
                 }
+                self.0.insert(start, end);
+                return true;
             }
+        } else {
+            // Nothing starts at or before `end`: no range touches `x`.
             self.0.insert(start, end);
             return true;
         }

@@ -133,6 +133,20 @@ impl ReceiveRecord {
             .map(move |r| r.start..r.end.min(largest + 1))
     }
 
+    /// Number of ranges still to acknowledge (an upper bound of what
+    /// [`Self::ack_ranges_desc`] yields).
+    pub fn ack_range_count(&self) -> usize {
+        self.to_ack.len()
+    }
+
+    /// [`Self::ack_ranges_desc`] lowest first.
+    pub fn ack_ranges_asc(&self, largest: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        self.to_ack
+            .iter()
+            .take_while(move |r| r.start <= largest)
+            .map(move |r| r.start..r.end.min(largest + 1))
+    }
+
     /// Packets received since the last ACK was sent for this space.
     pub fn newly_received(&self) -> &RangeSet {
         &self.newly_received
