@@ -13,6 +13,7 @@ use super::{
     AckEvent, CcConfig, CcStats, CongestionController, Coupling, CouplingState, LossEvent,
     MINIMUM_WINDOW_PACKETS,
 };
+use crate::recovery::rtt::RttEstimator;
 use crate::time::{Duration, Timestamp};
 
 /// RFC 9438 §4.1.1 C, in segments per second cubed.
@@ -59,8 +60,12 @@ impl Default for CubicOptions {
 struct HyStart {
     /// Turned off after the first congestion event (RFC 9406 §4.2: only the initial slow start).
     enabled: bool,
-    /// Start of the current round: the round ends once a packet sent at or after this instant is
-    /// acknowledged (the time-based equivalent of windowEnd = SND.NXT).
+    /// Start of the current round: the round ends once the RTT of a packet sent at or after
+    /// this instant is sampled (the time-based equivalent of windowEnd = SND.NXT). Rounds
+    /// follow the samples, not every acknowledgement: in SPNS a path's packets are
+    /// acknowledged by other paths' ACKs a path-delay difference before its own ACKs sample
+    /// them (report §2.2), and rounds cut by those early ACKs held samples of packets sent two
+    /// rounds back, whose lower delay looked like a spurious exit and resumed slow start.
     round_start: Option<Timestamp>,
     last_round_min_rtt: Option<Duration>,
     current_round_min_rtt: Option<Duration>,
@@ -71,7 +76,32 @@ struct HyStart {
     css_rounds: u32,
 }
 
+/// What an RTT sample did to HyStart++'s rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RoundOutcome {
+    Counted,
+    /// CSS_ROUNDS rounds of Conservative Slow Start are over: congestion avoidance begins.
+    CssDone,
+}
+
 impl HyStart {
+    /// RFC 9406 §4.2 per RTT sample: end the round if the sampled packet (sent at `sent`) was
+    /// sent after it began, then count the sample.
+    fn on_sample(&mut self, now: Timestamp, sent: Timestamp, rtt: Duration) -> RoundOutcome {
+        if self.round_start.is_none_or(|start| sent >= start) {
+            if self.css_baseline_min_rtt.is_some() {
+                if self.css_rounds >= HYSTART_CSS_ROUNDS {
+                    self.enabled = false;
+                    return RoundOutcome::CssDone;
+                }
+                self.css_rounds += 1;
+            }
+            self.start_round(now);
+        }
+        self.observe(rtt);
+        RoundOutcome::Counted
+    }
+
     /// RFC 9406 §4.2: at the start of each round.
     fn start_round(&mut self, now: Timestamp) {
         self.round_start = Some(now);
@@ -267,27 +297,16 @@ impl Cubic {
             return acked - in_slow_start;
         }
         let hs = &mut self.hystart;
-        if hs
-            .round_start
-            .is_none_or(|start| ack.largest_acked_sent_time >= start)
-        {
-            if hs.css_baseline_min_rtt.is_some() {
-                if hs.css_rounds >= HYSTART_CSS_ROUNDS {
-                    // RFC 9406 §4.2: after CSS_ROUNDS, enter congestion avoidance with
-                    // ssthresh = cwnd.
-                    hs.enabled = false;
-                    self.ssthresh = self.cwnd;
-                    return acked;
-                }
-                hs.css_rounds += 1;
-            }
-            hs.start_round(ack.now);
-        }
         // RFC 9406 §4.2 takes "the RTT sample" of each ACK: an ACK that gave this path none
         // (SPNS, report §2.2) must not count its stale latest RTT again, which made a spurious
         // CSS exit look like a lower round minimum and sent the path back to slow start.
-        if ack.rtt_sampled {
-            hs.observe(ack.rtt.latest());
+        if ack.rtt_sampled
+            && hs.on_sample(ack.now, ack.largest_acked_sent_time, ack.rtt.latest())
+                == RoundOutcome::CssDone
+        {
+            // RFC 9406 §4.2: after CSS_ROUNDS, enter congestion avoidance with ssthresh = cwnd.
+            self.ssthresh = self.cwnd;
+            return acked;
         }
         match hs.css_baseline_min_rtt {
             None => {
@@ -353,6 +372,20 @@ impl CongestionController for Cubic {
         // towards t (the behaviour of Linux's CUBIC after idle).
         if bytes_in_flight <= bytes {
             self.exclude_from_epoch(now);
+        }
+    }
+
+    fn on_rtt_sample_without_ack(&mut self, now: Timestamp, rtt: &RttEstimator) {
+        // RFC 9406 §4.2 counts every RTT sample of the round. An SPNS path whose packets other
+        // paths' ACKs acknowledge first gets its samples this way only; without them its round
+        // minimum came from rare, unqueued samples and never rose, so slow start overshot.
+        if !self.hystart.enabled || self.cwnd >= self.ssthresh {
+            return;
+        }
+        // The sampled packet left `latest` ago (latest_rtt includes the peer's ACK delay).
+        let sent = now.saturating_sub(rtt.latest());
+        if self.hystart.on_sample(now, sent, rtt.latest()) == RoundOutcome::CssDone {
+            self.ssthresh = self.cwnd;
         }
     }
 
@@ -468,7 +501,6 @@ impl CongestionController for Cubic {
 mod tests {
     use super::*;
     use crate::cc::new_reno::sim::{self, ms, Harness};
-    use crate::recovery::rtt::RttEstimator;
 
     const MSS: u64 = 1200;
     const MSS_F: f64 = MSS as f64;
@@ -793,6 +825,27 @@ mod tests {
         h.rtt_sampled = true;
         round(&mut h, &mut now, 105);
         assert_eq!(h.cc.stats().state, "slow_start");
+    }
+
+    #[test]
+    fn hystart_counts_rtt_samples_that_acknowledge_nothing() {
+        let mut h = harness(CubicOptions::default());
+        let mut now = 1000;
+        round(&mut h, &mut now, 100);
+        round(&mut h, &mut now, 100);
+        // SPNS: the next round's packets are acknowledged by another path's ACKs (no sample
+        // for this path) ...
+        h.rtt_sampled = false;
+        let sent = now;
+        now += 130;
+        h.ack(now, sent, MSS);
+        // ... and the path's own ACKs, arriving later, sample its grown round trip.
+        for _ in 0..HYSTART_N_RTT_SAMPLE {
+            h.set_rtt(Duration::from_millis(130));
+            h.cc.on_rtt_sample_without_ack(ms(now), &h.rtt);
+        }
+        h.ack(now, sent, MSS);
+        assert_eq!(h.cc.stats().state, "conservative_slow_start");
     }
 
     #[test]

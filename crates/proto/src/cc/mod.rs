@@ -133,6 +133,11 @@ pub trait CongestionController: Send + Debug {
     fn on_packet_sent(&mut self, now: Timestamp, bytes: u64, bytes_in_flight: u64);
     /// Newly acknowledged in-flight packets.
     fn on_ack(&mut self, ack: &AckEvent<'_>, coupling: Coupling<'_>);
+    /// An ACK gave this path an RTT sample (`rtt.latest()`) but acknowledged none of its
+    /// in-flight packets, so no [`Self::on_ack`] follows. In SPNS this is the usual way a slow
+    /// path learns its RTT: another path's ACK acknowledged its packets first, and the path's
+    /// own ACK, arriving later, still samples its round trip (report §2.2). Default: ignore.
+    fn on_rtt_sample_without_ack(&mut self, _now: Timestamp, _rtt: &RttEstimator) {}
     /// Newly lost packets (RFC 9002 §7.3.2 OnPacketsLost / OnCongestionEvent).
     fn on_congestion_event(&mut self, loss: &LossEvent<'_>, coupling: Coupling<'_>);
     /// A previous congestion event was caused by packets later acknowledged. Default: ignore.

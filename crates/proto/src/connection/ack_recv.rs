@@ -98,6 +98,7 @@ impl Connection {
             sampled,
         );
         let acked_paths: Vec<PathId> = outcomes.iter().map(|(p, _)| *p).collect();
+        self.report_samples_without_acks(now, sampled, outcomes);
         let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);
         for (path, outcome) in outcomes.drain(..) {
             for packet in &outcome.packets {
@@ -275,6 +276,28 @@ impl Connection {
             };
             if took {
                 sampled.push(sample.path);
+            }
+        }
+    }
+
+    /// Paths that took an RTT sample from this frame but have no newly acknowledged in-flight
+    /// bytes in it (SPNS: another path's ACK acknowledged them first) still tell their
+    /// controller, which would otherwise never see most of their samples.
+    fn report_samples_without_acks(
+        &mut self,
+        now: Timestamp,
+        sampled: &[PathId],
+        outcomes: &[(PathId, AckedOutcome)],
+    ) {
+        for id in sampled {
+            let has_acked_bytes = outcomes
+                .iter()
+                .any(|(p, o)| p == id && o.packets.iter().any(|p| p.in_flight));
+            if has_acked_bytes {
+                continue;
+            }
+            if let Some(path) = self.paths.get_mut(id) {
+                path.cc.on_rtt_sample_without_ack(now, &path.rtt);
             }
         }
     }

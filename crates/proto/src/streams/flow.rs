@@ -16,6 +16,14 @@
 //! window in less than ~2 RTTs, so the window is smaller than the bandwidth-delay
 //! product and would throttle the sender (RFC 9000 §4.3): the window doubles, up
 //! to `max_window`. The new limit is `consumed + window`.
+//!
+//! **Blocked at our limit.** The RTT this heuristic compares against is the receiver's
+//! estimate, which a receiver that sends almost only ACKs rarely refreshes, and with several
+//! paths the window must also cover the time a loss on the slowest path holds back the
+//! contiguous data. A DATA_BLOCKED / STREAM_DATA_BLOCKED frame at the limit currently
+//! advertised says directly that the window held the sender back (RFC 9000 §19.12: "input
+//! to tuning of flow control algorithms"): the window doubles, up to `max_window`, and the
+//! update is sent without waiting for the application to consume half of it.
 
 use crate::time::{Duration, Timestamp};
 
@@ -73,6 +81,19 @@ impl RecvWindow {
         self.advertised.saturating_sub(self.consumed) <= self.window / 2
     }
 
+    /// The peer reports being blocked at `limit` (see the module docs). Returns whether an
+    /// update is now due. Reports of an older, lower limit change nothing.
+    pub fn on_peer_blocked(&mut self, limit: u64) -> bool {
+        if limit < self.advertised || self.window >= self.max_window {
+            return false;
+        }
+        self.window = (self.window * 2).min(self.max_window);
+        // This growth stands for the update that follows: it must not double again for
+        // coming soon after the previous one.
+        self.last_update = None;
+        self.should_update()
+    }
+
     /// Raises the limit if an update is due (auto-tuning the window, see the module
     /// docs) and returns the limit to advertise.
     pub fn update(&mut self, now: Timestamp, rtt: Duration) -> u64 {
@@ -115,5 +136,33 @@ mod tests {
         // Slow consumption: no growth.
         assert_eq!(w.update(t0 + Duration::from_secs(10), rtt), 6000 + 4000);
         assert_eq!(w.window(), 4000);
+    }
+
+    #[test]
+    fn a_peer_blocked_at_our_limit_doubles_the_window_once() {
+        let rtt = Duration::from_millis(100);
+        let t0 = Timestamp::from_nanos(1_000_000_000);
+        let mut w = RecvWindow::new(1000, 8000);
+        // The application has read only a quarter: no update due by consumption.
+        assert!(!w.consume(250));
+        // Blocked at an older limit: nothing changes.
+        assert!(!w.on_peer_blocked(999));
+        assert_eq!(w.window(), 1000);
+        // Blocked at our limit: the window doubles and the update is due at once.
+        assert!(w.on_peer_blocked(1000));
+        assert_eq!(w.window(), 2000);
+        assert_eq!(w.update(t0, rtt), 250 + 2000);
+        // The same report again (delayed copy) is about a limit we have since raised.
+        assert!(!w.on_peer_blocked(1000));
+        // Soon after, a blocked report at the new limit doubles again; the update that
+        // follows does not double a second time for coming within two RTTs.
+        w.consume(1000);
+        assert!(w.on_peer_blocked(2250));
+        assert_eq!(w.update(t0 + Duration::from_millis(50), rtt), 1250 + 4000);
+        assert_eq!(w.window(), 4000);
+        // Never beyond max_window.
+        assert!(w.on_peer_blocked(5250));
+        assert!(!w.on_peer_blocked(5250 + 8000));
+        assert_eq!(w.window(), 8000);
     }
 }

@@ -122,14 +122,18 @@ impl Streams {
         Ok(())
     }
 
-    /// A DATA_BLOCKED frame (RFC 9000 §19.12): informational only. Our MAX_DATA updates
-    /// never wait for it (RFC 9000 §4.2 MUST NOT wait).
+    /// A DATA_BLOCKED frame (RFC 9000 §19.12): at our current limit it grows the connection
+    /// window (`flow.rs`). Our MAX_DATA updates never wait for it (RFC 9000 §4.2 MUST NOT
+    /// wait).
     pub fn on_data_blocked(&mut self, limit: u64) {
         tracing::trace!(limit, "peer blocked by connection flow control");
+        if self.conn_window.on_peer_blocked(limit) {
+            self.max_data_pending = true;
+        }
     }
 
-    /// A STREAM_DATA_BLOCKED frame (RFC 9000 §19.13): opens the stream if needed,
-    /// otherwise informational.
+    /// A STREAM_DATA_BLOCKED frame (RFC 9000 §19.13): opens the stream if needed; at our
+    /// current limit it grows the stream's window (`flow.rs`).
     pub fn on_stream_data_blocked(
         &mut self,
         id: StreamId,
@@ -138,6 +142,12 @@ impl Streams {
         // RFC 9000 §19.13: for a send-only stream MUST be a STREAM_STATE_ERROR.
         self.check_recv_id(id, ty::STREAM_DATA_BLOCKED)?;
         tracing::trace!(%id, limit, "peer blocked by stream flow control");
+        if let Some(r) = self.recv.get_mut(&id) {
+            if r.window.on_peer_blocked(limit) && r.wants_credit() && !r.in_msd_queue {
+                r.in_msd_queue = true;
+                self.msd_queue.push_back(id);
+            }
+        }
         Ok(())
     }
 
