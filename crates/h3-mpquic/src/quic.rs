@@ -94,51 +94,37 @@ impl<B: Buf> quic::Connection<B> for Connection {
     }
 }
 
-impl<B: Buf> quic::OpenStreams<B> for Connection {
-    type BidiStream = BidiStream<B>;
-    type SendStream = SendStream<B>;
+/// h3 opens streams through the connection and through its opener alike; both hold the same
+/// connection handle, so one implementation serves both.
+macro_rules! impl_open_streams {
+    ($ty:ty) => {
+        impl<B: Buf> quic::OpenStreams<B> for $ty {
+            type BidiStream = BidiStream<B>;
+            type SendStream = SendStream<B>;
 
-    fn poll_open_bidi(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Self::BidiStream, StreamErrorIncoming>> {
-        open_bidi(&self.conn, cx)
-    }
+            fn poll_open_bidi(
+                &mut self,
+                cx: &mut Context<'_>,
+            ) -> Poll<Result<Self::BidiStream, StreamErrorIncoming>> {
+                open_bidi(&self.conn, cx)
+            }
 
-    fn poll_open_send(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Self::SendStream, StreamErrorIncoming>> {
-        open_send(&self.conn, cx)
-    }
+            fn poll_open_send(
+                &mut self,
+                cx: &mut Context<'_>,
+            ) -> Poll<Result<Self::SendStream, StreamErrorIncoming>> {
+                open_send(&self.conn, cx)
+            }
 
-    fn close(&mut self, code: h3::error::Code, reason: &[u8]) {
-        close(&self.conn, code, reason);
-    }
+            fn close(&mut self, code: h3::error::Code, reason: &[u8]) {
+                close(&self.conn, code, reason);
+            }
+        }
+    };
 }
 
-impl<B: Buf> quic::OpenStreams<B> for OpenStreams {
-    type BidiStream = BidiStream<B>;
-    type SendStream = SendStream<B>;
-
-    fn poll_open_bidi(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Self::BidiStream, StreamErrorIncoming>> {
-        open_bidi(&self.conn, cx)
-    }
-
-    fn poll_open_send(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Self::SendStream, StreamErrorIncoming>> {
-        open_send(&self.conn, cx)
-    }
-
-    fn close(&mut self, code: h3::error::Code, reason: &[u8]) {
-        close(&self.conn, code, reason);
-    }
-}
+impl_open_streams!(Connection);
+impl_open_streams!(OpenStreams);
 
 /// A bidirectional stream: both halves, splittable.
 #[derive(Debug)]

@@ -92,10 +92,17 @@ async fn our_client_gets_10mb_from_quinn_h3_server() {
     )
     .await;
     assert_eq!(conn.alpn_protocol().as_deref(), Some(ALPN));
-    let uri = format!("https://localhost:{}/file.bin", server.port());
+    get_file_exact(&conn, server.port(), &data).await;
+    within("close", client.wait_idle()).await;
+}
+
+/// Our client's `GET /file.bin` on `conn` to the server at `port`: status 200 and a body equal
+/// to `data`.
+async fn get_file_exact(conn: &mpquic::Connection, port: u16, data: &[u8]) {
+    let uri = format!("https://localhost:{port}/file.bin");
     let mut response = within(
         "request",
-        mpquic_h3::client::get(&conn, uri.parse().unwrap()),
+        mpquic_h3::client::get(conn, uri.parse().unwrap()),
     )
     .await
     .expect("response");
@@ -103,9 +110,7 @@ async fn our_client_gets_10mb_from_quinn_h3_server() {
     let got = within("download", response.read_to_end(20 * MB))
         .await
         .expect("body");
-    assert_same(&got, &data, "our client");
-    drop(response);
-    within("close", client.wait_idle()).await;
+    assert_same(&got, data, "our client");
 }
 
 /// A quinn + h3-quinn client's `GET url` against `server`: the status and the body.
@@ -206,18 +211,7 @@ async fn h3_download_over_two_paths_uses_both() {
     let second = client.local_addrs()[1];
     let path = conn.open_path(second).await.expect("open second path");
     validated(&conn, path).await;
-    let uri = format!("https://localhost:{}/file.bin", server.local_addr().port());
-    let mut response = within(
-        "request",
-        mpquic_h3::client::get(&conn, uri.parse().unwrap()),
-    )
-    .await
-    .expect("response");
-    assert_eq!(response.status(), 200);
-    let got = within("download", response.read_to_end(20 * MB))
-        .await
-        .expect("body");
-    assert_same(&got, &data, "our client");
+    get_file_exact(&conn, server.local_addr().port(), &data).await;
     let paths = conn.path_stats();
     for p in &paths {
         eprintln!(
@@ -235,6 +229,5 @@ async fn h3_download_over_two_paths_uses_both() {
             p.counters.bytes_received
         );
     }
-    drop(response);
     within("close", client.wait_idle()).await;
 }
