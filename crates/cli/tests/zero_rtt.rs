@@ -50,8 +50,9 @@ fn client_0rtt_request_is_answered() {
             );
             assert!(std::fs::read(&output).expect("output") == data, "{alpn}");
             if accepted {
+                // The server's decision; how many packets went out before the loopback
+                // handshake completed depends on scheduling (the emulated tests count them).
                 assert_eq!(summary["zero_rtt_accepted"], true, "{alpn}: {summary}");
-                assert!(summary["zero_rtt_packets_sent"].as_u64() >= Some(1));
             } else {
                 // No ticket from a --no-0rtt server: a plain handshake.
                 assert!(summary["zero_rtt_accepted"].is_null(), "{alpn}: {summary}");
