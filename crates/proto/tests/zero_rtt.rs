@@ -11,7 +11,7 @@ use common::{payload, NetConfig, Pair, ALPN};
 use mpquic_proto::crypto::resumption::{client_enable_0rtt, server_allow_0rtt};
 use mpquic_proto::crypto::testing::{self, CountingSessionStore};
 use mpquic_proto::wire::stream_id::Dir;
-use mpquic_proto::{ConnectionHandle, Duration, TransportConfig};
+use mpquic_proto::{ConnectionHandle, Duration, RetryPolicy, ServerConfig, TransportConfig};
 
 const NET: NetConfig = NetConfig {
     one_way_delay: Duration::from_millis(20),
@@ -206,5 +206,32 @@ fn accepted_0rtt_with_reduced_limits_is_a_protocol_violation() {
     assert!(
         error.contains("initial_max_data was reduced"),
         "closed with {error}"
+    );
+}
+
+/// RFC 9000 §17.2.5.3: after a Retry the client may attempt 0-RTT again; the 0-RTT packets sent
+/// before it were dropped (no connection yet), so their data goes out again in 0-RTT to the
+/// new connection ID and the server still reads the request before the client's handshake
+/// completes.
+#[test]
+fn zero_rtt_is_sent_again_after_a_retry() {
+    let (client, server, _) = tls_0rtt();
+    let mut p = pair(37, (client, server), TransportConfig::default());
+    let mut config = ServerConfig::clone(p.server.server_config().expect("server"));
+    config.retry = RetryPolicy::Always;
+    p.server.set_server_config(Some(Arc::new(config)));
+    // No NEW_TOKEN token: it would spare the second connection its Retry (RFC 9000 §8.1.3).
+    p.client_config.token_store = None;
+    warm_up(&mut p);
+    let data = payload(2000, 7);
+    let (ch, sh, got) = request(&mut p, &data);
+    assert!(got == data);
+    let cs = p.client.connection(ch).unwrap().stats();
+    let ss = p.server.connection(sh).unwrap().stats();
+    assert!(cs.zero_rtt_packets_requeued > 0, "{cs:?}");
+    assert!(ss.zero_rtt_packets_received > 0, "{ss:?}");
+    assert_eq!(
+        cs.handshake_completed_at, None,
+        "the request waited for 1-RTT"
     );
 }

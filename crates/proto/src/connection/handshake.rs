@@ -338,7 +338,7 @@ impl Connection {
             self.issue_initial_cids();
         }
         if matches!(self.state, State::Handshaking) && !self.tls.is_handshaking() {
-            self.on_zero_rtt_outcome(now)?;
+            self.on_zero_rtt_outcome()?;
             self.on_handshake_complete(now);
             // A server's TLS session has nothing left to do once confirmed: free it.
             self.tls.release();

@@ -136,7 +136,7 @@ impl Connection {
     }
 
     /// Client, handshake complete: apply the server's decision on 0-RTT.
-    pub(crate) fn on_zero_rtt_outcome(&mut self, now: Timestamp) -> Result<(), TransportError> {
+    pub(crate) fn on_zero_rtt_outcome(&mut self) -> Result<(), TransportError> {
         if self.side != Side::Client || !self.zero_rtt.attempted || self.zero_rtt.accepted.is_some()
         {
             return Ok(());
@@ -152,16 +152,20 @@ impl Connection {
             }
             return Ok(());
         }
-        self.requeue_zero_rtt(now);
+        self.requeue_zero_rtt();
         Ok(())
     }
 
-    /// RFC 9001 §4.6.2 and RFC 9002 §6.4: 0-RTT was rejected, so none of it arrived. Every
-    /// packet sent so far in the application space is a 0-RTT packet (1-RTT keys come with
-    /// the completion): take them out of flight without a congestion signal and queue their
-    /// data for 1-RTT. The stream layer resends from the same offsets, so the application's
-    /// streams stay as they are and nothing is lost.
-    fn requeue_zero_rtt(&mut self, _now: Timestamp) {
+    /// RFC 9001 §4.6.2 and RFC 9002 §6.4: 0-RTT was rejected (or answered with a Retry), so
+    /// none of it was processed. Every packet sent so far in the application space is a 0-RTT
+    /// packet (1-RTT keys come with the completion): take them out of flight without a
+    /// congestion signal and queue their data again (in 1-RTT after a rejection, in 0-RTT after
+    /// a Retry). The stream layer resends from the same offsets, so the application's streams
+    /// stay as they are and nothing is lost. Client only; a no-op without 0-RTT packets.
+    pub(crate) fn requeue_zero_rtt(&mut self) {
+        if self.side != Side::Client || !self.zero_rtt.attempted {
+            return;
+        }
         let Some(path) = self.paths.get_mut(&0) else {
             return;
         };
