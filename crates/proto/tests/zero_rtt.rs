@@ -235,3 +235,32 @@ fn zero_rtt_is_sent_again_after_a_retry() {
         "the request waited for 1-RTT"
     );
 }
+
+/// A rejecting server whose new limits are below the remembered ones the 0-RTT writes were
+/// allowed by: the data cannot be resent within them (RFC 9001 §4.6.2, RFC 9000 §4.1), so the
+/// client closes with an explicit error instead of breaking the server's flow control.
+#[test]
+fn rejected_0rtt_beyond_the_new_limits_fails_loudly() {
+    let (client, server, _) = tls_0rtt();
+    let mut first = pair(38, (client.clone(), server), TransportConfig::default());
+    warm_up(&mut first);
+    let (cert, key) = testing::self_signed_ed25519(&["localhost"]);
+    let mut fresh = Arc::unwrap_or_clone(testing::server_config(cert, key, &[ALPN]));
+    server_allow_0rtt(&mut fresh);
+    let mut small = TransportConfig::default();
+    small.streams.max_data = 20_000;
+    let mut second = pair(39, (client, Arc::new(fresh)), small);
+    let ch = second.connect();
+    let c = second.client.connection_mut(ch).unwrap();
+    let sid = c.open_bi().unwrap();
+    let written = c.write(sid, &payload(100_000, 8)).unwrap();
+    assert!(
+        written > 20_000,
+        "the remembered limits allowed only {written}"
+    );
+    second.run_until(Duration::from_secs(5), |p| {
+        p.client.connection(ch).unwrap().is_closed()
+    });
+    let error = format!("{:?}", second.client.connection(ch).unwrap().error());
+    assert!(error.contains("exceeds the server's new limits"), "{error}");
+}

@@ -153,6 +153,17 @@ impl Connection {
             return Ok(());
         }
         self.requeue_zero_rtt();
+        // The application wrote under the remembered limits; if the rejecting server's new
+        // ones are lower, resending would break its flow control (RFC 9000 §4.1): fail loudly
+        // instead (buffered data cannot be taken back; see docs/ARCHITECTURE.md).
+        if let Some(new) = &self.peer_params {
+            if self.streams.exceeds_peer_params(new) {
+                return Err(TransportError::internal(
+                    "0-RTT rejected and the data written under the remembered limits exceeds the \
+                     server's new limits (RFC 9001 §4.6.2)",
+                ));
+            }
+        }
         Ok(())
     }
 
