@@ -229,16 +229,20 @@ impl Download {
             Some(_) => Duration::ZERO,
             None => started.elapsed(),
         };
+        let extras = endpoint.local_addrs()[1..].to_vec();
+        // Extra paths need the negotiated multipath parameters: with 0-RTT they are opened
+        // once the handshake completes, beside the download rather than before the request.
         let handshake_done = zero_rtt.map(|accepted| {
+            let (conn, extras) = (conn.clone(), extras.clone());
             tokio::spawn(async move {
                 accepted.await;
-                started.elapsed()
+                let elapsed = started.elapsed();
+                open_paths(&conn, &extras).await;
+                elapsed
             })
         });
-        for extra in &endpoint.local_addrs()[1..] {
-            if let Err(e) = conn.open_path(*extra).await {
-                crate::warn(format_args!("cannot open a path from {extra}: {e}"));
-            }
+        if handshake_done.is_none() {
+            open_paths(&conn, &extras).await;
         }
         let result = self.fetch(&conn, handshake, started).await;
         let result = match (result, handshake_done) {
@@ -440,6 +444,15 @@ impl Download {
             out.flush().await.context("writing the output file")?;
         }
         Ok((total, first_byte))
+    }
+}
+
+/// Open one extra path from each of `locals` (warning about those that fail).
+async fn open_paths(conn: &Connection, locals: &[SocketAddr]) {
+    for extra in locals {
+        if let Err(e) = conn.open_path(*extra).await {
+            crate::warn(format_args!("cannot open a path from {extra}: {e}"));
+        }
     }
 }
 
