@@ -31,6 +31,7 @@ fn client_0rtt_request_is_answered() {
         for alpn in ["h3", "hq-interop"] {
             let output = dir.path().join("out.bin");
             let json = dir.path().join("summary.json");
+            let qlog = dir.path().join(format!("qlog-{alpn}-{accepted}"));
             let summary = summary_of(
                 &[
                     "client",
@@ -45,6 +46,8 @@ fn client_0rtt_request_is_answered() {
                     json.to_str().expect("utf-8"),
                     "--timeout",
                     "5s",
+                    "--qlog",
+                    qlog.to_str().expect("utf-8"),
                 ],
                 &json,
             );
@@ -53,6 +56,13 @@ fn client_0rtt_request_is_answered() {
                 // The server's decision; how many packets went out before the loopback
                 // handshake completed depends on scheduling (the emulated tests count them).
                 assert_eq!(summary["zero_rtt_accepted"], true, "{alpn}: {summary}");
+                if summary["zero_rtt_packets_sent"].as_u64() > Some(0) {
+                    let logs: String = std::fs::read_dir(&qlog)
+                        .expect("qlog dir")
+                        .map(|f| std::fs::read_to_string(f.expect("entry").path()).expect("qlog"))
+                        .collect();
+                    assert!(logs.contains(r#""packet_type":"0RTT""#), "{alpn}: no 0RTT");
+                }
             } else {
                 // No ticket from a --no-0rtt server: a plain handshake.
                 assert!(summary["zero_rtt_accepted"].is_null(), "{alpn}: {summary}");

@@ -273,6 +273,7 @@ impl Connection {
         self.pad_packet(packet, &enc, None, limit);
         let length = packet.len() - enc.pn_offset + TAG_LEN;
         enc.set_length(packet, length);
+        let qlog = self.qlog_frames(&header, &enc, packet);
         let keys = self.zero_rtt.keys.as_ref()?;
         if let Err(e) = seal_packet(
             keys,
@@ -286,6 +287,7 @@ impl Connection {
             tracing::warn!("failed to seal a 0-RTT packet: {e}");
             return None;
         }
+        self.qlog_packet_sent(now, (0, Epoch::Data, pn), packet.len(), qlog);
         self.send_space(space).next_pn();
         self.stats.zero_rtt_packets_sent += 1;
         self.stats.zero_rtt_stream_bytes += sent.streams.stream.iter().map(|c| c.len).sum::<u64>();
