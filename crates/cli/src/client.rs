@@ -51,6 +51,12 @@ pub struct ClientArgs {
     /// Also write the summary as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Resume a TLS session and send the request in 0-RTT (RFC 9001 §4.6): a first connection
+    /// fetches the URL (body discarded) to obtain a session ticket, then a second connection
+    /// sends its request in 0-RTT; the summary is the second's. Tickets live in memory only
+    /// (rustls 0.23 cannot serialize them, so no ticket file across runs).
+    #[arg(long = "0rtt")]
+    pub zero_rtt: bool,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -131,6 +137,9 @@ pub struct Download {
     pub progress: bool,
     /// Length of the body if known (for the progress bar).
     pub expected: Option<u64>,
+    /// Warm up with a first connection, then fetch over a second one in 0-RTT (`--0rtt`);
+    /// `tls` must come from `tls::client_config_0rtt`.
+    pub zero_rtt: bool,
 }
 
 /// Run `mpquic client`.
@@ -150,17 +159,23 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
     } else {
         args.paths.clone()
     };
+    let tls = if args.zero_rtt {
+        tls::client_config_0rtt(&[args.alpn.alpn()], trust, None)?
+    } else {
+        tls::client_config(&[args.alpn.alpn()], trust)?
+    };
     let download = Download {
         target: args.url.clone(),
         remote,
         locals,
-        tls: tls::client_config(&[args.alpn.alpn()], trust)?,
+        tls,
         protocol: args.alpn,
         transport: args.transport.transport(Some(args.timeout))?,
         timeout: args.timeout,
         output: args.output.clone(),
         progress: !args.quiet && std::io::stdout().is_terminal(),
         expected: None,
+        zero_rtt: args.zero_rtt,
     };
     let summary = download.run().await?;
     summary.print();
@@ -202,20 +217,73 @@ impl Download {
     /// Connect, open the extra paths, download and summarize.
     pub async fn run(self) -> anyhow::Result<Summary> {
         let endpoint = Endpoint::client(&self.locals).context("binding local sockets")?;
-        let local = endpoint.local_addrs()[0];
+        let config = config::client(self.tls.clone(), self.transport.clone());
+        if self.zero_rtt {
+            self.warm_up(&endpoint, &config).await?;
+        }
         let started = Instant::now();
-        let connecting = endpoint.connect_from(
-            local,
-            self.remote,
-            &self.target.host,
-            config::client(self.tls.clone(), self.transport.clone()),
-        )?;
+        let (conn, zero_rtt) = self.connect(&endpoint, config).await?;
+        // With 0-RTT the request goes out before the handshake completes; its duration is known
+        // when the server's decision arrives.
+        let handshake = match &zero_rtt {
+            Some(_) => Duration::ZERO,
+            None => started.elapsed(),
+        };
+        let extras = endpoint.local_addrs()[1..].to_vec();
+        // Extra paths need the negotiated multipath parameters: with 0-RTT they are opened
+        // once the handshake completes, beside the download rather than before the request.
+        let handshake_done = zero_rtt.map(|accepted| {
+            let (conn, extras) = (conn.clone(), extras.clone());
+            tokio::spawn(async move {
+                accepted.await;
+                let elapsed = started.elapsed();
+                open_paths(&conn, &extras).await;
+                elapsed
+            })
+        });
+        if handshake_done.is_none() {
+            open_paths(&conn, &extras).await;
+        }
+        let result = self.fetch(&conn, handshake, started).await;
+        let result = match (result, handshake_done) {
+            (Ok(mut summary), Some(done)) => {
+                if let Ok(d) = done.await {
+                    summary.handshake_ms = d.as_secs_f64() * 1000.0;
+                }
+                summary.set_zero_rtt(&conn);
+                Ok(summary)
+            }
+            (result, _) => result,
+        };
+        conn.close(0, b"done");
+        let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+        result
+    }
+
+    /// The connection: at once if `--0rtt` found a ticket allowing early data (with the
+    /// future of the server's decision), otherwise after the handshake.
+    async fn connect(
+        &self,
+        endpoint: &Endpoint,
+        config: mpquic::ClientConfig,
+    ) -> anyhow::Result<(Connection, Option<mpquic::ZeroRttAccepted>)> {
+        let local = endpoint.local_addrs()[0];
+        let connecting = endpoint.connect_from(local, self.remote, &self.target.host, config)?;
+        let connecting = if self.zero_rtt {
+            match connecting.into_0rtt() {
+                Ok((conn, accepted)) => return Ok((conn, Some(accepted))),
+                Err(connecting) => {
+                    crate::warn("no session ticket allowing 0-RTT: plain handshake");
+                    connecting
+                }
+            }
+        } else {
+            connecting
+        };
         // The handshake gives up after the idle timeout (= --timeout) by itself; the outer
         // timeout is a safety net.
-        let conn = match tokio::time::timeout(self.timeout + Duration::from_millis(500), connecting)
-            .await
-        {
-            Ok(Ok(conn)) => conn,
+        match tokio::time::timeout(self.timeout + Duration::from_millis(500), connecting).await {
+            Ok(Ok(conn)) => Ok((conn, None)),
             Err(_) | Ok(Err(ConnectionError::Lost(mpquic::proto::ConnectionError::TimedOut))) => {
                 bail!(
                     "connecting to {}: no answer within {:?}",
@@ -223,35 +291,56 @@ impl Download {
                     self.timeout
                 )
             }
-            Ok(Err(e)) => return Err(e).with_context(|| format!("connecting to {}", self.remote)),
-        };
-        let handshake = started.elapsed();
-        for extra in &endpoint.local_addrs()[1..] {
-            if let Err(e) = conn.open_path(*extra).await {
-                crate::warn(format_args!("cannot open a path from {extra}: {e}"));
-            }
+            Ok(Err(e)) => Err(e).with_context(|| format!("connecting to {}", self.remote)),
         }
-        let result = self.fetch(&conn, handshake).await;
-        conn.close(0, b"done");
-        let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
-        result
     }
 
-    async fn fetch(&self, conn: &Connection, handshake: Duration) -> anyhow::Result<Summary> {
+    /// `--0rtt`: a first connection that fetches the URL (discarding the body) so that the
+    /// session store holds the server's tickets.
+    async fn warm_up(
+        &self,
+        endpoint: &Endpoint,
+        config: &mpquic::ClientConfig,
+    ) -> anyhow::Result<()> {
+        let local = endpoint.local_addrs()[0];
+        let connecting =
+            endpoint.connect_from(local, self.remote, &self.target.host, config.clone())?;
+        let conn = tokio::time::timeout(self.timeout, connecting)
+            .await
+            .map_err(|_| anyhow!("warm-up connection: no answer within {:?}", self.timeout))?
+            .context("warm-up connection")?;
+        let mut body = self.request(&conn).await?;
+        let mut scratch = vec![0u8; 64 * 1024];
+        while let Ok(Ok(Some(_))) =
+            tokio::time::timeout(self.timeout, body.next(&mut scratch)).await
+        {}
+        conn.close(0, b"warm-up done");
+        Ok(())
+    }
+
+    async fn fetch(
+        &self,
+        conn: &Connection,
+        handshake: Duration,
+        connect_started: Instant,
+    ) -> anyhow::Result<Summary> {
         let bar = self.progress_bar();
         let started = Instant::now();
         let mut body = self.request(conn).await?;
         let received = self.receive(&mut body, &bar).await;
         bar.finish_and_clear();
-        let bytes = received?;
-        Ok(Summary::new(
+        let (bytes, first_byte) = received?;
+        let mut summary = Summary::new(
             &self.target.url,
             (self.protocol.name(), body.status()),
             conn,
             bytes,
             started.elapsed(),
             handshake,
-        ))
+        );
+        summary.first_byte_ms =
+            first_byte.map(|t| t.duration_since(connect_started).as_secs_f64() * 1000.0);
+        Ok(summary)
     }
 
     fn progress_bar(&self) -> ProgressBar {
@@ -302,8 +391,13 @@ impl Download {
         }
     }
 
-    /// Read the body into the output file (if any); returns its length.
-    async fn receive(&self, body: &mut Body, bar: &ProgressBar) -> anyhow::Result<u64> {
+    /// Read the body into the output file (if any); returns its length and when its first byte
+    /// arrived.
+    async fn receive(
+        &self,
+        body: &mut Body,
+        bar: &ProgressBar,
+    ) -> anyhow::Result<(u64, Option<Instant>)> {
         let mut out = match &self.output {
             Some(path) => Some(tokio::io::BufWriter::with_capacity(
                 1 << 20,
@@ -315,6 +409,7 @@ impl Download {
         };
         let mut buf = vec![0u8; 256 * 1024];
         let mut total = 0u64;
+        let mut first_byte = None;
         loop {
             let read = tokio::time::timeout(self.timeout, body.next(&mut buf))
                 .await
@@ -339,13 +434,25 @@ impl Download {
                     .await
                     .context("writing the output file")?;
             }
+            if first_byte.is_none() && !chunk.is_empty() {
+                first_byte = Some(Instant::now());
+            }
             total += chunk.len() as u64;
             bar.set_position(total);
         }
         if let Some(mut out) = out {
             out.flush().await.context("writing the output file")?;
         }
-        Ok(total)
+        Ok((total, first_byte))
+    }
+}
+
+/// Open one extra path from each of `locals` (warning about those that fail).
+async fn open_paths(conn: &Connection, locals: &[SocketAddr]) {
+    for extra in locals {
+        if let Err(e) = conn.open_path(*extra).await {
+            crate::warn(format_args!("cannot open a path from {extra}: {e}"));
+        }
     }
 }
 

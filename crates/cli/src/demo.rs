@@ -96,6 +96,7 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
         output: Some(output.clone()),
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stdout()),
         expected: Some(args.size),
+        zero_rtt: false,
     };
     let summary = download.run().await?;
     server.endpoint.close(0, b"demo done");

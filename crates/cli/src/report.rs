@@ -31,6 +31,12 @@ pub struct Summary {
     pub packets_sent: u64,
     pub packets_received: u64,
     pub packets_lost: u64,
+    /// From the start of the connection attempt to the first body byte.
+    pub first_byte_ms: Option<f64>,
+    /// 0-RTT packets the client sent (RFC 9000 §17.2.3); 0 without a resumed session.
+    pub zero_rtt_packets_sent: u64,
+    /// Whether the server accepted the 0-RTT data; null when none was attempted.
+    pub zero_rtt_accepted: Option<bool>,
     pub paths: Vec<PathSummary>,
 }
 
@@ -106,8 +112,19 @@ impl Summary {
             packets_sent: stats.packets_sent,
             packets_received: stats.packets_received,
             packets_lost: stats.packets_lost,
+            first_byte_ms: None,
+            zero_rtt_packets_sent: stats.zero_rtt_packets_sent,
+            zero_rtt_accepted: stats.zero_rtt_accepted,
             paths: paths.iter().map(PathSummary::new).collect(),
         }
+    }
+
+    /// Take the 0-RTT outcome again (it is known only once the handshake completed, which a
+    /// 0-RTT request may not have waited for).
+    pub fn set_zero_rtt(&mut self, conn: &Connection) {
+        let stats = conn.stats();
+        self.zero_rtt_packets_sent = stats.zero_rtt_packets_sent;
+        self.zero_rtt_accepted = stats.zero_rtt_accepted;
     }
 
     /// Lines for people; per-path lines only when there are several paths.
@@ -122,6 +139,20 @@ impl Summary {
                 self.handshake_ms, self.srtt_ms, self.packets_sent, self.packets_received, self.packets_lost, self.design
             ),
         ];
+        if let Some(ms) = self.first_byte_ms {
+            let zero_rtt = match self.zero_rtt_accepted {
+                Some(true) => format!(
+                    "{} 0-RTT packets sent, accepted",
+                    self.zero_rtt_packets_sent
+                ),
+                Some(false) => format!(
+                    "{} 0-RTT packets sent, rejected (resent in 1-RTT)",
+                    self.zero_rtt_packets_sent
+                ),
+                None => "no 0-RTT".to_owned(),
+            };
+            out.push(format!("first byte after {ms:.2} ms, {zero_rtt}"));
+        }
         if self.paths.len() > 1 {
             for p in &self.paths {
                 out.push(format!(

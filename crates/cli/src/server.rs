@@ -40,6 +40,10 @@ pub struct ServerArgs {
     /// Write the generated self-signed certificate (PEM) here, for clients' --ca.
     #[arg(long, value_name = "FILE", conflicts_with = "cert")]
     pub cert_out: Option<PathBuf>,
+    /// Issue no session tickets and accept no 0-RTT. By default the server accepts 0-RTT
+    /// requests (GETs, which are idempotent) with single-use tickets against replay.
+    #[arg(long = "no-0rtt")]
+    pub no_zero_rtt: bool,
     #[command(flatten)]
     pub transport: TransportArgs,
     #[command(flatten)]
@@ -213,7 +217,11 @@ fn server_tls(args: &ServerArgs) -> anyhow::Result<Arc<rustls::ServerConfig>> {
             (vec![cert], key)
         }
     };
-    Ok(tls::server_config(&SERVED_ALPNS, chain, key)?)
+    if args.no_zero_rtt {
+        Ok(tls::server_config(&SERVED_ALPNS, chain, key)?)
+    } else {
+        Ok(tls::server_config_0rtt(&SERVED_ALPNS, chain, key)?)
+    }
 }
 
 /// Run `mpquic server` until Ctrl-C.

@@ -148,7 +148,7 @@ impl Drop for ConnRef {
 #[derive(Debug)]
 #[must_use = "a connection attempt does nothing unless awaited"]
 pub struct Connecting {
-    conn: Option<ConnRef>,
+    pub(crate) conn: Option<ConnRef>,
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
@@ -216,7 +216,7 @@ impl Future for Connecting {
 /// connection is closed with code 0 when the last handle and its streams are dropped.
 #[derive(Debug, Clone)]
 pub struct Connection {
-    inner: ConnRef,
+    pub(crate) inner: ConnRef,
 }
 
 impl Connection {

@@ -13,6 +13,9 @@
 //!   paths ([`Connection::open_path`]), sends and receives unreliable datagrams (RFC 9221,
 //!   [`Connection::send_datagram`], [`Connection::read_datagram`]), reports statistics and
 //!   closes.
+//! - [`Connecting::into_0rtt`] gives a resuming client its [`Connection`] before the handshake
+//!   completes, so that its first request goes out in 0-RTT packets (RFC 9001 §4.6); see
+//!   [`tls::client_config_0rtt`] and [`tls::server_config_0rtt`].
 //! - [`tls`] builds rustls configurations (self-signed certificates, an "insecure" verifier for
 //!   tests and `--insecure`), [`hq`] implements the HTTP/0.9 `hq-interop` file protocol.
 //!
@@ -38,12 +41,14 @@ pub mod qlog;
 mod state;
 mod streams;
 pub mod tls;
+mod zero_rtt;
 
 pub use connection::{
     Connecting, Connection, ConnectionError, OpenPathError, SendDatagramError, OPEN_PATH_WAIT,
 };
 pub use endpoint::{ConnectError, Endpoint};
 pub use streams::{ReadError, ReadToEndError, RecvStream, SendStream, WriteError};
+pub use zero_rtt::ZeroRttAccepted;
 
 pub use mpquic_proto as proto;
 pub use mpquic_proto::cc::CcAlgorithm;

@@ -169,7 +169,12 @@ impl State {
         if drained {
             cs.final_stats = Some((conn.stats(), conn.path_stats()));
         }
-        if connected && self.handshaking.remove(&h) {
+        // A server connection whose client's 0-RTT was accepted is handed out before its
+        // handshake completes (quinn's server-side `into_0rtt`), so that a request that came in
+        // 0-RTT is answered in 0.5-RTT data (RFC 9001 §4.1.1, §5.7).
+        let early = conn.side() == mpquic_proto::wire::stream_id::Side::Server
+            && conn.zero_rtt_accepted() == Some(true);
+        if (connected || early) && self.handshaking.remove(&h) {
             self.incoming.push_back(h);
             wake_all(&mut self.accept_wakers);
         }

@@ -80,9 +80,9 @@ pub fn self_signed(
 }
 
 /// A TLS 1.3 client configuration offering `alpn` and trusting `trust`. Session resumption is
-/// off (no tickets are stored or offered): this stack does no 0-RTT yet, see "TLS session
-/// resumption" in docs/ARCHITECTURE.md. Set `resumption` on the returned configuration's clone
-/// to turn it on.
+/// off (no tickets are stored or offered; tickets make a client's connections linkable):
+/// [`client_config_0rtt`] turns on resumption and 0-RTT, see "Session resumption and 0-RTT" in
+/// docs/ARCHITECTURE.md.
 pub fn client_config(
     alpn: &[&[u8]],
     trust: ServerTrust,
@@ -110,7 +110,7 @@ pub fn client_config(
 }
 
 /// A TLS 1.3 server configuration accepting `alpn` and presenting `chain` (leaf first) with
-/// `key`. Session tickets are off: this stack does no resumption or 0-RTT.
+/// `key`. Session tickets are off; [`server_config_0rtt`] issues them and accepts 0-RTT.
 pub fn server_config(
     alpn: &[&[u8]],
     chain: Vec<CertificateDer<'static>>,
@@ -125,6 +125,40 @@ pub fn server_config(
     config.key_log = key_log();
     Ok(Arc::new(config))
 }
+
+/// [`client_config`] with session resumption and 0-RTT (RFC 9001 §4.6): tickets, and the
+/// server transport parameters rustls remembers with them (RFC 9000 §7.4.1), go to `store`
+/// (rustls' `ClientSessionStore` trait, keyed by server name; `None`: an in-memory cache of
+/// [`DEFAULT_SESSION_CACHE_SIZE`] sessions). Every connection made with the returned
+/// configuration shares the store. rustls 0.23 cannot serialize tickets, so they do not
+/// outlive the process.
+pub fn client_config_0rtt(
+    alpn: &[&[u8]],
+    trust: ServerTrust,
+    store: Option<Arc<dyn rustls::client::ClientSessionStore>>,
+) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+    let mut config = Arc::unwrap_or_clone(client_config(alpn, trust)?);
+    let store = store.unwrap_or_else(memory_session_store);
+    mpquic_proto::crypto::resumption::client_enable_0rtt(&mut config, store);
+    Ok(Arc::new(config))
+}
+
+/// [`server_config`] that issues session tickets and accepts 0-RTT (max_early_data_size
+/// 0xffffffff, RFC 9001 §4.6.1). Anti-replay: rustls' stateful, single-use tickets (a
+/// resumption takes its session out of the in-memory cache, RFC 8446 §8.1), so a replayed
+/// ClientHello gets no early data from this server process; see
+/// `mpquic_proto::crypto::resumption`.
+pub fn server_config_0rtt(
+    alpn: &[&[u8]],
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let mut config = Arc::unwrap_or_clone(server_config(alpn, chain, key)?);
+    mpquic_proto::crypto::resumption::server_allow_0rtt(&mut config);
+    Ok(Arc::new(config))
+}
+
+pub use mpquic_proto::crypto::resumption::{memory_session_store, DEFAULT_SESSION_CACHE_SIZE};
 
 /// Every certificate in a PEM file.
 pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {

@@ -134,6 +134,8 @@ impl Connection {
             .and_then(|store| store.take(server_name))
             .unwrap_or_default();
         conn.drive_tls()?;
+        // RFC 9001 §4.6.1: a resumed session may allow 0-RTT (zero_rtt.rs).
+        conn.start_zero_rtt();
         conn.qlog_start(params.now);
         Ok(conn)
     }
@@ -281,6 +283,7 @@ impl Connection {
             qoe: Default::default(),
             qlog: None,
             datagrams: Default::default(),
+            zero_rtt: Default::default(),
             config,
         }
     }
@@ -315,6 +318,7 @@ impl Connection {
         }
         self.drive_tls()
             .map_err(|e| TransportError::internal(e.to_string()))?;
+        self.check_zero_rtt_accepted();
         if self.peer_params.is_none() && self.peer_params_final() {
             if let Some(raw) = self.tls.peer_transport_params() {
                 let raw = raw.to_vec();
@@ -334,6 +338,7 @@ impl Connection {
             self.issue_initial_cids();
         }
         if matches!(self.state, State::Handshaking) && !self.tls.is_handshaking() {
+            self.on_zero_rtt_outcome()?;
             self.on_handshake_complete(now);
             // A server's TLS session has nothing left to do once confirmed: free it.
             self.tls.release();
@@ -351,8 +356,8 @@ impl Connection {
     /// server's new parameters carry this connection's CIDs (§7.3), so reading earlier (e.g.
     /// after the ServerHello) checks another connection's CIDs. EncryptedExtensions is the first
     /// Handshake message and the handshake only completes after it, so the client reads them
-    /// once the handshake is complete (before that it sends nothing that needs them: no 0-RTT,
-    /// and 1-RTT keys arrive with the completion).
+    /// once the handshake is complete (before that it sends nothing that needs them: 1-RTT keys
+    /// arrive with the completion, and 0-RTT uses the remembered ones, `zero_rtt.rs`).
     fn peer_params_final(&self) -> bool {
         self.side == Side::Server || !self.tls.is_handshaking()
     }

@@ -19,6 +19,7 @@ mod stats;
 mod timers;
 mod tokens;
 mod xlink;
+mod zero_rtt;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -213,6 +214,8 @@ pub struct Connection {
     pub(crate) qlog: Option<Box<crate::qlog::Qlog>>,
     /// DATAGRAM queues (RFC 9221), both directions.
     pub(crate) datagrams: datagrams::DatagramState,
+    /// 0-RTT keys, remembered parameters and outcome (`zero_rtt.rs`).
+    pub(crate) zero_rtt: zero_rtt::ZeroRttState,
 }
 
 impl std::fmt::Debug for Connection {

@@ -207,8 +207,9 @@ impl Connection {
         match packet.kind() {
             PacketKind::VersionNegotiation => return self.on_vn_packet(&packet),
             PacketKind::Retry => return self.on_retry_packet(&packet),
-            PacketKind::ZeroRtt => {
-                // 0-RTT is not offered: dropped (RFC 9000 §17.2.3).
+            PacketKind::ZeroRtt if !self.can_open_zero_rtt() => {
+                // RFC 9001 §4.6.2, §5.7: without accepted early data (or on a client) 0-RTT
+                // packets are dropped; a rejecting server's client resends the data in 1-RTT.
                 self.stats.packets_dropped += 1;
                 return;
             }
@@ -272,6 +273,10 @@ impl Connection {
         let pn_offset = packet.pn_offset();
         let len = packet.packet_len();
         let hp = match epoch {
+            // 0-RTT packets: application-data space, their own keys (zero_rtt.rs).
+            Epoch::Data if kind == PacketKind::ZeroRtt => {
+                self.zero_rtt.keys.as_ref().map(|k| k.header.as_ref())
+            }
             Epoch::Initial => self.initial_keys.as_ref().map(|k| k.remote.header.as_ref()),
             Epoch::Handshake => self
                 .handshake_keys
@@ -301,7 +306,16 @@ impl Connection {
             token
         });
         let key_phase = first & crate::crypto::one_rtt::KEY_PHASE_BIT != 0;
-        let Some(opened) = self.open(epoch, path, pn, &mut buf, header_len, key_phase) else {
+        let opened = if kind == PacketKind::ZeroRtt {
+            // RFC 9001 §5.3: the RFC 9001 nonce (no path ID), no key phase in a long header.
+            self.zero_rtt.keys.as_ref().map(|k| {
+                open_payload(k.packet.as_ref(), None, pn, &mut buf, header_len)
+                    .map(|r| (r, KeyUpdateOutcome::Current))
+            })
+        } else {
+            self.open(epoch, path, pn, &mut buf, header_len, key_phase)
+        };
+        let Some(opened) = opened else {
             return Ok(None);
         };
         let (range, outcome) = match opened {
@@ -408,6 +422,11 @@ impl Connection {
             // RFC 9000 §8.1: such a packet validates the client's address.
             self.discard_keys(now, Epoch::Initial);
             self.validate_handshake_path();
+        }
+        match packet.kind {
+            PacketKind::ZeroRtt => self.stats.zero_rtt_packets_received += 1,
+            PacketKind::Short => self.on_one_rtt_received(),
+            _ => {}
         }
         let mut ack_eliciting = false;
         let mut frames = Frame::iter(packet.payload.clone());

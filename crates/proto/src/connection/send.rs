@@ -56,7 +56,10 @@ impl Connection {
                 return Some(t);
             }
         }
-        self.one_rtt.as_ref()?;
+        if self.one_rtt.is_none() {
+            // A resuming client's early stream data (zero_rtt.rs).
+            return self.send_zero_rtt_datagram(now, buf);
+        }
         self.pacing_wakeup = None;
         if let Some(t) = self.send_urgent(now, buf) {
             return Some(t);
@@ -706,7 +709,7 @@ impl Connection {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn record_sent(
+    pub(crate) fn record_sent(
         &mut self,
         now: Timestamp,
         path_id: PathId,

@@ -35,6 +35,16 @@ pub struct ConnectionStats {
     /// DATAGRAM frames (RFC 9221) sent, acknowledged, lost, received and dropped.
     pub datagram_frames: super::DatagramStats,
     pub handshake_completed_at: Option<Timestamp>,
+    /// 0-RTT packets (RFC 9000 §17.2.3) sent (client) and opened (server).
+    pub zero_rtt_packets_sent: u64,
+    pub zero_rtt_packets_received: u64,
+    /// Client: stream bytes sent in 0-RTT packets.
+    pub zero_rtt_stream_bytes: u64,
+    /// Client: 0-RTT packets taken out of flight because the server rejected 0-RTT (their data
+    /// went again in 1-RTT, RFC 9001 §4.6.2) or answered with a Retry (again in 0-RTT).
+    pub zero_rtt_packets_requeued: u64,
+    /// Whether the server accepted 0-RTT; None when it was not attempted or not yet known.
+    pub zero_rtt_accepted: Option<bool>,
 }
 
 impl ConnectionStats {

@@ -43,6 +43,10 @@ impl Connection {
                 self.requeue_frames(Epoch::Initial, &p.frames);
             }
         }
+        // RFC 9000 §17.2.5.3: 0-RTT packets sent before the Retry were not processed either;
+        // the client "MAY attempt 0-RTT after receiving a Retry" to the new connection ID, so
+        // their data goes out again in 0-RTT (new packet numbers: they are never reset).
+        self.requeue_zero_rtt();
     }
 
     /// A NEW_TOKEN frame (RFC 9000 §19.7): only servers send it; a client keeps the token for

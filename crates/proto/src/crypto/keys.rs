@@ -9,8 +9,10 @@ use rustls::Tls13CipherSuite;
 
 use super::Side;
 
-/// An encryption level used by this stack (RFC 9001 §4: Initial, Handshake and 1-RTT; 0-RTT is
-/// not supported). Each level except 1-RTT has its own packet number space (RFC 9000 §12.3).
+/// An encryption level with its own CRYPTO stream (RFC 9001 §4: Initial, Handshake and 1-RTT).
+/// Each level except 1-RTT has its own packet number space (RFC 9000 §12.3); 0-RTT packets
+/// belong to the application-data space too (`Data`), with their own keys
+/// (`connection/zero_rtt.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Epoch {
     /// Initial packets, protected with keys derived from the client's first Destination

@@ -11,6 +11,7 @@
 //!   path-ID nonce when a path ID is given.
 //! - [`one_rtt`]: 1-RTT keys with key update (RFC 9001 §6), AEAD limits (RFC 9001 §6.6).
 //! - [`tls`]: the TLS session carried in CRYPTO frames (RFC 9001 §4).
+//! - [`resumption`]: rustls settings for session resumption and 0-RTT (RFC 9001 §4.6).
 //! - [`sim`]: the simulator's **not secure** stand-in for 1-RTT packet protection (same sizes,
 //!   checksum tags), enabled only through [`crate::Endpoint::new_for_simulation`].
 //! - [`testing`]: self-signed Ed25519 certificates and ready-made rustls configs for tests.
@@ -19,6 +20,7 @@ pub mod initial;
 pub mod keys;
 pub mod one_rtt;
 pub mod protect;
+pub mod resumption;
 pub mod sim;
 pub mod testing;
 pub mod tls;

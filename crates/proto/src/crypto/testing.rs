@@ -80,8 +80,9 @@ pub fn client_config(trusted: CertificateDer<'static>, alpn: &[&[u8]]) -> Arc<Cl
 }
 
 /// A TLS 1.3-only server config (ring provider) presenting `cert`/`key` and accepting `alpn`.
-/// Session tickets are disabled (no resumption or 0-RTT in this stack), which also keeps
-/// post-handshake CRYPTO data out of 1-RTT.
+/// Session tickets are disabled, which keeps post-handshake CRYPTO data out of 1-RTT and the
+/// simulator's byte counts as they were; [`super::resumption::server_allow_0rtt`] turns on
+/// resumption and 0-RTT.
 pub fn server_config(
     cert: CertificateDer<'static>,
     key: PrivateKeyDer<'static>,

@@ -272,6 +272,28 @@ impl TlsSession {
         }
     }
 
+    /// The 0-RTT keys (RFC 9001 §4.6.1, §5.1): on a client, right after creation when rustls
+    /// offered a ticket allowing early data (`ClientConfig::enable_early_data`); on a server,
+    /// after the ClientHello when it accepted early data (rustls clears them on rejection).
+    pub fn zero_rtt_keys(&self) -> Option<super::DirectionalKeys> {
+        match &self.session {
+            Session::Live(conn) => conn.zero_rtt_keys().map(Into::into),
+            Session::Finished(_) => None,
+        }
+    }
+
+    /// Client: whether the server accepted early data (RFC 9001 §4.6.2: known from its
+    /// EncryptedExtensions, so meaningful once the handshake is complete). None on a server.
+    pub fn early_data_accepted(&self) -> Option<bool> {
+        match &self.session {
+            Session::Live(conn) => match conn.as_ref() {
+                Connection::Client(c) => Some(c.is_early_data_accepted()),
+                Connection::Server(_) => None,
+            },
+            Session::Finished(_) => None,
+        }
+    }
+
     /// The negotiated ALPN protocol (RFC 9001 §8.1).
     pub fn alpn_protocol(&self) -> Option<&[u8]> {
         match &self.session {

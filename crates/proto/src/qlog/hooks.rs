@@ -62,9 +62,15 @@ fn space_packet_type(space: SpaceId) -> &'static str {
 
 impl PacketMeta {
     fn header(&self) -> PacketHeader {
-        let long = self.epoch != Epoch::Data;
+        // An application-data packet with a Source CID has a long header: 0-RTT.
+        let zero_rtt = self.epoch == Epoch::Data && self.scid.is_some();
+        let long = self.epoch != Epoch::Data || zero_rtt;
         PacketHeader {
-            packet_type: packet_type(self.epoch),
+            packet_type: if zero_rtt {
+                "0RTT"
+            } else {
+                packet_type(self.epoch)
+            },
             packet_number: self.pn,
             // §"PacketHeader": for long headers, the length of the packet number plus payload.
             length: long.then(|| (self.size - self.header_len + self.pn_len) as u64),

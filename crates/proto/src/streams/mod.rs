@@ -405,6 +405,34 @@ impl Streams {
         }
     }
 
+    /// Whether what was already written and opened breaks these initial limits of the peer.
+    /// After a rejected 0-RTT the client resends everything under the server's new parameters
+    /// (RFC 9001 §4.6.2), which may be lower than the remembered ones the writes were allowed
+    /// by; buffered data cannot be taken back, so such a connection cannot continue.
+    pub fn exceeds_peer_params(&self, tp: &TransportParameters) -> bool {
+        if self.data_written > tp.initial_max_data {
+            return true;
+        }
+        let counts = [
+            (Dir::Bi, tp.initial_max_streams_bidi),
+            (Dir::Uni, tp.initial_max_streams_uni),
+        ];
+        if counts
+            .iter()
+            .any(|&(dir, max)| self.local[dir as usize].next > max)
+        {
+            return true;
+        }
+        self.send.iter().any(|(id, s)| {
+            let limit = match (id.initiator() == self.side, id.dir()) {
+                (true, Dir::Bi) => tp.initial_max_stream_data_bidi_remote,
+                (true, Dir::Uni) => tp.initial_max_stream_data_uni,
+                (false, _) => tp.initial_max_stream_data_bidi_local,
+            };
+            s.buf.end() > limit
+        })
+    }
+
     /// Lifetime counters.
     pub fn stats(&self) -> &StreamStats {
         &self.stats
