@@ -100,6 +100,7 @@ impl Connection {
         let acked_paths: Vec<PathId> = outcomes.iter().map(|(p, _)| *p).collect();
         let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);
         for (path, outcome) in outcomes.drain(..) {
+            self.mtu_on_acked(now, path, &outcome.packets);
             for packet in &outcome.packets {
                 self.on_frames_acked(now, epoch, packet);
             }

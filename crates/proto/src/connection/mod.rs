@@ -10,6 +10,7 @@ mod datagrams;
 mod frames;
 mod handshake;
 mod loss;
+mod mtu;
 mod negotiate;
 mod paths;
 mod pn_len;
@@ -133,6 +134,10 @@ pub struct Connection {
     pub(crate) one_rtt: Option<OneRttKeys>,
     /// Real 1-RTT keys, or the simulator's stand-ins (`crypto::sim`; not secure).
     pub(crate) protection: crate::crypto::PacketProtection,
+    /// What the endpoint's sockets allow for path MTU discovery (each new path's [`Mtud`]).
+    ///
+    /// [`Mtud`]: crate::mtud::Mtud
+    pub(crate) socket_mtu: crate::mtud::SocketMtu,
     pub(crate) crypto: [CryptoStream; 3],
     pub(crate) send_spaces: BTreeMap<SpaceId, SendSpace>,
     pub(crate) records: BTreeMap<SpaceId, ReceiveRecord>,
