@@ -50,8 +50,8 @@ use std::path::{Path, PathBuf};
 
 use mpquic_netsim::{LinkConfig, PathSpec, ResolvedPath};
 use mpquic_proto::ack::AckConfig;
-use mpquic_proto::mtud::MtuDiscoveryConfig;
 use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::mtud::MtuDiscoveryConfig;
 use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_proto::{Duration, MultipathMode, SpnsRule, SpnsRules, TransportConfig};

@@ -427,7 +427,11 @@ impl DirSpec {
             out.push(format!("{prefix}mtu={}", format_mtu(m)));
         }
         for (t, m) in &self.mtu_at {
-            out.push(format!("{prefix}mtu_at={}:{}", format_duration(*t), format_mtu(*m)));
+            out.push(format!(
+                "{prefix}mtu_at={}:{}",
+                format_duration(*t),
+                format_mtu(*m)
+            ));
         }
     }
 }

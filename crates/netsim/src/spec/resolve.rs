@@ -236,16 +236,29 @@ mod tests {
 
     #[test]
     fn mtu_and_mtu_changes() {
-        let spec = PathSpec::parse("rate=8mbit,mtu=1500,down.mtu=1280,mtu_at=3s:1200b,up.mtu_at=5s:inf")
-            .expect("parse");
-        assert_eq!(PathSpec::parse(&spec.to_string()).expect("round trip"), spec);
+        let spec =
+            PathSpec::parse("rate=8mbit,mtu=1500,down.mtu=1280,mtu_at=3s:1200b,up.mtu_at=5s:inf")
+                .expect("parse");
+        assert_eq!(
+            PathSpec::parse(&spec.to_string()).expect("round trip"),
+            spec
+        );
         let r = spec.resolve().expect("resolve");
         assert_eq!(r.up.mtu, Some(1500));
         assert_eq!(r.down.mtu, Some(1280));
-        assert_eq!(r.down.events, vec![ScheduledAction { at: ms(3000), action: LinkAction::SetMtu(Some(1200)) }]);
+        assert_eq!(
+            r.down.events,
+            vec![ScheduledAction {
+                at: ms(3000),
+                action: LinkAction::SetMtu(Some(1200))
+            }]
+        );
         assert_eq!(r.up.events.len(), 2);
         assert_eq!(r.up.events[1].action, LinkAction::SetMtu(None));
-        let none = PathSpec::parse("rate=8mbit").expect("parse").resolve().expect("resolve");
+        let none = PathSpec::parse("rate=8mbit")
+            .expect("parse")
+            .resolve()
+            .expect("resolve");
         assert_eq!(none.up.mtu, None, "no limit by default");
         assert!(PathSpec::parse("rate=8mbit,mtu=20").is_err());
         assert!(PathSpec::parse("rate=8mbit,mtu_at=1s").is_err());

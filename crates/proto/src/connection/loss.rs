@@ -93,7 +93,11 @@ impl Connection {
             return;
         }
         let persistent = if packets.iter().any(|p| p.frames.mtu_probe) {
-            let data: Vec<_> = packets.iter().filter(|p| !p.frames.mtu_probe).cloned().collect();
+            let data: Vec<_> = packets
+                .iter()
+                .filter(|p| !p.frames.mtu_probe)
+                .cloned()
+                .collect();
             is_persistent_congestion(&data, &path.rtt, max_ack_delay)
         } else {
             is_persistent_congestion(&packets, &path.rtt, max_ack_delay)
