@@ -19,6 +19,7 @@ mod send;
 mod stats;
 mod timers;
 mod tokens;
+mod views;
 mod xlink;
 
 use std::collections::{BTreeMap, VecDeque};
