@@ -125,6 +125,9 @@ impl Summary {
                 self.handshake_ms, self.srtt_ms, self.packets_sent, self.packets_received, self.packets_lost, self.design
             ),
         ];
+        if let [only] = self.paths.as_slice() {
+            out.push(format!("  path {}: mtu {} bytes of UDP payload", only.id, only.mtu));
+        }
         if self.paths.len() > 1 {
             for p in &self.paths {
                 out.push(format!(
