@@ -126,7 +126,10 @@ impl Summary {
             ),
         ];
         if let [only] = self.paths.as_slice() {
-            out.push(format!("  path {}: mtu {} bytes of UDP payload", only.id, only.mtu));
+            out.push(format!(
+                "  path {}: mtu {} bytes of UDP payload",
+                only.id, only.mtu
+            ));
         }
         if self.paths.len() > 1 {
             for p in &self.paths {

@@ -10,7 +10,8 @@ use mpquic_lab::{PathResult, RunResult, Scenario};
 use mpquic_proto::MultipathMode;
 
 const SEED: u64 = 3;
-const WIDE: &str = "rate=20mbit,rtt=20ms,queue=1bdp,mtu=1500";
+/// A 1500-byte IPv4 Ethernet link: 1472 bytes of UDP payload.
+const WIDE: &str = "rate=20mbit,rtt=20ms,queue=1bdp,mtu=1472";
 const NARROW: &str = "rate=15mbit,rtt=40ms,queue=1bdp,mtu=1280";
 
 fn discovering(mut s: Scenario) -> Scenario {

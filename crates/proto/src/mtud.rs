@@ -124,8 +124,11 @@ pub struct Mtud {
     probe_losses: u8,
     /// When SEARCH_COMPLETE gives way to a new search.
     raise_at: Option<Timestamp>,
-    /// Losses of packets larger than the base since the last such packet was acknowledged.
+    /// Losses of packets larger than the base, sent after the newest acknowledged such packet.
     suspicious_losses: u32,
+    /// Send time of the newest acknowledged packet larger than the base: a loss of a packet
+    /// sent before it is congestion (a later large packet got through), not a black hole.
+    large_acked_sent: Timestamp,
     /// Packets sent before this time no longer count towards black-hole detection.
     fallback_at: Timestamp,
     /// The size before the first change not yet taken by the connection ([`Mtud::take_update`]).
@@ -171,6 +174,7 @@ impl Mtud {
             probe_losses: 0,
             raise_at: None,
             suspicious_losses: 0,
+            large_acked_sent: Timestamp::ZERO,
             fallback_at: Timestamp::ZERO,
             updated: None,
             counters: MtuCounters::default(),
@@ -287,10 +291,14 @@ impl Mtud {
         self.counters.probes_sent += 1;
     }
 
-    /// A probe was acknowledged: the path carries `size` bytes.
-    pub fn on_probe_acked(&mut self, now: Timestamp, size: u16) {
+    /// A probe sent at `sent` was acknowledged: the path carries `size` bytes (unless the
+    /// probe went out before a black hole was detected: the path has changed since).
+    pub fn on_probe_acked(&mut self, now: Timestamp, size: u16, sent: Timestamp) {
         self.counters.probes_acked += 1;
-        self.suspicious_losses = 0;
+        if sent < self.fallback_at {
+            return;
+        }
+        self.on_packet_acked(u64::from(size), sent);
         if self.probe == Some(size) {
             self.probe = None;
             self.probe_losses = 0;
@@ -323,10 +331,11 @@ impl Mtud {
         }
     }
 
-    /// A packet (not a probe) of `size` bytes was acknowledged.
-    pub fn on_packet_acked(&mut self, size: u64) {
+    /// A packet (not a probe) of `size` bytes sent at `sent` was acknowledged.
+    pub fn on_packet_acked(&mut self, size: u64, sent: Timestamp) {
         if size > u64::from(BASE_PLPMTU) {
             self.suspicious_losses = 0;
+            self.large_acked_sent = self.large_acked_sent.max(sent);
         }
     }
 
@@ -336,7 +345,10 @@ impl Mtud {
         let Some(config) = self.config else {
             return false;
         };
-        if size <= u64::from(BASE_PLPMTU) || sent < self.fallback_at {
+        if size <= u64::from(BASE_PLPMTU)
+            || sent < self.fallback_at
+            || sent <= self.large_acked_sent
+        {
             return false;
         }
         self.suspicious_losses += 1;
@@ -381,13 +393,18 @@ mod tests {
 
     /// Runs a search against a path that carries `limit` bytes; returns the final size.
     fn search(m: &mut Mtud, limit: u16) -> u16 {
-        for i in 0..100 {
+        search_from(m, limit, 10_000)
+    }
+
+    /// [`search`] with probes sent from `start` ms on.
+    fn search_from(m: &mut Mtud, limit: u16, start: u64) -> u16 {
+        for i in start..start + 100 {
             let Some(size) = m.poll_probe(t(i)) else {
                 break;
             };
             m.on_probe_sent(size);
             if size <= limit {
-                m.on_probe_acked(t(i), size);
+                m.on_probe_acked(t(i), size, t(i));
             } else {
                 m.on_probe_lost(t(i), size);
             }
@@ -412,7 +429,7 @@ mod tests {
         assert_eq!(m.poll_probe(t(0)), Some(1452));
         m.on_probe_sent(1452);
         assert_eq!(m.poll_probe(t(0)), None, "one probe at a time");
-        m.on_probe_acked(t(10), 1452);
+        m.on_probe_acked(t(10), 1452, t(0));
         assert_eq!(m.current(), 1452);
         assert_eq!(m.take_update(), Some((BASE_PLPMTU, 1452)));
         assert_eq!(m.take_update(), None);
@@ -450,7 +467,7 @@ mod tests {
         let later = t(700_000);
         assert_eq!(m.poll_probe(later), Some(1452));
         m.on_probe_sent(1452);
-        m.on_probe_acked(later, 1452);
+        m.on_probe_acked(later, 1452, later);
         assert!(m.current() > found);
     }
 
@@ -468,7 +485,7 @@ mod tests {
             };
             m.on_probe_sent(size);
             if size <= 1300 {
-                m.on_probe_acked(t(i), size);
+                m.on_probe_acked(t(i), size, t(i));
             } else {
                 m.on_probe_lost(t(i), size);
             }
@@ -494,24 +511,31 @@ mod tests {
         assert_eq!(m.take_update(), Some((BASE_PLPMTU, 1452)));
         // A large packet acknowledged between losses resets the evidence (congestion).
         for i in 0..3 {
-            assert!(!m.on_packet_lost(t(100), 1452, t(90 + i)));
+            assert!(!m.on_packet_lost(t(20100), 1452, t(20090 + i)));
         }
-        m.on_packet_acked(1452);
+        m.on_packet_acked(1452, t(20095));
+        // Large packets sent before one that got through were lost to congestion.
+        for _ in 0..10 {
+            assert!(!m.on_packet_lost(t(20100), 1452, t(20093)));
+        }
         for i in 0..3 {
-            assert!(!m.on_packet_lost(t(110), 1452, t(100 + i)));
+            assert!(!m.on_packet_lost(t(20110), 1452, t(20100 + i)));
         }
         // Small packets (ACK-only, base-size PTO probes) lost do not count.
-        assert!(!m.on_packet_lost(t(110), 1200, t(105)));
-        assert!(m.on_packet_lost(t(120), 1452, t(110)));
+        assert!(!m.on_packet_lost(t(20110), 1200, t(20105)));
+        assert!(m.on_packet_lost(t(20120), 1452, t(20110)));
         assert_eq!(m.current(), BASE_PLPMTU);
         assert_eq!(m.take_update(), Some((1452, BASE_PLPMTU)));
         assert_eq!(m.phase(), Phase::Searching);
         // Packets sent before the fallback are not new evidence.
         for _ in 0..10 {
-            assert!(!m.on_packet_lost(t(130), 1452, t(111)));
+            assert!(!m.on_packet_lost(t(20130), 1452, t(20111)));
         }
+        // A probe sent before the fallback and acknowledged now proves nothing any more.
+        m.on_probe_acked(t(20125), 1452, t(20115));
+        assert_eq!(m.current(), BASE_PLPMTU);
         // The new search stays below the size that failed.
-        let found = search(&mut m, 1300);
+        let found = search_from(&mut m, 1300, 30_000);
         assert!((1280..=1300).contains(&found), "found {found}");
     }
 }

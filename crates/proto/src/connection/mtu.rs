@@ -113,7 +113,7 @@ impl Connection {
     }
 
     /// Acknowledged packets of `path_id` for its MTU search: a probe confirms its size; any
-    /// larger-than-base packet clears black-hole evidence.
+    /// larger-than-base packet clears black-hole evidence sent before it.
     pub(crate) fn mtu_on_acked(&mut self, now: Timestamp, path_id: PathId, packets: &[SentPacket]) {
         let Some(path) = self.paths.get_mut(&path_id) else {
             return;
@@ -123,9 +123,9 @@ impl Connection {
         }
         for p in packets {
             if p.frames.mtu_probe {
-                path.mtu.on_probe_acked(now, size16(p.size));
+                path.mtu.on_probe_acked(now, size16(p.size), p.time_sent);
             } else if p.in_flight {
-                path.mtu.on_packet_acked(p.size);
+                path.mtu.on_packet_acked(p.size, p.time_sent);
             }
         }
         self.apply_mtu_update(now, path_id);
