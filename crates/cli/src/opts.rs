@@ -29,6 +29,13 @@ pub struct TransportArgs {
     /// docs/QLOG.md). Without the flag, the QLOGDIR environment variable names the directory.
     #[arg(long, value_name = "DIR")]
     pub qlog: Option<PathBuf>,
+    /// Largest UDP payload path MTU discovery probes for on each path (RFC 9000 §14.3;
+    /// default 1452). Each path starts at 1200 bytes.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(1200..=65527))]
+    pub mtu_ceiling: Option<u16>,
+    /// No path MTU discovery: every packet is 1350 bytes of UDP payload.
+    #[arg(long, conflicts_with = "mtu_ceiling")]
+    pub no_mtu_discovery: bool,
 }
 
 impl TransportArgs {
@@ -41,6 +48,11 @@ impl TransportArgs {
             scheduler: self.scheduler,
             ..TransportConfig::default()
         };
+        if self.no_mtu_discovery {
+            t.mtu_discovery = None;
+        } else if let (Some(ceiling), Some(d)) = (self.mtu_ceiling, t.mtu_discovery.as_mut()) {
+            d.ceiling = ceiling;
+        }
         if let Some(limit) = self.ack_range_limit {
             t.ack.default_range_limit = usize::from(limit);
         }

@@ -50,6 +50,8 @@ pub struct PathSummary {
     pub bytes_sent: u64,
     pub srtt_ms: f64,
     pub cwnd: u64,
+    /// The path's current maximum UDP payload in bytes (path MTU discovery).
+    pub mtu: u64,
     pub packets_lost: u64,
     pub abandoned: bool,
 }
@@ -64,6 +66,7 @@ impl PathSummary {
             bytes_sent: p.counters.bytes_sent,
             srtt_ms: p.srtt_ms,
             cwnd: p.cwnd,
+            mtu: p.mtu,
             packets_lost: p.counters.packets_lost,
             abandoned: p.abandoned,
         }
@@ -153,10 +156,16 @@ impl Summary {
             };
             out.push(format!("first byte after {ms:.2} ms, {zero_rtt}"));
         }
+        if let [only] = self.paths.as_slice() {
+            out.push(format!(
+                "  path {}: mtu {} bytes of UDP payload",
+                only.id, only.mtu
+            ));
+        }
         if self.paths.len() > 1 {
             for p in &self.paths {
                 out.push(format!(
-                    "  path {} {} -> {}: received {}, sent {}, srtt {:.3} ms, cwnd {}, lost {}{}",
+                    "  path {} {} -> {}: received {}, sent {}, srtt {:.3} ms, cwnd {}, mtu {}, lost {}{}",
                     p.id,
                     p.local,
                     p.remote,
@@ -164,6 +173,7 @@ impl Summary {
                     format_bytes(p.bytes_sent),
                     p.srtt_ms,
                     format_bytes(p.cwnd),
+                    p.mtu,
                     p.packets_lost,
                     if p.abandoned { " (abandoned)" } else { "" }
                 ));

@@ -6,7 +6,7 @@
 //!            [--multipath mpns] [--scheduler min-rtt] [--ack-range-limit N]
 //!            [--spns-rules report|naive|report,no-RULE]
 //!            [--seed N] [--time-limit 60s] [--json FILE] [--real] [--qlog DIR]
-//!            [--crypto real|sim]
+//!            [--crypto real|sim] [--mtu-discovery BOOL] [--mtu-ceiling BYTES]
 //! ```
 //!
 //! Options override the file's settings; `--path` (repeated, one per path)
@@ -96,6 +96,13 @@ pub struct SimArgs {
     /// Overrides the scenario's `transport.crypto`. Not with --real.
     #[arg(long, value_name = "MODE", conflicts_with = "real")]
     pub crypto: Option<crate::scenario::CryptoMode>,
+    /// Path MTU discovery (RFC 9000 §14.3) on or off (true/false); overrides the scenario's
+    /// `transport.mtu_discovery` (off by default in the lab).
+    #[arg(long, value_name = "BOOL")]
+    pub mtu_discovery: Option<bool>,
+    /// Largest UDP payload probed by path MTU discovery (default 1452).
+    #[arg(long, value_name = "BYTES")]
+    pub mtu_ceiling: Option<u16>,
 }
 
 /// Parses the `--path` options.
@@ -162,6 +169,12 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     }
     if let Some(crypto) = args.crypto {
         t.crypto = crypto;
+    }
+    if let Some(on) = args.mtu_discovery {
+        t.mtu_discovery = Some(on);
+    }
+    if let Some(ceiling) = args.mtu_ceiling {
+        t.mtu_ceiling = Some(ceiling);
     }
     if let Some(seed) = args.seed {
         scenario.seed = seed;

@@ -149,6 +149,12 @@ pub struct PathResult {
     pub receiver_min_rtt_ms: Option<f64>,
     /// Sender's congestion window at the end.
     pub cwnd: u64,
+    /// Sender's datagram size (UDP payload bytes) at the end, with path MTU discovery on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u64>,
+    /// Sender's path MTU discovery counters (probes, black holes), with discovery on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu_counters: Option<mpquic_proto::mtud::MtuCounters>,
     /// Path validated.
     pub validated: bool,
     /// Path abandoned.
@@ -460,6 +466,8 @@ pub fn path_result(
         samples: srtt_samples,
     } = truth;
     let c = &sender.counters;
+    // Runs without path MTU discovery record what they did before it existed.
+    let discovering = sender.mtu_phase != mpquic_proto::mtud::Phase::Disabled;
     let (acks, ack_bytes) = receiver.map_or((0, 0), |r| {
         (r.counters.ack_frames_sent, r.counters.ack_frame_bytes)
     });
@@ -493,6 +501,8 @@ pub fn path_result(
             .filter(|r| samples_without_fallback(&r.counters))
             .map(|r| r.min_rtt_ms),
         cwnd: sender.cwnd,
+        mtu: discovering.then_some(sender.mtu),
+        mtu_counters: discovering.then_some(sender.mtu_counters),
         validated: sender.validation == mpquic_proto::path::Validation::Validated,
         abandoned: sender.abandoned,
         receiver_ack_frames: acks,

@@ -51,6 +51,7 @@ use std::path::{Path, PathBuf};
 use mpquic_netsim::{LinkConfig, PathSpec, ResolvedPath};
 use mpquic_proto::ack::AckConfig;
 use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::mtud::MtuDiscoveryConfig;
 use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_proto::{Duration, MultipathMode, SpnsRule, SpnsRules, TransportConfig};
@@ -336,9 +337,18 @@ pub struct TransportSettings {
     /// Idle timeout of both endpoints (default 30 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<SimDuration>,
-    /// Largest UDP payload sent (default 1350).
+    /// Largest UDP payload sent without path MTU discovery (default 1350).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_datagram_size: Option<u16>,
+    /// Path MTU discovery (RFC 9000 §14.3, RFC 8899) on both endpoints: each path starts at
+    /// 1200 bytes and probes up to `mtu_ceiling`. Off by default in the lab, unlike
+    /// `TransportConfig`, so that scenarios keep their recorded figures (every packet
+    /// `max_datagram_size`); `true` turns it on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu_discovery: Option<bool>,
+    /// Largest UDP payload probed with `mtu_discovery` (default 1452).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu_ceiling: Option<u16>,
     /// Re-injection policy of the sender (XLINK; default `tail`: a stranded tail only).
     #[serde(
         skip_serializing_if = "reinjection_default",
@@ -404,6 +414,8 @@ impl Default for TransportSettings {
             pacing: d.pacing,
             idle_timeout: None,
             max_datagram_size: None,
+            mtu_discovery: None,
+            mtu_ceiling: None,
             reinjection: d.reinjection,
             qoe_feedback: d.qoe_feedback,
             key_update_interval: d.key_update_interval,
@@ -469,7 +481,28 @@ impl TransportSettings {
             }
             c.max_datagram_size = size;
         }
+        c.mtu_discovery = self.mtu_discovery()?;
         Ok(c)
+    }
+}
+
+impl TransportSettings {
+    /// The discovery settings: None unless `mtu_discovery` is true (see the field).
+    fn mtu_discovery(&self) -> Result<Option<MtuDiscoveryConfig>, LabError> {
+        if self.mtu_discovery != Some(true) {
+            return Ok(None);
+        }
+        let mut config = MtuDiscoveryConfig::default();
+        if let Some(ceiling) = self.mtu_ceiling {
+            if !(1200..=65_527).contains(&ceiling) {
+                return Err(LabError::invalid(
+                    "transport.mtu_ceiling",
+                    format!("{ceiling} is out of range: expected 1200..=65527"),
+                ));
+            }
+            config.ceiling = ceiling;
+        }
+        Ok(Some(config))
     }
 }
 

@@ -141,6 +141,9 @@ fn transport(cc: CcAlgorithm, paths: usize) -> TransportConfig {
             MultipathMode::Single
         },
         pacing: true,
+        // Fixed 1350-byte packets, as every lab scenario without `mtu_discovery` (the figures
+        // and bounds below were measured so; docs/LAB.md, "Path MTU").
+        mtu_discovery: None,
         ..TransportConfig::default()
     }
 }

@@ -146,3 +146,38 @@ fn same_seed_same_bytes_and_the_seed_matters() {
         );
     }
 }
+
+/// Path MTU discovery (issue 18) logs `quic:mtu_updated` per path: the server's path 0 on a
+/// 1500-byte IPv4 link (1472 bytes of UDP payload) goes from 1200 to the 1452-byte ceiling, its
+/// path 1 (1280) settles below 1280, each with `done` on the last update.
+#[test]
+fn mtu_updates_are_logged_per_path() {
+    let mut s = download(
+        &[
+            "rate=10mbit,rtt=20ms,queue=1bdp,mtu=1472",
+            "rate=8mbit,rtt=50ms,queue=1bdp,mtu=1280",
+        ],
+        1_500_000,
+        MultipathMode::Mpns,
+        7,
+    );
+    s.transport.mtu_discovery = Some(true);
+    let logs = run_logged(&s);
+    let server = records(&logs.server);
+    let updates: Vec<&Value> = server
+        .iter()
+        .filter(|e| e["name"] == "quic:mtu_updated")
+        .collect();
+    let last = |path: u64| {
+        updates
+            .iter()
+            .rev()
+            .find(|e| e["data"]["path_id"] == path)
+            .unwrap_or_else(|| panic!("no mtu_updated on path {path}: {updates:?}"))
+    };
+    assert_eq!(last(0)["data"]["new"], 1452, "{updates:?}");
+    assert_eq!(last(0)["data"]["done"], true);
+    let narrow = last(1)["data"]["new"].as_u64().unwrap();
+    assert!((1260..=1280).contains(&narrow), "{updates:?}");
+    assert!(updates.iter().all(|e| e["data"]["old"].is_u64()));
+}

@@ -69,6 +69,22 @@ impl BoundSocket {
     }
 }
 
+/// What the sockets allow path MTU discovery (RFC 9000 §14.3): quinn-udp sets the
+/// don't-fragment behaviour on each socket (IP_PMTUDISC_PROBE / IPV6_DONTFRAG on Linux) and
+/// reports where it could not (`may_fragment`); discovery is then off (fragmented probes would
+/// pass, RFC 8899 §3), as quinn does. The largest datagram the driver sends and receives is
+/// the largest IPv4 UDP payload (a 16-bit IP length less the IPv4 and UDP headers); each
+/// path's search finds what its route carries below that and the configured ceiling.
+pub(crate) fn socket_mtu(sockets: &[BoundSocket]) -> mpquic_proto::mtud::SocketMtu {
+    mpquic_proto::mtud::SocketMtu {
+        dont_fragment: sockets.iter().all(|s| !s.state.may_fragment()),
+        max_udp_payload: MAX_UDP_PAYLOAD,
+    }
+}
+
+/// Largest IPv4 UDP payload: 65535 less 20 bytes of IPv4 and 8 of UDP header.
+const MAX_UDP_PAYLOAD: u16 = 65_507;
+
 /// Start the driver task of `shared` and a supervisor that fails the endpoint's connections if
 /// the driver stops (an I/O error, or a panic in the core) so that no application task hangs.
 pub(crate) fn spawn(shared: Arc<Shared>, sockets: Vec<BoundSocket>) {

@@ -103,7 +103,8 @@ impl Endpoint {
         let mut seed = [0u8; 32];
         rng.fill_bytes(&mut seed);
         let config = Arc::new(endpoint.unwrap_or_else(|| EndpointConfig::new(&mut rng)));
-        let proto = mpquic_proto::Endpoint::new(config, server.map(Arc::new), seed);
+        let mut proto = mpquic_proto::Endpoint::new(config, server.map(Arc::new), seed);
+        proto.set_socket_mtu(driver::socket_mtu(&sockets));
         let shared = Arc::new(Shared::new(State::new(proto, locals)));
         driver::spawn(shared.clone(), sockets);
         Ok(Self { shared })

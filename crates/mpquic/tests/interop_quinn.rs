@@ -191,6 +191,17 @@ fn quinn_datagram_echo_server() -> (quinn::Endpoint, std::net::SocketAddr) {
 async fn our_client_datagrams_echoed_by_quinn_server() {
     let (_quinn, server_addr) = quinn_datagram_echo_server();
     let (_client, conn) = connect_client(server_addr, transport(MultipathMode::Auto)).await;
+    // Path MTU discovery starts at 1200 bytes (RFC 9000 §14) and raises the size within a few
+    // round trips; the largest datagram is taken once it settled.
+    within("path MTU search", async {
+        while conn.path_stats().iter().any(|p| {
+            use mpquic::proto::mtud::Phase;
+            matches!(p.mtu_phase, Phase::Base | Phase::Searching)
+        }) {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await;
     let max = conn.max_datagram_size().expect("quinn offers datagrams");
     assert!(max >= 1200, "max_datagram_size {max}");
     for (i, &len) in DATAGRAM_SIZES.iter().enumerate() {

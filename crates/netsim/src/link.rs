@@ -5,17 +5,22 @@
 //!
 //! 1. **Down check** — if the link is down the packet is dropped
 //!    ([`DropCause::LinkDown`](crate::stats::DropCause::LinkDown)).
-//! 2. **Random loss** — the [`LossModel`] is applied at *entry*, before the
+//! 2. **MTU** — a packet larger than the link's [`LinkConfig::mtu`] is dropped
+//!    ([`DropCause::MtuExceeded`](crate::stats::DropCause::MtuExceeded)). The
+//!    simulator's packets are UDP payloads, so the link MTU here is the largest
+//!    UDP payload the link carries (a 1500-byte IPv4 Ethernet MTU is 1472).
+//!    No limit by default.
+//! 3. **Random loss** — the [`LossModel`] is applied at *entry*, before the
 //!    queue ([`DropCause::RandomLoss`](crate::stats::DropCause::RandomLoss)).
-//! 3. **Drop-tail queue** — dropped if it would exceed the [`QueueLimit`]
+//! 4. **Drop-tail queue** — dropped if it would exceed the [`QueueLimit`]
 //!    ([`DropCause::QueueOverflow`](crate::stats::DropCause::QueueOverflow)).
-//! 4. **Transmission** — FIFO. A [`Capacity::Rate`] link serializes one
+//! 5. **Transmission** — FIFO. A [`Capacity::Rate`] link serializes one
 //!    packet at a time (`bytes * 8 / rate`); a [`Capacity::Trace`] link
 //!    drains the queue at Mahimahi delivery opportunities (each carries whole
 //!    packets totalling at most 1500 bytes; unused budget is lost; a packet
 //!    larger than 1500 bytes uses one whole fresh opportunity); a
 //!    [`Capacity::Unlimited`] link forwards instantly.
-//! 5. **Propagation** — the current delay plus optional uniform jitter in
+//! 6. **Propagation** — the current delay plus optional uniform jitter in
 //!    `[0, max]`. Unless reordering is allowed, a packet never leaves the
 //!    propagation stage before its predecessor.
 //!
@@ -116,6 +121,8 @@ pub enum LinkAction {
     SetQueue(QueueLimit),
     /// Change the jitter settings.
     SetJitter(Jitter),
+    /// Change the largest packet (UDP payload bytes) the link carries; None: no limit.
+    SetMtu(Option<u64>),
 }
 
 impl LinkAction {
@@ -174,6 +181,10 @@ pub struct LinkConfig {
     /// Scheduled changes, applied in time order (ties in list order).
     #[serde(default)]
     pub events: Vec<ScheduledAction>,
+    /// Largest packet the link carries, in bytes of UDP payload (the simulator's packet size);
+    /// larger ones are dropped at entry. None (default): no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u64>,
 }
 
 impl LinkConfig {
@@ -186,6 +197,7 @@ impl LinkConfig {
             loss: LossModel::None,
             jitter: Jitter::default(),
             events: Vec::new(),
+            mtu: None,
         }
     }
 
@@ -247,6 +259,12 @@ impl LinkConfig {
             max,
             allow_reordering,
         };
+        self
+    }
+
+    /// Sets the largest packet (UDP payload bytes) the link carries.
+    pub fn with_mtu(mut self, mtu: u64) -> Self {
+        self.mtu = Some(mtu);
         self
     }
 

@@ -11,7 +11,7 @@
 //! Keys without a prefix apply to both directions; `up.KEY` / `down.KEY`
 //! override them for one direction (`up` is the direction from the first
 //! address of [`crate::Simulator::add_path`] to the second). The scheduled
-//! keys (`down_at`, `up_at`, `rate_at`, `delay_at`, `loss_at`) may be
+//! keys (`down_at`, `up_at`, `rate_at`, `delay_at`, `loss_at`, `mtu_at`) may be
 //! repeated; their shared and per-direction values add up. Every other key
 //! may appear once per scope.
 //!
@@ -30,6 +30,8 @@
 //! | `rate_at` | `TIME:RATE`, e.g. `3s:5mbit` | at TIME the capacity becomes a fixed RATE |
 //! | `delay_at` | `TIME:DELAY`, e.g. `3s:50ms` | at TIME the one-way delay becomes DELAY |
 //! | `loss_at` | `TIME:LOSS`, e.g. `3s:2%`, `3s:ge:1%,10%` | at TIME the loss model becomes LOSS |
+//! | `mtu` | bytes, e.g. `1500`, or `inf` | largest packet (UDP payload) carried; larger ones are dropped (default `inf`) |
+//! | `mtu_at` | `TIME:BYTES`, e.g. `3s:1280`, `5s:inf` | at TIME the link MTU becomes BYTES |
 //!
 //! `ge:P,R,H,K` is Gilbert–Elliott with `P` = P(good→bad), `R` =
 //! P(bad→good), `H` = loss probability in the bad state (default 1) and `K`
@@ -93,7 +95,7 @@ pub enum SpecError {
         item: String,
     },
     /// The key is not known.
-    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, queue, loss, jitter, reorder, down_at, up_at, rate_at, delay_at or loss_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
+    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, queue, loss, jitter, reorder, mtu, down_at, up_at, rate_at, delay_at, loss_at or mtu_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
     UnknownKey {
         /// The offending key.
         key: String,
@@ -203,6 +205,10 @@ pub struct DirSpec {
     pub delay_at: Vec<(SimTime, SimTime)>,
     /// `loss_at` (repeatable): when, and the new loss model.
     pub loss_at: Vec<(SimTime, LossModel)>,
+    /// `mtu`: largest UDP payload carried (`Some(None)` is an explicit `inf`).
+    pub mtu: Option<Option<u64>>,
+    /// `mtu_at` (repeatable): when, and the new MTU (None: unlimited).
+    pub mtu_at: Vec<(SimTime, Option<u64>)>,
 }
 
 /// A parsed (not yet resolved) bidirectional path specification.
@@ -349,6 +355,15 @@ impl DirSpec {
                 self.loss_at.push(c);
                 Ok(())
             }
+            "mtu" => {
+                let m = parse_with(full, value, parse_mtu, MTU_EXPECTED)?;
+                set_once(&mut self.mtu, m, full)
+            }
+            "mtu_at" => {
+                let c = parse_change(full, value, parse_mtu, MTU_EXPECTED)?;
+                self.mtu_at.push(c);
+                Ok(())
+            }
             _ => Err(SpecError::UnknownKey {
                 key: full.to_owned(),
             }),
@@ -407,6 +422,16 @@ impl DirSpec {
         for (t, l) in &self.loss_at {
             let (t, l) = (format_duration(*t), format_loss(l));
             out.push(format!("{prefix}loss_at={t}:{l}"));
+        }
+        if let Some(m) = self.mtu {
+            out.push(format!("{prefix}mtu={}", format_mtu(m)));
+        }
+        for (t, m) in &self.mtu_at {
+            out.push(format!(
+                "{prefix}mtu_at={}:{}",
+                format_duration(*t),
+                format_mtu(*m)
+            ));
         }
     }
 }

@@ -24,6 +24,11 @@ pub struct Counter {
 }
 
 impl Counter {
+    /// Nothing counted.
+    pub fn is_zero(&self) -> bool {
+        self.packets == 0 && self.bytes == 0
+    }
+
     /// Counts one packet of `bytes` bytes.
     pub fn add(&mut self, bytes: u64) {
         self.packets += 1;
@@ -44,6 +49,8 @@ pub enum DropCause {
     LinkDown,
     /// No route for `(src_ip, dst_ip)` or no node owns the destination IP.
     NoRoute,
+    /// Larger than the link's MTU ([`crate::LinkConfig::mtu`]).
+    MtuExceeded,
 }
 
 /// Drop counters, one per [`DropCause`].
@@ -57,6 +64,10 @@ pub struct DropCounters {
     pub link_down: Counter,
     /// Drops because the packet could not be routed.
     pub no_route: Counter,
+    /// Drops because the packet exceeded the link's MTU (left out of serialized stats when
+    /// zero, so runs without MTU limits record what they did before).
+    #[serde(default, skip_serializing_if = "Counter::is_zero")]
+    pub mtu_exceeded: Counter,
 }
 
 impl DropCounters {
@@ -72,6 +83,7 @@ impl DropCounters {
             DropCause::RandomLoss => self.random_loss,
             DropCause::LinkDown => self.link_down,
             DropCause::NoRoute => self.no_route,
+            DropCause::MtuExceeded => self.mtu_exceeded,
         }
     }
 
@@ -81,6 +93,7 @@ impl DropCounters {
             DropCause::RandomLoss => &mut self.random_loss,
             DropCause::LinkDown => &mut self.link_down,
             DropCause::NoRoute => &mut self.no_route,
+            DropCause::MtuExceeded => &mut self.mtu_exceeded,
         }
     }
 
@@ -91,6 +104,7 @@ impl DropCounters {
             self.random_loss,
             self.link_down,
             self.no_route,
+            self.mtu_exceeded,
         ];
         all.iter().fold(Counter::default(), |acc, c| Counter {
             packets: acc.packets + c.packets,

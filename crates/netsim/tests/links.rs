@@ -311,3 +311,23 @@ fn queue_occupancy_is_recorded_and_bounded() {
     // ~49 kB at 10 Mbit/s is ~39 ms of queueing in steady state.
     assert!(qd > ms(25) as f64 && qd < ms(41) as f64, "{qd}");
 }
+
+#[test]
+fn packets_above_the_link_mtu_are_dropped_and_counted() {
+    // 10 packets of 1400 bytes over a link carrying at most 1300, which rises to 1500 at 5 ms
+    // (one packet per millisecond): the first five are dropped as too large.
+    let link = LinkConfig::unlimited()
+        .with_mtu(1300)
+        .with_event(us(4500), LinkAction::SetMtu(Some(1500)));
+    let (mut sim, _, rx, up) = cbr_over(1, link, 1400, ms(1), 10);
+    drain(&mut sim);
+    let st = sim.link_stats(up).expect("link");
+    assert_eq!(st.dropped.get(DropCause::MtuExceeded).packets, 5);
+    assert_eq!(st.dropped.mtu_exceeded.bytes, 5 * 1400);
+    assert_eq!(st.dropped.total().packets, 5);
+    assert_eq!(sink(&sim, rx).packets, 5);
+    // No MTU (the default): nothing is too large.
+    let (mut sim, _, rx, _) = cbr_over(1, LinkConfig::unlimited(), 9000, ms(1), 3);
+    drain(&mut sim);
+    assert_eq!(sink(&sim, rx).packets, 3);
+}

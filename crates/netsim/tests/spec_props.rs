@@ -72,10 +72,12 @@ prop_compose! {
         rate_at in proptest::collection::vec((time(), 1u64..100_000_000_000), 0..2),
         delay_at in proptest::collection::vec((time(), time()), 0..2),
         loss_at in proptest::collection::vec((time(), loss()), 0..2),
+        mtu in proptest::option::of(proptest::option::of(64u64..100_000)),
+        mtu_at in proptest::collection::vec((time(), proptest::option::of(64u64..100_000)), 0..2),
     ) -> DirSpec {
         DirSpec {
             capacity, trace_start: None, delay, queue, loss, jitter, reorder, down_at, up_at,
-            rate_at, delay_at, loss_at,
+            rate_at, delay_at, loss_at, mtu, mtu_at,
         }
     }
 }

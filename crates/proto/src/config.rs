@@ -47,8 +47,12 @@ pub struct TransportConfig {
     pub idle_timeout: Duration,
     /// kInitialRtt (RFC 9002 §6.2.2).
     pub initial_rtt: Duration,
-    /// Maximum UDP payload we send (path MTU is not probed: RFC 9000 §14 minimum is 1200).
+    /// UDP payload size of every packet when `mtu_discovery` is None (RFC 9000 §14: at least
+    /// 1200). With discovery each path starts at 1200 and finds its own size.
     pub max_datagram_size: u16,
+    /// Path MTU discovery (DPLPMTUD, RFC 9000 §14.3, RFC 8899), per path ([`crate::mtud`]).
+    /// On by default, up to 1452 bytes of UDP payload; None uses `max_datagram_size` always.
+    pub mtu_discovery: Option<crate::mtud::MtuDiscoveryConfig>,
     /// Congestion controller for every path unless overridden per path.
     pub congestion: CcAlgorithm,
     /// Per-path overrides of `congestion`, by path ID (issue 6).
@@ -120,6 +124,7 @@ impl Default for TransportConfig {
             idle_timeout: Duration::from_secs(30),
             initial_rtt: crate::recovery::rtt::INITIAL_RTT,
             max_datagram_size: 1350,
+            mtu_discovery: Some(crate::mtud::MtuDiscoveryConfig::default()),
             congestion: CcAlgorithm::default(),
             path_congestion: Default::default(),
             ack: AckConfig::default(),

@@ -9,6 +9,7 @@ pub mod connection;
 pub mod crypto;
 pub mod endpoint;
 pub mod error;
+pub mod mtud;
 pub mod path;
 pub mod qlog;
 pub mod recovery;

@@ -89,6 +89,11 @@ pub struct PathStats {
     pub rttvar_ms: f64,
     pub cwnd: u64,
     pub bytes_in_flight: u64,
+    /// Current maximum UDP payload of the path in bytes (path MTU discovery, RFC 9000 §14.3).
+    pub mtu: u64,
+    /// Path MTU discovery state (RFC 8899 §5.2).
+    pub mtu_phase: crate::mtud::Phase,
+    pub mtu_counters: crate::mtud::MtuCounters,
     pub cc: CcStats,
     pub counters: PathCounters,
 }
@@ -152,6 +157,8 @@ pub struct Path {
     pub counters: PathCounters,
     /// The losses behind the controller's last window reduction (RFC 9438 §4.9 undo).
     pub loss_episode: crate::recovery::LossEpisode,
+    /// Path MTU discovery: the path's current datagram size and its search (RFC 9000 §14.3).
+    pub mtu: crate::mtud::Mtud,
 }
 
 impl Path {
@@ -163,7 +170,7 @@ impl Path {
         remote: SocketAddr,
         cc: Box<dyn CongestionController>,
         initial_rtt: Duration,
-        max_datagram_size: u64,
+        mtu: crate::mtud::Mtud,
         now: Timestamp,
     ) -> Self {
         Self {
@@ -181,7 +188,7 @@ impl Path {
             ledgers: Default::default(),
             pto_count: 0,
             cc,
-            pacer: Pacer::new(max_datagram_size, now),
+            pacer: Pacer::new(u64::from(mtu.current()), now),
             delivery: DeliveryRateEstimator::default(),
             delivery_rate: None,
             acks: BTreeMap::new(),
@@ -199,6 +206,7 @@ impl Path {
             abandon_pending: None,
             counters: PathCounters::default(),
             loss_episode: Default::default(),
+            mtu,
         }
     }
 
@@ -316,6 +324,9 @@ impl Path {
             rttvar_ms: ms(self.rtt.var()),
             cwnd: self.cc.window(),
             bytes_in_flight: self.bytes_in_flight(),
+            mtu: u64::from(self.mtu.current()),
+            mtu_phase: self.mtu.phase(),
+            mtu_counters: self.mtu.counters,
             cc: self.cc.stats(),
             counters: self.counters.clone(),
         }

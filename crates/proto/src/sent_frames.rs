@@ -42,6 +42,9 @@ pub struct SentFrames {
     /// DATAGRAM frames the packet carried: counted when it is acknowledged or lost, never
     /// resent (RFC 9221 §5.2), so they do not make the packet non-empty.
     pub datagrams: u64,
+    /// A path MTU probe (RFC 9000 §14.4): its loss is reported to path MTU discovery, not to
+    /// the congestion controller.
+    pub mtu_probe: bool,
 }
 
 impl SentFrames {

@@ -72,6 +72,8 @@ pub(crate) struct Link {
     /// Actions referenced by `LinkAction` events.
     pub(crate) actions: Vec<LinkAction>,
     pub(crate) stats: LinkStats,
+    /// Largest packet carried (None: any).
+    mtu: Option<u64>,
 }
 
 impl Link {
@@ -82,6 +84,7 @@ impl Link {
             delay: config.delay,
             jitter: config.jitter,
             loss: LossState::new(config.loss),
+            mtu: config.mtu,
             queue: DropTailQueue::new(config.queue),
             up: true,
             epoch: 0,
@@ -136,6 +139,10 @@ impl Link {
         };
         let cause = if !self.up {
             Some(DropCause::LinkDown)
+        } else if self.mtu.is_some_and(|m| bytes > m) {
+            // Checked before the loss model, which draws from its RNG only for packets that
+            // fit: links without an MTU see the same draws as before MTUs existed.
+            Some(DropCause::MtuExceeded)
         } else if self.loss.should_drop(&mut self.loss_rng) {
             Some(DropCause::RandomLoss)
         } else if self.transmitter_idle() {
@@ -332,6 +339,7 @@ impl Link {
             LinkAction::SetLoss(model) => self.loss.set_model(*model),
             LinkAction::SetQueue(limit) => self.queue.set_limit(*limit),
             LinkAction::SetJitter(j) => self.jitter = *j,
+            LinkAction::SetMtu(m) => self.mtu = *m,
         }
     }
 

@@ -144,6 +144,7 @@ impl PathSpec {
             loss,
             jitter,
             events,
+            mtu: d.mtu.or(self.shared.mtu).flatten(),
         };
         config.validate().map_err(SpecError::Conflict)?;
         Ok(config)
@@ -161,12 +162,14 @@ impl PathSpec {
         let rates = both.iter().flat_map(|s| &s.rate_at);
         let delays = both.iter().flat_map(|s| &s.delay_at);
         let losses = both.iter().flat_map(|s| &s.loss_at);
+        let mtus = both.iter().flat_map(|s| &s.mtu_at);
         downs
             .map(|&t| at(t, LinkAction::Down))
             .chain(ups.map(|&t| at(t, LinkAction::Up)))
             .chain(rates.map(|&(t, bits_per_sec)| at(t, LinkAction::SetRate { bits_per_sec })))
             .chain(delays.map(|&(t, delay)| at(t, LinkAction::SetDelay { delay })))
             .chain(losses.map(|&(t, l)| at(t, LinkAction::SetLoss(l))))
+            .chain(mtus.map(|&(t, m)| at(t, LinkAction::SetMtu(m))))
             .collect()
     }
 }
@@ -229,6 +232,36 @@ mod tests {
                 bits_per_sec: 40_000_000
             }
         );
+    }
+
+    #[test]
+    fn mtu_and_mtu_changes() {
+        let spec =
+            PathSpec::parse("rate=8mbit,mtu=1500,down.mtu=1280,mtu_at=3s:1200b,up.mtu_at=5s:inf")
+                .expect("parse");
+        assert_eq!(
+            PathSpec::parse(&spec.to_string()).expect("round trip"),
+            spec
+        );
+        let r = spec.resolve().expect("resolve");
+        assert_eq!(r.up.mtu, Some(1500));
+        assert_eq!(r.down.mtu, Some(1280));
+        assert_eq!(
+            r.down.events,
+            vec![ScheduledAction {
+                at: ms(3000),
+                action: LinkAction::SetMtu(Some(1200))
+            }]
+        );
+        assert_eq!(r.up.events.len(), 2);
+        assert_eq!(r.up.events[1].action, LinkAction::SetMtu(None));
+        let none = PathSpec::parse("rate=8mbit")
+            .expect("parse")
+            .resolve()
+            .expect("resolve");
+        assert_eq!(none.up.mtu, None, "no limit by default");
+        assert!(PathSpec::parse("rate=8mbit,mtu=20").is_err());
+        assert!(PathSpec::parse("rate=8mbit,mtu_at=1s").is_err());
     }
 
     #[test]

@@ -94,6 +94,12 @@ pub struct DirSpecToml {
     /// `loss_at` (`"TIME:LOSS"` or list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_at: Option<OneOrMany>,
+    /// `mtu`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<Scalar>,
+    /// `mtu_at` (`"TIME:BYTES"` or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu_at: Option<OneOrMany>,
 }
 
 /// Top-level table of a path spec.
@@ -142,6 +148,12 @@ pub struct PathSpecToml {
     /// `loss_at` (`"TIME:LOSS"` or list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_at: Option<OneOrMany>,
+    /// `mtu`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<Scalar>,
+    /// `mtu_at` (`"TIME:BYTES"` or list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu_at: Option<OneOrMany>,
     /// Overrides for the `up` direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up: Option<DirSpecToml>,
@@ -162,6 +174,7 @@ impl DirSpecToml {
             ("loss", &self.loss),
             ("jitter", &self.jitter),
             ("reorder", &self.reorder),
+            ("mtu", &self.mtu),
         ];
         for (k, v) in scalars {
             if let Some(v) = v {
@@ -174,6 +187,7 @@ impl DirSpecToml {
             ("rate_at", &self.rate_at),
             ("delay_at", &self.delay_at),
             ("loss_at", &self.loss_at),
+            ("mtu_at", &self.mtu_at),
         ];
         for (k, v) in lists {
             for item in v.iter().flat_map(OneOrMany::items) {
@@ -187,6 +201,7 @@ impl DirSpecToml {
         let mut t = DirSpecToml::default();
         let (mut downs, mut ups) = (Vec::new(), Vec::new());
         let (mut rates, mut delays, mut losses) = (Vec::new(), Vec::new(), Vec::new());
+        let mut mtus = Vec::new();
         for item in items {
             let Some((k, v)) = item.split_once('=') else {
                 continue;
@@ -201,6 +216,8 @@ impl DirSpecToml {
                 "loss" => t.loss = v,
                 "jitter" => t.jitter = v,
                 "reorder" => t.reorder = v,
+                "mtu" => t.mtu = v,
+                "mtu_at" => mtus.extend(v),
                 "down_at" => downs.extend(v),
                 "up_at" => ups.extend(v),
                 "rate_at" => rates.extend(v),
@@ -215,6 +232,7 @@ impl DirSpecToml {
         t.rate_at = list(rates);
         t.delay_at = list(delays);
         t.loss_at = list(losses);
+        t.mtu_at = list(mtus);
         t
     }
 }
@@ -238,6 +256,8 @@ impl TryFrom<PathSpecToml> for PathSpec {
             rate_at: t.rate_at,
             delay_at: t.delay_at,
             loss_at: t.loss_at,
+            mtu: t.mtu,
+            mtu_at: t.mtu_at,
         };
         for (k, v) in shared.pairs() {
             spec.set(k, &v)?;
@@ -281,6 +301,8 @@ impl From<PathSpec> for PathSpecToml {
             rate_at: shared.rate_at,
             delay_at: shared.delay_at,
             loss_at: shared.loss_at,
+            mtu: shared.mtu,
+            mtu_at: shared.mtu_at,
             up: nonempty(up),
             down: nonempty(down),
         }

@@ -208,6 +208,25 @@ pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
+pub(crate) const MTU_EXPECTED: &str =
+    "a packet size in bytes of at least 64, e.g. `1500` or `1500b`, or `inf` for no limit";
+
+/// Parses a link MTU: bytes (optionally suffixed `b`/`B`), or `inf`/`none` for no limit.
+pub(crate) fn parse_mtu(s: &str) -> Option<Option<u64>> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("inf") || t.eq_ignore_ascii_case("none") {
+        return Some(None);
+    }
+    let digits = t.strip_suffix(['b', 'B']).unwrap_or(t);
+    let n: u64 = digits.parse().ok()?;
+    (n >= 64).then_some(Some(n))
+}
+
+/// Formats a link MTU as [`parse_mtu`] reads it.
+pub(crate) fn format_mtu(m: Option<u64>) -> String {
+    m.map_or_else(|| "inf".to_owned(), |n| n.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -551,6 +551,14 @@ impl CongestionController for Bbr {
         }
     }
 
+    fn on_mtu_update(&mut self, max_datagram_size: u64) {
+        let mss = max_datagram_size.max(1);
+        self.mss = mss;
+        self.min_pipe_cwnd = MIN_PIPE_CWND_PACKETS * mss;
+        self.send_quantum = self.send_quantum.max(2 * mss);
+        self.cwnd = self.cwnd.max(MINIMUM_WINDOW_PACKETS * mss);
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }

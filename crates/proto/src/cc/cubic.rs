@@ -452,6 +452,17 @@ impl CongestionController for Cubic {
         self.in_recovery = false;
     }
 
+    fn on_mtu_update(&mut self, max_datagram_size: u64) {
+        let mss = max_datagram_size.max(1) as f64;
+        // RFC 9002 §7.2: an initial window is recomputed with the new size.
+        let initial = super::initial_window(self.mss as u64) as f64;
+        if self.cwnd == initial && self.congestion_events == 0 {
+            self.cwnd = super::initial_window(mss as u64) as f64;
+        }
+        self.mss = mss;
+        self.cwnd = self.cwnd.max(self.minimum_window());
+    }
+
     fn window(&self) -> u64 {
         let cwnd = if self.cwnd.is_finite() {
             self.cwnd

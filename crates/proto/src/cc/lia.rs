@@ -122,6 +122,10 @@ impl CongestionController for Lia {
         }
     }
 
+    fn on_mtu_update(&mut self, max_datagram_size: u64) {
+        self.reno.on_mtu_update(max_datagram_size);
+    }
+
     fn window(&self) -> u64 {
         self.reno.window()
     }

@@ -164,6 +164,10 @@ pub trait CongestionController: Send + Debug {
             ..CouplingState::default()
         }
     }
+    /// The path's maximum datagram size changed (path MTU discovery, RFC 9000 §14.3): windows
+    /// measured in datagrams follow it (RFC 9002 §7.2 kMinimumWindow; the initial window is
+    /// recomputed if the window is still the initial one). Default: ignore.
+    fn on_mtu_update(&mut self, _max_datagram_size: u64) {}
     /// Algorithm name ("newreno", "cubic", ...).
     fn name(&self) -> &'static str;
     /// Current statistics.

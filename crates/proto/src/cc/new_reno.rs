@@ -173,6 +173,16 @@ impl CongestionController for NewReno {
         self.handle_loss(loss);
     }
 
+    fn on_mtu_update(&mut self, max_datagram_size: u64) {
+        let mss = max_datagram_size.max(1);
+        // RFC 9002 §7.2: an initial window is recomputed with the new size.
+        if self.cwnd == super::initial_window(self.mss) && self.congestion_events == 0 {
+            self.cwnd = super::initial_window(mss);
+        }
+        self.mss = mss;
+        self.cwnd = self.cwnd.max(self.minimum_window());
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }

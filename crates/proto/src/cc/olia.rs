@@ -162,6 +162,10 @@ impl CongestionController for Olia {
         }
     }
 
+    fn on_mtu_update(&mut self, max_datagram_size: u64) {
+        self.reno.on_mtu_update(max_datagram_size);
+    }
+
     fn window(&self) -> u64 {
         self.reno.window()
     }

@@ -69,6 +69,11 @@ impl Pacer {
         }
     }
 
+    /// The path's datagram size changed (path MTU discovery): the burst floor follows it.
+    pub fn set_max_datagram_size(&mut self, max_datagram_size: u64) {
+        self.max_datagram_size = max_datagram_size.max(1);
+    }
+
     /// Maximum burst in bytes for a packet of `packet_bytes` at `rate_bytes_per_sec` with a
     /// congestion window of `cwnd` bytes (see the module documentation).
     pub fn capacity(&self, packet_bytes: u64, rate_bytes_per_sec: u64, cwnd: u64) -> u64 {

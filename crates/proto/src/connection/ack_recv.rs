@@ -101,6 +101,7 @@ impl Connection {
         self.report_samples_without_acks(now, sampled, outcomes);
         let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);
         for (path, outcome) in outcomes.drain(..) {
+            self.mtu_on_acked(now, path, &outcome.packets);
             for packet in &outcome.packets {
                 self.on_frames_acked(now, epoch, packet);
             }

@@ -38,6 +38,8 @@ pub struct ConnectionParams {
     /// 1-RTT packet protection: real unless the endpoint was made with
     /// [`crate::Endpoint::new_for_simulation`] (crate-private, so only the endpoint sets it).
     pub(crate) protection: PacketProtection,
+    /// What the endpoint's sockets allow for path MTU discovery.
+    pub(crate) socket_mtu: crate::mtud::SocketMtu,
 }
 
 /// What the endpoint learnt about a client Initial before creating its connection.
@@ -196,16 +198,17 @@ impl Connection {
         local_cid: ConnectionId,
         original_dcid: ConnectionId,
     ) -> Connection {
+        let mtu = crate::mtud::Mtud::for_config(&config, params.socket_mtu);
         let cc = config
             .congestion_for(0)
-            .build(CcConfig::new(u64::from(config.max_datagram_size)));
+            .build(CcConfig::new(u64::from(mtu.current())));
         let mut path = Path::new(
             0,
             params.local,
             params.remote,
             cc,
             config.initial_rtt,
-            u64::from(config.max_datagram_size),
+            mtu,
             params.now,
         );
         // The client trusts the address it chose; the server validates the client by the
@@ -232,6 +235,7 @@ impl Connection {
             handshake_keys: None,
             one_rtt: None,
             protection: params.protection,
+            socket_mtu: params.socket_mtu,
             crypto: Default::default(),
             send_spaces: BTreeMap::new(),
             records: BTreeMap::new(),

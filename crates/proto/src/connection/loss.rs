@@ -72,12 +72,14 @@ impl Connection {
                 self.send_space(p.space).forget(p.pn);
             }
             self.requeue_frames(epoch, &p.frames);
-            if p.in_flight {
+            // RFC 9000 §14.4: a lost path MTU probe is no congestion signal.
+            if p.in_flight && !p.frames.mtu_probe {
                 lost_bytes += p.size;
                 largest_lost_sent = largest_lost_sent.max(p.time_sent);
             }
         }
         self.stats.packets_lost += packets.len() as u64;
+        self.mtu_on_lost(now, path_id, &packets);
         let max_ack_delay = self.peer_max_ack_delay();
         let (states, own) = self.coupling_for(path_id);
         let Some(path) = self.paths.get_mut(&path_id) else {
@@ -90,7 +92,16 @@ impl Connection {
         if !congestion || lost_bytes == 0 {
             return;
         }
-        let persistent = is_persistent_congestion(&packets, &path.rtt, max_ack_delay);
+        let persistent = if packets.iter().any(|p| p.frames.mtu_probe) {
+            let data: Vec<_> = packets
+                .iter()
+                .filter(|p| !p.frames.mtu_probe)
+                .cloned()
+                .collect();
+            is_persistent_congestion(&data, &path.rtt, max_ack_delay)
+        } else {
+            is_persistent_congestion(&packets, &path.rtt, max_ack_delay)
+        };
         let event = LossEvent {
             now,
             lost_bytes,
@@ -108,7 +119,10 @@ impl Connection {
         );
         // RFC 9438 §4.9: remember which losses the controller's reduction answered.
         let reductions = path.cc.stats().congestion_events;
-        let lost_pns = packets.iter().filter(|p| p.in_flight).map(|p| p.pn);
+        let lost_pns = packets
+            .iter()
+            .filter(|p| p.in_flight && !p.frames.mtu_probe)
+            .map(|p| p.pn);
         path.loss_episode.on_congestion_event(lost_pns, reductions);
     }
 
@@ -172,6 +186,12 @@ impl Connection {
         path.failed = true;
         // Probes keep the path's liveness check going; anything still outstanding moves.
         let packets = path.ledger(Epoch::Data).drain();
+        // A probe that went with the path's packets is lost for the MTU search too (only probes
+        // are reported: these losses are no black-hole evidence).
+        for p in packets.iter().filter(|p| p.frames.mtu_probe) {
+            path.mtu
+                .on_probe_lost(now, u16::try_from(p.size).unwrap_or(u16::MAX));
+        }
         let lost_datagrams = packets.iter().map(|p| p.frames.datagrams).sum();
         self.on_datagrams_lost(path_id, lost_datagrams);
         for p in &packets {

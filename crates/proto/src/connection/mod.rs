@@ -10,6 +10,7 @@ mod datagrams;
 mod frames;
 mod handshake;
 mod loss;
+mod mtu;
 mod negotiate;
 mod paths;
 mod pn_len;
@@ -18,6 +19,7 @@ mod send;
 mod stats;
 mod timers;
 mod tokens;
+mod views;
 mod xlink;
 mod zero_rtt;
 
@@ -134,6 +136,10 @@ pub struct Connection {
     pub(crate) one_rtt: Option<OneRttKeys>,
     /// Real 1-RTT keys, or the simulator's stand-ins (`crypto::sim`; not secure).
     pub(crate) protection: crate::crypto::PacketProtection,
+    /// What the endpoint's sockets allow for path MTU discovery (each new path's [`Mtud`]).
+    ///
+    /// [`Mtud`]: crate::mtud::Mtud
+    pub(crate) socket_mtu: crate::mtud::SocketMtu,
     pub(crate) crypto: [CryptoStream; 3],
     pub(crate) send_spaces: BTreeMap<SpaceId, SendSpace>,
     pub(crate) records: BTreeMap<SpaceId, ReceiveRecord>,

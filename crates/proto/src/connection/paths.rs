@@ -90,19 +90,13 @@ impl Connection {
     }
 
     fn create_path(&mut self, now: Timestamp, id: PathId, local: SocketAddr, remote: SocketAddr) {
+        // Each path finds its own MTU (RFC 9000 §14.3); it starts at the base size.
+        let mtu = crate::mtud::Mtud::for_config(&self.config, self.socket_mtu);
         let cc = self
             .config
             .congestion_for(id)
-            .build(CcConfig::new(u64::from(self.config.max_datagram_size)));
-        let mut path = Path::new(
-            id,
-            local,
-            remote,
-            cc,
-            self.config.initial_rtt,
-            u64::from(self.config.max_datagram_size),
-            now,
-        );
+            .build(CcConfig::new(u64::from(mtu.current())));
+        let mut path = Path::new(id, local, remote, cc, self.config.initial_rtt, mtu, now);
         let mut challenge = [0u8; 8];
         self.rng.fill_bytes(&mut challenge);
         path.challenge = Some((challenge, None));

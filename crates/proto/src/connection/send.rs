@@ -10,7 +10,7 @@ use super::{Connection, State, Transmit};
 use crate::crypto::{seal_packet, Epoch};
 use crate::path::PathId;
 use crate::recovery::SentPacket;
-use crate::scheduler::{Backlog, PathView};
+use crate::scheduler::Backlog;
 use crate::sent_frames::SentFrames;
 use crate::space::SpaceId;
 use crate::time::Timestamp;
@@ -32,6 +32,8 @@ pub(crate) struct PacketPlan {
     pub probe: bool,
     /// Pad the datagram to this size.
     pub pad_to: Option<usize>,
+    /// A path MTU probe (RFC 9000 §14.4): PADDING + PING only, its loss no congestion signal.
+    pub mtu_probe: bool,
 }
 
 impl Connection {
@@ -62,6 +64,9 @@ impl Connection {
         }
         self.pacing_wakeup = None;
         if let Some(t) = self.send_urgent(now, buf) {
+            return Some(t);
+        }
+        if let Some(t) = self.send_mtu_probe(now, buf) {
             return Some(t);
         }
         if let Some(t) = self.send_scheduled(now, buf) {
@@ -109,6 +114,7 @@ impl Connection {
                 data: false,
                 probe,
                 pad_to: pad_to.map(|p| p - buf.len().min(p)),
+                mtu_probe: false,
             };
             if self.build_packet(now, 0, epoch, buf, room, plan).is_none()
                 && last
@@ -227,10 +233,19 @@ impl Connection {
             let Some(max) = self.send_budget(send_on) else {
                 continue;
             };
+            // A path whose packets of the discovered size go unanswered may have shrunk: PTO
+            // probes of the base size get through and their ACKs reveal the losses that detect
+            // the black hole (RFC 8899 §4.3).
+            let max = if probe {
+                self.pto_probe_size(send_on, max)
+            } else {
+                max
+            };
             let plan = PacketPlan {
                 data: can_data,
                 probe,
                 pad_to: pad.map(|p| p.min(max)),
+                mtu_probe: false,
             };
             if self
                 .build_packet(now, send_on, Epoch::Data, buf, max, plan)
@@ -260,7 +275,7 @@ impl Connection {
             now,
             bytes: bytes + self.pending_datagram_bytes(),
             send_window,
-            mtu: u64::from(self.config.max_datagram_size),
+            mtu: self.largest_usable_mtu(),
         };
         let picked = self.scheduler.select(&views, &backlog);
         self.views_buf = views;
@@ -270,24 +285,13 @@ impl Connection {
             data: true,
             probe: false,
             pad_to: None,
+            mtu_probe: false,
         };
         self.build_packet(now, path, Epoch::Data, buf, max, plan)?;
         if self.scheduler.duplicates() {
             self.duplicate_last_packet(path);
         }
         self.finish_datagram(path, buf)
-    }
-
-    /// The application has nothing to send: paths whose window has room are application-limited
-    /// (RFC 9002 §7.8; delivery-rate estimation marks the samples).
-    fn mark_app_limited(&mut self) {
-        let mtu = u64::from(self.config.max_datagram_size);
-        for path in self.paths.values_mut() {
-            let in_flight = path.bytes_in_flight();
-            if in_flight + mtu <= path.cc.window() {
-                path.delivery.on_app_limited(in_flight);
-            }
-        }
     }
 
     /// Whether anything not tied to a path waits: stream data or control, connection-level frames.
@@ -311,49 +315,6 @@ impl Connection {
                 .paths
                 .values()
                 .any(|p| p.acks.values().any(|a| a.ack_due(now)))
-    }
-
-    /// What the scheduler sees of each path; also records the earliest pacing release.
-    pub(crate) fn path_views(&mut self, now: Timestamp) -> Vec<PathView> {
-        let mtu = u64::from(self.config.max_datagram_size);
-        let pacing = self.config.pacing;
-        let mut wake: Option<Timestamp> = None;
-        // Reuses the buffer the previous caller handed back (one per packet otherwise).
-        let mut views = std::mem::take(&mut self.views_buf);
-        views.clear();
-        views.extend(
-            self.paths
-                .values_mut()
-                .map(|p| path_view(p, now, mtu, pacing, &mut wake)),
-        );
-        if self.side == Side::Server && matches!(self.state, State::Handshaking) {
-            // 0.5-RTT (RFC 9001 §4.1.1): before the client's address is validated the
-            // handshake path carries 1-RTT frames within the anti-amplification budget (RFC
-            // 9000 §8.1, enforced by `send_budget`), e.g. the CIDs a second path needs.
-            for v in views.iter_mut().filter(|v| v.id == 0) {
-                v.usable = self
-                    .paths
-                    .get(&0)
-                    .is_some_and(|p| p.is_active() && !p.failed);
-            }
-        }
-        self.pacing_wakeup = wake;
-        views
-    }
-
-    /// Whether one path may carry new data now (the other paths are not looked at).
-    fn path_can_send_data(&mut self, now: Timestamp, id: PathId) -> bool {
-        let mtu = u64::from(self.config.max_datagram_size);
-        let pacing = self.config.pacing;
-        let mut wake = None;
-        let Some(p) = self.paths.get_mut(&id) else {
-            return false;
-        };
-        let view = path_view(p, now, mtu, pacing, &mut wake);
-        if let Some(t) = wake {
-            self.pacing_wakeup = Some(self.pacing_wakeup.map_or(t, |w| w.min(t)));
-        }
-        view.can_send && view.usable
     }
 
     /// The round-trip time receive-window auto-tuning ([`crate::streams`] `flow.rs`) measures
@@ -389,27 +350,6 @@ impl Connection {
                 .remote_cids
                 .get(&id)
                 .is_some_and(|c| c.current().is_some())
-    }
-
-    /// Maximum UDP payload on a path: our setting, the peer's limit, the amplification budget.
-    pub(crate) fn send_budget(&self, path: PathId) -> Option<usize> {
-        let max = self.max_udp_payload(path);
-        let budget = self
-            .paths
-            .get(&path)?
-            .amplification_budget()
-            .map_or(max, |b| (b as usize).min(max));
-        (budget >= 64).then_some(budget)
-    }
-
-    /// Our maximum UDP payload on a path, within the peer's max_udp_payload_size (RFC 9000
-    /// §18.2). The path MTU is not probed, so it is the same on every path.
-    pub(crate) fn max_udp_payload(&self, _path: PathId) -> usize {
-        let peer = self
-            .peer_params
-            .as_ref()
-            .map_or(u64::MAX, |p| p.max_udp_payload_size);
-        usize::from(self.config.max_datagram_size).min(usize::try_from(peer).unwrap_or(usize::MAX))
     }
 
     /// Count the datagram and return its addressing.
@@ -484,7 +424,10 @@ impl Connection {
         if packet.len() + 4 > limit {
             return None;
         }
-        let mut sent = SentFrames::default();
+        let mut sent = SentFrames {
+            mtu_probe: plan.mtu_probe,
+            ..SentFrames::default()
+        };
         let mut ack_eliciting = false;
         // RFC 9221 §4-5: DATAGRAM frames go only into 1-RTT packets that may carry new data
         // (the scheduler's path, or a path whose window has room), so congestion control
@@ -495,8 +438,13 @@ impl Connection {
             ack_eliciting |=
                 self.write_datagrams(path, packet, enc.header_len, limit, &mut sent, true);
         }
-        self.write_ack(now, path, space, packet, limit, &mut sent);
-        if epoch == Epoch::Data {
+        // A path MTU probe carries PING and PADDING only (RFC 9000 §14.4): it is likely lost,
+        // and nothing else should be lost with it.
+        let frames = !plan.mtu_probe;
+        if frames {
+            self.write_ack(now, path, space, packet, limit, &mut sent);
+        }
+        if epoch == Epoch::Data && frames {
             ack_eliciting |= self.write_qoe(packet, limit);
             for raw in std::mem::take(&mut self.raw_frames) {
                 packet.extend_from_slice(&raw);
@@ -505,7 +453,9 @@ impl Connection {
             ack_eliciting |= self.write_path_frames(now, path, packet, limit);
             ack_eliciting |= self.write_connection_control(packet, limit, &mut sent);
         }
-        ack_eliciting |= self.write_crypto(epoch, packet, limit, &mut sent);
+        if frames {
+            ack_eliciting |= self.write_crypto(epoch, packet, limit, &mut sent);
+        }
         if epoch == Epoch::Data && self.state_allows_data() && plan.data {
             let rtt = self.flow_control_rtt(path);
             let before = packet.len();
@@ -784,41 +734,5 @@ impl Connection {
         {
             self.streams.on_frames_lost(&copy);
         }
-    }
-}
-
-/// What the scheduler sees of one path; a usable path held back only by pacing lowers `wake`
-/// to its release time.
-fn path_view(
-    p: &mut crate::path::Path,
-    now: Timestamp,
-    mtu: u64,
-    pacing: bool,
-    wake: &mut Option<Timestamp>,
-) -> PathView {
-    let mut can_send = p.cwnd_allows(mtu) && p.amplification_budget().is_none_or(|b| b >= mtu);
-    // Computed once: a 128-bit division (the controller's state does not change below).
-    let pacing_rate = p.cc.pacing_rate(p.rtt.smoothed());
-    if can_send && pacing {
-        let rate = pacing_rate;
-        if let Some(t) = p.pacer.delay(now, mtu, rate, p.cc.window()) {
-            can_send = false;
-            if p.is_usable() {
-                *wake = Some(wake.map_or(t, |w| w.min(t)));
-            }
-        }
-    }
-    PathView {
-        id: p.id,
-        srtt: p.rtt.smoothed(),
-        rttvar: p.rtt.var(),
-        rtt_known: p.rtt.has_sample(),
-        cwnd: p.cc.window(),
-        bytes_in_flight: p.bytes_in_flight(),
-        pacing_rate,
-        delivery_rate: p.delivery_rate_estimate(now),
-        can_send,
-        backup: p.is_backup(),
-        usable: p.is_usable(),
     }
 }

@@ -188,6 +188,7 @@ impl Connection {
                 data: true,
                 probe: false,
                 pad_to: None,
+                mtu_probe: false,
             };
             if self
                 .build_packet(now, target, Epoch::Data, buf, max, plan)

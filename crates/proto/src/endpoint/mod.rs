@@ -116,6 +116,8 @@ pub struct Endpoint {
     /// 1-RTT packet protection of every connection: real, except in the simulator
     /// ([`Endpoint::new_for_simulation`]).
     protection: PacketProtection,
+    /// What the sockets allow for path MTU discovery ([`Endpoint::set_socket_mtu`]).
+    socket_mtu: crate::mtud::SocketMtu,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -155,7 +157,16 @@ impl Endpoint {
             next_handle: 0,
             next_poll: 0,
             protection: PacketProtection::Real,
+            socket_mtu: crate::mtud::SocketMtu::default(),
         }
+    }
+
+    /// What the I/O layer knows of its sockets, for the connections created from now on: the
+    /// largest UDP payload they can send, and whether they set the don't-fragment bit (path MTU
+    /// discovery needs it, RFC 8899 §3: a fragmented probe would pass; without it discovery
+    /// stays off and the configured fixed size is used).
+    pub fn set_socket_mtu(&mut self, socket_mtu: crate::mtud::SocketMtu) {
+        self.socket_mtu = socket_mtu;
     }
 
     /// **Simulator only.** [`Endpoint::new`] whose connections protect 1-RTT packets as
@@ -238,6 +249,7 @@ impl Endpoint {
             reset_key: self.config.reset_key,
             now,
             protection: self.protection,
+            socket_mtu: self.socket_mtu,
         }
     }
 

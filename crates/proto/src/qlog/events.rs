@@ -50,6 +50,9 @@ pub enum QlogEvent {
     /// §"key_discarded".
     #[serde(rename = "quic:key_discarded")]
     KeyDiscarded(KeyEvent),
+    /// §"mtu_updated" (path MTU discovery, RFC 9000 §14.3), per path.
+    #[serde(rename = "quic:mtu_updated")]
+    MtuUpdated(MtuUpdated),
 }
 
 impl QlogEvent {
@@ -68,6 +71,7 @@ impl QlogEvent {
             QlogEvent::StreamDataMoved(_) => "quic:stream_data_moved",
             QlogEvent::KeyUpdated(_) => "quic:key_updated",
             QlogEvent::KeyDiscarded(_) => "quic:key_discarded",
+            QlogEvent::MtuUpdated(_) => "quic:mtu_updated",
         }
     }
 
@@ -78,6 +82,7 @@ impl QlogEvent {
             QlogEvent::PacketLost(p) => p.path_id,
             QlogEvent::RecoveryMetricsUpdated(m) => m.path_id,
             QlogEvent::CongestionStateUpdated(c) => c.path_id,
+            QlogEvent::MtuUpdated(m) => m.path_id,
             _ => None,
         }
     }
@@ -322,4 +327,15 @@ pub struct KeyEvent {
     pub key_phase: Option<u64>,
     /// tls, remote_update or local_update.
     pub trigger: &'static str,
+}
+
+/// §"mtu_updated": the path's maximum datagram size changed; `done` when the search ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MtuUpdated {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old: Option<u16>,
+    pub new: u16,
+    pub done: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_id: Option<u64>,
 }

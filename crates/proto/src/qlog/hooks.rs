@@ -360,6 +360,26 @@ impl Connection {
         q.emit(now, QlogEvent::PacketLost(lost));
     }
 
+    /// §"mtu_updated": `path`'s datagram size went from `old` to `new` bytes.
+    pub(crate) fn qlog_mtu_updated(
+        &mut self,
+        now: Timestamp,
+        path: PathId,
+        (old, new): (u16, u16),
+        done: bool,
+    ) {
+        let Some(q) = self.qlog.as_mut() else {
+            return;
+        };
+        let event = super::events::MtuUpdated {
+            old: Some(old),
+            new,
+            done,
+            path_id: Some(u64::from(path)),
+        };
+        q.emit(now, QlogEvent::MtuUpdated(event));
+    }
+
     /// The peer's transport parameters were accepted: remote §"parameters_set".
     pub(crate) fn qlog_peer_params(&mut self) {
         let (Some(q), Some(p)) = (self.qlog.as_mut(), self.peer_params.as_ref()) else {

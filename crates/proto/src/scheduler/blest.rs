@@ -76,8 +76,8 @@ impl Blest {
     /// §III's rule: do not send on s if `λ·X > W − MSS_s`, W being the window left before this
     /// packet (the paper's `|rwnd|` minus the data in flight on both paths).
     fn decide(&self, fast: &PathView, slow: &PathView, backlog: &Backlog) -> Option<PathId> {
-        let x = fast_bytes_during_slow_rtt(fast, slow, backlog.mtu);
-        let room = backlog.send_window.saturating_sub(backlog.mtu) as f64;
+        let x = fast_bytes_during_slow_rtt(fast, slow, fast.mtu);
+        let room = backlog.send_window.saturating_sub(slow.mtu) as f64;
         if x * self.lambda as f64 / 1_000.0 > room {
             None
         } else {

@@ -49,12 +49,13 @@ impl Ecf {
     /// the fast one (issue 15: the last 5 kB of a 20 MB download waited 95 ms on a
     /// 200 ms-RTT path that ECF had judged `4/13·206 ms < 2·14 ms + 82 ms`).
     fn decide(&mut self, f: &PathView, s: &PathView, backlog: &Backlog) -> Option<PathId> {
-        let mtu = backlog.mtu.max(1);
-        let k = u128::from(packets(backlog.bytes, mtu));
-        let cwnd_f = u128::from((f.cwnd / mtu).max(1));
-        let cwnd_s = u128::from((s.cwnd / mtu).max(1));
+        // k in packets of the fast path, each window in packets of its own path's size.
+        let (mtu_f, mtu_s) = (f.mtu.max(1), s.mtu.max(1));
+        let k = u128::from(packets(backlog.bytes, mtu_f));
+        let cwnd_f = u128::from((f.cwnd / mtu_f).max(1));
+        let cwnd_s = u128::from((s.cwnd / mtu_s).max(1));
         let rtt_f = f.srtt.as_nanos();
-        let rtt_s = time_to_ack(s, mtu).as_nanos();
+        let rtt_s = time_to_ack(s, mtu_s).as_nanos();
         let delta = f.rttvar.max(s.rttvar).as_nanos();
         let n = 1 + k / cwnd_f;
         // n·RTT_f < (1 + waiting·β)(RTT_s + δ), multiplied through by BETA_DEN.

@@ -37,6 +37,8 @@ pub struct PathView {
     pub delivery_rate: u64,
     /// The congestion window (and pacing) admit one more full-sized packet now.
     pub can_send: bool,
+    /// The path's datagram size in bytes (its own path MTU, RFC 9000 §14.3).
+    pub mtu: u64,
     /// The peer or we marked the path as backup (RFC 10069 §3.3).
     pub backup: bool,
     /// Validated and not failed or abandoned: eligible for data.
@@ -146,6 +148,7 @@ pub(crate) fn view(id: PathId, srtt_ms: u64, can_send: bool, backup: bool) -> Pa
         pacing_rate: 0,
         delivery_rate: 0,
         can_send,
+        mtu: 1_000,
         backup,
         usable: true,
     }

@@ -1,0 +1,106 @@
+//! What the scheduler sees of each path (`PathView`): window and pacing room for a packet of the
+//! path's own size (its path MTU, RFC 9000 §14.3), RTTs and rates; and application-limited
+//! marking (RFC 9002 §7.8).
+
+use mpquic_wire::stream_id::Side;
+
+use super::{Connection, State};
+use crate::path::PathId;
+use crate::scheduler::PathView;
+use crate::time::Timestamp;
+
+impl Connection {
+    /// The application has nothing to send: paths whose window has room are application-limited
+    /// (RFC 9002 §7.8; delivery-rate estimation marks the samples).
+    pub(super) fn mark_app_limited(&mut self) {
+        for path in self.paths.values_mut() {
+            let mtu = u64::from(path.mtu.current());
+            let in_flight = path.bytes_in_flight();
+            if in_flight + mtu <= path.cc.window() {
+                path.delivery.on_app_limited(in_flight);
+            }
+        }
+    }
+
+    /// What the scheduler sees of each path; also records the earliest pacing release.
+    pub(crate) fn path_views(&mut self, now: Timestamp) -> Vec<PathView> {
+        let peer = self.peer_udp_limit();
+        let pacing = self.config.pacing;
+        let mut wake: Option<Timestamp> = None;
+        // Reuses the buffer the previous caller handed back (one per packet otherwise).
+        let mut views = std::mem::take(&mut self.views_buf);
+        views.clear();
+        views.extend(
+            self.paths
+                .values_mut()
+                .map(|p| path_view(p, now, peer, pacing, &mut wake)),
+        );
+        if self.side == Side::Server && matches!(self.state, State::Handshaking) {
+            // 0.5-RTT (RFC 9001 §4.1.1): before the client's address is validated the
+            // handshake path carries 1-RTT frames within the anti-amplification budget (RFC
+            // 9000 §8.1, enforced by `send_budget`), e.g. the CIDs a second path needs.
+            for v in views.iter_mut().filter(|v| v.id == 0) {
+                v.usable = self
+                    .paths
+                    .get(&0)
+                    .is_some_and(|p| p.is_active() && !p.failed);
+            }
+        }
+        self.pacing_wakeup = wake;
+        views
+    }
+
+    /// Whether one path may carry new data now (the other paths are not looked at).
+    pub(super) fn path_can_send_data(&mut self, now: Timestamp, id: PathId) -> bool {
+        let peer = self.peer_udp_limit();
+        let pacing = self.config.pacing;
+        let mut wake = None;
+        let Some(p) = self.paths.get_mut(&id) else {
+            return false;
+        };
+        let view = path_view(p, now, peer, pacing, &mut wake);
+        if let Some(t) = wake {
+            self.pacing_wakeup = Some(self.pacing_wakeup.map_or(t, |w| w.min(t)));
+        }
+        view.can_send && view.usable
+    }
+}
+
+/// What the scheduler sees of one path; a usable path held back only by pacing lowers `wake`
+/// to its release time. `peer` is the peer's max_udp_payload_size (RFC 9000 §18.2).
+fn path_view(
+    p: &mut crate::path::Path,
+    now: Timestamp,
+    peer: u64,
+    pacing: bool,
+    wake: &mut Option<Timestamp>,
+) -> PathView {
+    // The path's own datagram size (path MTU discovery, RFC 9000 §14.3).
+    let mtu = u64::from(p.mtu.current()).min(peer);
+    let mut can_send = p.cwnd_allows(mtu) && p.amplification_budget().is_none_or(|b| b >= mtu);
+    // Computed once: a 128-bit division (the controller's state does not change below).
+    let pacing_rate = p.cc.pacing_rate(p.rtt.smoothed());
+    if can_send && pacing {
+        let rate = pacing_rate;
+        if let Some(t) = p.pacer.delay(now, mtu, rate, p.cc.window()) {
+            can_send = false;
+            if p.is_usable() {
+                *wake = Some(wake.map_or(t, |w| w.min(t)));
+            }
+        }
+    }
+    PathView {
+        id: p.id,
+        srtt: p.rtt.smoothed(),
+        rttvar: p.rtt.var(),
+        rtt_known: p.rtt.has_sample(),
+        cwnd: p.cc.window(),
+        bytes_in_flight: p.bytes_in_flight(),
+        pacing_rate,
+        delivery_rate: p.delivery_rate_estimate(now),
+        can_send,
+        mtu,
+        backup: p.is_backup(),
+        usable: p.is_usable(),
+    }
+}
