@@ -195,9 +195,7 @@ impl Suite for Rpc {
             &m[0],
             &h[0],
         );
-        protocols
-            .rows
-            .extend(compare("", &m[1], &h[1]).rows.into_iter());
+        protocols.rows.extend(compare("", &m[1], &h[1]).rows);
         rb.table(&mut s, "custom_vs_h3", protocols)?;
         s.reference = Some(reference_table(
             &format!("Paper ({}, Tables 2-3)", SPNS_REPORT.short),
