@@ -588,22 +588,8 @@ impl ClientApp {
             return;
         }
         for i in self.batch() {
-            let (r, f) = (&mut self.requests[i], self.fetches[i].borrow());
-            if r.completed_at.is_some() || r.error.is_some() {
-                continue;
-            }
-            self.bytes_received += f.received - r.received;
-            r.received = f.received;
-            if let Some(e) = &f.error {
-                r.error = Some(e.clone());
-            } else if f.finished && r.received == r.size {
-                r.completed_at = Some(now);
-            } else if f.finished {
-                r.error = Some(format!(
-                    "received {} bytes, expected {}",
-                    r.received, r.size
-                ));
-            }
+            let fetch = self.fetches[i].borrow();
+            self.bytes_received += fetch.record(&mut self.requests[i], now);
         }
         self.settle(now);
     }

@@ -16,7 +16,7 @@ use mpquic_proto::{ConnectionHandle, Endpoint};
 
 use super::quic::{BidiStream, Connection};
 use super::{scope, Task, Tasks};
-use crate::workload::{matches_pattern, pattern, PATTERN_PERIOD, WRITE_CHUNK};
+use crate::workload::{matches_pattern, pattern, RequestState, PATTERN_PERIOD, WRITE_CHUNK};
 
 /// Path prefix of the requests: `GET /bytes/<size>` asks for `<size>` pattern bytes.
 pub const BYTES_PATH: &str = "/bytes/";
@@ -42,6 +42,30 @@ pub struct Fetch {
     pub finished: bool,
     /// Why the request failed (status, corrupted body, stream or connection error).
     pub error: Option<String>,
+}
+
+impl Fetch {
+    /// Copies the progress into the request's state as the custom protocol records it
+    /// (completed when the whole body was read, at the step that read its end); returns
+    /// the bytes read since the last call.
+    pub fn record(&self, r: &mut RequestState, now: SimTime) -> u64 {
+        if r.completed_at.is_some() || r.error.is_some() {
+            return 0;
+        }
+        let new = self.received - r.received;
+        r.received = self.received;
+        if let Some(e) = &self.error {
+            r.error = Some(e.clone());
+        } else if self.finished && r.received == r.size {
+            r.completed_at = Some(now);
+        } else if self.finished {
+            r.error = Some(format!(
+                "received {} bytes, expected {}",
+                r.received, r.size
+            ));
+        }
+        new
+    }
 }
 
 /// The client side of one connection at a time.

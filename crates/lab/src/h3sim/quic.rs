@@ -112,10 +112,16 @@ fn poll_open(handle: ConnectionHandle, dir: Dir) -> Poll<Result<StreamId, Stream
 fn close(handle: ConnectionHandle, code: h3::error::Code, reason: &[u8]) {
     let reason = Bytes::copy_from_slice(reason);
     // Outside a step, or with the connection gone, there is nothing left to close.
-    let _ = with_conn(handle, |c, now| {
+    let closed_now = with_conn(handle, |c, now| {
+        let open = !c.is_closed();
         c.close(Timestamp::from_nanos(now), code.value(), reason);
+        open
     });
-    progressed();
+    // Progress only if something changed, so that a repeated call cannot keep the
+    // executor going (the same below for STOP_SENDING and RESET_STREAM).
+    if closed_now == Ok(true) {
+        progressed();
+    }
 }
 
 impl<B: Buf> quic::Connection<B> for Connection {
@@ -299,8 +305,9 @@ impl quic::RecvStream for RecvStream {
     fn stop_sending(&mut self, error_code: u64) {
         let id = self.id;
         // Fails only if the stream is already closed: nothing left to stop.
-        let _ = with_conn(self.handle, |c, _| c.stop_sending(id, error_code));
-        progressed();
+        if let Ok(Ok(())) = with_conn(self.handle, |c, _| c.stop_sending(id, error_code)) {
+            progressed();
+        }
     }
 
     fn recv_id(&self) -> quic::StreamId {
@@ -408,8 +415,9 @@ impl<B: Buf> quic::SendStream<B> for SendStream<B> {
     fn reset(&mut self, reset_code: u64) {
         let id = self.id;
         // Fails only if the stream is already finished or reset.
-        let _ = with_conn(self.handle, |c, _| c.reset(id, reset_code));
-        progressed();
+        if let Ok(Ok(())) = with_conn(self.handle, |c, _| c.reset(id, reset_code)) {
+            progressed();
+        }
     }
 
     fn send_id(&self) -> quic::StreamId {
