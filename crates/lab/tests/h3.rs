@@ -145,3 +145,11 @@ fn sim_command_runs_an_h3_scenario_file() {
     assert_eq!(v["bytes_received"], 342_000);
     assert_eq!(v["scenario"]["workload"]["requests"]["protocol"], "h3");
 }
+
+#[test]
+fn real_runs_refuse_h3() {
+    let e = mpquic_lab::real::run(&scenario("mpns", "h3", 1, 1))
+        .expect_err("HTTP/3 runs are simulator-only")
+        .to_string();
+    assert!(e.contains("HTTP/3"), "{e}");
+}

@@ -46,9 +46,7 @@ fn connection_error(e: Option<&ConnectionError>) -> ConnectionErrorIncoming {
         ) => ConnectionErrorIncoming::ApplicationClose { error_code: *code },
         Some(ConnectionError::TimedOut) => ConnectionErrorIncoming::Timeout,
         Some(other) => ConnectionErrorIncoming::Undefined(Arc::new(other.clone())),
-        None => {
-            ConnectionErrorIncoming::Undefined(Arc::new(ConnectionError::LocallyClosed { code: 0 }))
-        }
+        None => ConnectionErrorIncoming::InternalError("closed without a recorded reason".into()),
     }
 }
 
