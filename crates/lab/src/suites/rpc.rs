@@ -181,21 +181,8 @@ impl Suite for Rpc {
         );
         rb.table(&mut s, "table2", t2.clone())?;
         rb.table(&mut s, "table3", t3)?;
-        let h: Vec<_> = H3_DESIGNS
-            .iter()
-            .map(|d| design_figures(runs, d.0))
-            .collect();
-        rb.table(
-            &mut s,
-            "table2_h3",
-            compare("Ours: Table 2 over HTTP/3 (MPNS vs SPNS)", &h[0], &h[1]),
-        )?;
-        let mut protocols = compare(
-            "Ours: custom protocol vs HTTP/3 (same conditions)",
-            &m[0],
-            &h[0],
-        );
-        protocols.rows.extend(compare("", &m[1], &h[1]).rows);
+        let (t2_h3, protocols) = h3_tables(runs, &m);
+        rb.table(&mut s, "table2_h3", t2_h3)?;
         rb.table(&mut s, "custom_vs_h3", protocols)?;
         s.reference = Some(reference_table(
             &format!("Paper ({}, Tables 2-3)", SPNS_REPORT.short),
@@ -262,6 +249,23 @@ impl Suite for Rpc {
             Some(t2),
         )
     }
+}
+
+/// The HTTP/3 tables: Table 2 over HTTP/3, and each design over both protocols
+/// (`custom` = the figures of [`DESIGNS`]).
+fn h3_tables(runs: &[(String, RunRecord)], custom: &[DesignFigures]) -> (Table, Table) {
+    let h: Vec<_> = H3_DESIGNS
+        .iter()
+        .map(|d| design_figures(runs, d.0))
+        .collect();
+    let t2 = compare("Ours: Table 2 over HTTP/3 (MPNS vs SPNS)", &h[0], &h[1]);
+    let mut protocols = compare(
+        "Ours: custom protocol vs HTTP/3 (same conditions)",
+        &custom[0],
+        &h[0],
+    );
+    protocols.rows.extend(compare("", &custom[1], &h[1]).rows);
+    (t2, protocols)
 }
 
 fn design_runs<'a>(runs: &'a [(String, RunRecord)], tag: &str) -> Vec<&'a RunRecord> {
