@@ -143,8 +143,10 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
         scenario.workload = Workload::Download(n);
     }
     if !args.requests.is_empty() {
+        // The file's protocol stays (`requests = { ..., protocol = "h3" }`).
         scenario.workload = Workload::Requests {
             sizes: args.requests.clone(),
+            protocol: scenario.workload.protocol(),
         };
     }
     let t = &mut scenario.transport;

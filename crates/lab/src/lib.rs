@@ -33,6 +33,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod h3sim;
 pub mod labcmd;
 pub mod node;
 pub mod output;

@@ -20,6 +20,7 @@ use mpquic_proto::{
 };
 
 use crate::error::LabError;
+use crate::h3sim::{Protocol, H3_ALPN};
 use crate::workload::{ClientApp, ServerApp};
 
 /// ALPN of simulated connections.
@@ -89,7 +90,33 @@ impl QuicNode {
         servers: &[SocketAddr],
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
-        let (tls, _) = test_tls_configs(&[ALPN]);
+        Self::client_over(
+            Protocol::Custom,
+            transport,
+            endpoint_config,
+            rng_seed,
+            protection,
+            (interfaces, servers),
+            response_sizes,
+        )
+    }
+
+    /// [`QuicNode::client`] with the requests over `protocol`: ALPN [`ALPN`] for the
+    /// custom protocol, `h3` for HTTP/3. `(interfaces, servers)` as for `client`.
+    pub fn client_over(
+        protocol: Protocol,
+        transport: TransportConfig,
+        endpoint_config: Arc<EndpointConfig>,
+        rng_seed: [u8; 32],
+        protection: PacketProtection,
+        (interfaces, servers): (&[SocketAddr], &[SocketAddr]),
+        response_sizes: &[u64],
+    ) -> Result<Self, LabError> {
+        let alpn = match protocol {
+            Protocol::Custom => ALPN,
+            Protocol::H3 => H3_ALPN,
+        };
+        let (tls, _) = test_tls_configs(&[alpn]);
         let config = ClientConfig::new(tls, Arc::new(transport));
         let mut endpoint =
             Endpoint::new_for_simulation(endpoint_config, None, rng_seed, protection);
@@ -110,18 +137,20 @@ impl QuicNode {
             .collect();
         let mut app = ClientApp::new(handle, response_sizes, &extra);
         app.set_redial(config, local, remote, SERVER_NAME);
+        app.set_protocol(protocol);
         Ok(Self::with_app(endpoint, App::Client(Box::new(app))))
     }
 
     /// A server accepting connections and answering requests (`protection` as for
-    /// [`QuicNode::client`]).
+    /// [`QuicNode::client`]): over the custom protocol, or over HTTP/3 on connections
+    /// whose ALPN is `h3`.
     pub fn server(
         transport: TransportConfig,
         endpoint_config: Arc<EndpointConfig>,
         rng_seed: [u8; 32],
         protection: PacketProtection,
     ) -> Self {
-        let (_, tls) = test_tls_configs(&[ALPN]);
+        let (_, tls) = test_tls_configs(&[ALPN, H3_ALPN]);
         let mut token_rng =
             <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
         let mut config = ServerConfig::new(tls, Arc::new(transport), &mut token_rng);

@@ -113,13 +113,13 @@ impl<'a> Run<'a> {
             sim.derive_seed("server/rng"),
             protection,
         );
-        let mut client_node = QuicNode::client(
+        let mut client_node = QuicNode::client_over(
+            scenario.workload.protocol(),
             transport,
             client_cfg,
             sim.derive_seed("client/rng"),
             protection,
-            &interfaces,
-            &vec![SERVER_ADDR; n],
+            (&interfaces, &vec![SERVER_ADDR; n]),
             &scenario.workload.response_sizes(),
         )?;
         if let Workload::Video(spec) = &scenario.workload {

@@ -13,6 +13,8 @@
 //! download = "20MB"            # or: requests = { sizes = ["10KB", "1MB"] }
 //!                              # or: requests = { sizes = [...], connections = 4 }
 //!                              #     (successive short connections, see Workload)
+//!                              # either with protocol = "h3": the requests over HTTP/3
+//!                              #     (crate::h3sim; default "custom")
 //!                              # or: video = { bitrate_kbps = 8000, chunks = 30 } (crate::video)
 //!
 //! [transport]
@@ -58,6 +60,7 @@ use mpquic_proto::{Duration, MultipathMode, SpnsRule, SpnsRules, TransportConfig
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::LabError;
+use crate::h3sim::Protocol;
 use crate::units::{de_from_str, ByteSize, SimDuration};
 use crate::video::VideoSpec;
 
@@ -128,6 +131,9 @@ pub enum Workload {
     Requests {
         /// Response size of each request.
         sizes: Vec<ByteSize>,
+        /// The application protocol (`custom` unless `protocol = "h3"`).
+        #[serde(default, skip_serializing_if = "Protocol::is_custom")]
+        protocol: Protocol,
     },
     /// Successive short connections (the SPNS report's A/B test measured
     /// short connections, seed 000): `sizes` are split in order into
@@ -142,6 +148,9 @@ pub enum Workload {
         sizes: Vec<ByteSize>,
         /// Number of successive connections.
         connections: usize,
+        /// The application protocol (`custom` unless `protocol = "h3"`).
+        #[serde(default, skip_serializing_if = "Protocol::is_custom")]
+        protocol: Protocol,
     },
     /// Chunked video streaming (XLINK): the client is a player fetching
     /// chunks one stream each while its buffer is below a target; see
@@ -155,6 +164,8 @@ pub enum Workload {
 struct RequestsToml {
     sizes: Vec<ByteSize>,
     connections: Option<usize>,
+    #[serde(default)]
+    protocol: Protocol,
 }
 
 /// The `[workload]` table as written (gives precise errors).
@@ -208,10 +219,14 @@ impl TryFrom<WorkloadToml> for Workload {
         match (w.download, w.requests, w.video) {
             (Some(n), None, None) => Ok(Workload::Download(n)),
             (None, Some(r), None) => Ok(match r.connections {
-                None | Some(1) => Workload::Requests { sizes: r.sizes },
+                None | Some(1) => Workload::Requests {
+                    sizes: r.sizes,
+                    protocol: r.protocol,
+                },
                 Some(connections) => Workload::ShortConnections {
                     sizes: r.sizes,
                     connections,
+                    protocol: r.protocol,
                 },
             }),
             (None, None, Some(v)) => Ok(Workload::Video(v)),
@@ -228,10 +243,20 @@ impl Workload {
     pub fn response_sizes(&self) -> Vec<u64> {
         match self {
             Workload::Download(n) => vec![n.bytes()],
-            Workload::Requests { sizes } | Workload::ShortConnections { sizes, .. } => {
+            Workload::Requests { sizes, .. } | Workload::ShortConnections { sizes, .. } => {
                 sizes.iter().map(|s| s.bytes()).collect()
             }
             Workload::Video(v) => vec![v.chunk_bytes(); v.chunks as usize],
+        }
+    }
+
+    /// The application protocol of the requests (`custom` for downloads and video).
+    pub fn protocol(&self) -> Protocol {
+        match self {
+            Workload::Requests { protocol, .. } | Workload::ShortConnections { protocol, .. } => {
+                *protocol
+            }
+            Workload::Download(_) | Workload::Video(_) => Protocol::Custom,
         }
     }
 
@@ -239,7 +264,9 @@ impl Workload {
     /// every batch but the last; empty for one connection.
     pub fn batch_ends(&self) -> Vec<usize> {
         match self {
-            Workload::ShortConnections { sizes, connections } if *connections > 1 => {
+            Workload::ShortConnections {
+                sizes, connections, ..
+            } if *connections > 1 => {
                 let n = sizes.len();
                 (1..*connections).map(|k| k * n / connections).collect()
             }
@@ -256,21 +283,27 @@ impl Workload {
 impl fmt::Display for Workload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Workload::Download(n) => write!(f, "download {n}"),
-            Workload::Requests { sizes } => write!(
+            Workload::Download(n) => return write!(f, "download {n}"),
+            Workload::Requests { sizes, .. } => write!(
                 f,
                 "{} requests, {} in total",
                 sizes.len(),
                 ByteSize(self.total_bytes())
-            ),
-            Workload::ShortConnections { sizes, connections } => write!(
+            )?,
+            Workload::ShortConnections {
+                sizes, connections, ..
+            } => write!(
                 f,
                 "{} requests over {connections} successive connections, {} in total",
                 sizes.len(),
                 ByteSize(self.total_bytes())
-            ),
-            Workload::Video(v) => write!(f, "{v}"),
+            )?,
+            Workload::Video(v) => return write!(f, "{v}"),
         }
+        if self.protocol() == Protocol::H3 {
+            f.write_str(" over HTTP/3")?;
+        }
+        Ok(())
     }
 }
 
@@ -638,7 +671,10 @@ impl Scenario {
                 "must be at least 1us",
             ));
         }
-        if let Workload::ShortConnections { sizes, connections } = &self.workload {
+        if let Workload::ShortConnections {
+            sizes, connections, ..
+        } = &self.workload
+        {
             let most = sizes.len().min(MAX_CONNECTIONS);
             if *connections < 2 || *connections > most {
                 return Err(LabError::invalid(
@@ -651,7 +687,7 @@ impl Scenario {
                 ));
             }
         }
-        if let Workload::Requests { sizes } | Workload::ShortConnections { sizes, .. } =
+        if let Workload::Requests { sizes, .. } | Workload::ShortConnections { sizes, .. } =
             &self.workload
         {
             if sizes.is_empty() || sizes.len() > MAX_REQUESTS {

@@ -12,9 +12,16 @@
 //! batch `k` goes in parallel over connection `k`, which the client closes
 //! once every response of the batch was read, and only then opens
 //! connection `k + 1` (new handshake, new paths).
+//!
+//! With [`Protocol::H3`] ([`ClientApp::set_protocol`]) the same requests go over HTTP/3
+//! instead ([`crate::h3sim`]): `GET /bytes/<size>` on request streams of the one
+//! connection, answered `200` with the same pattern bytes; the server speaks HTTP/3 on
+//! every connection whose ALPN is `h3`.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -24,13 +31,15 @@ use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::{Connection, ConnectionHandle, Endpoint, Event, PathEvent, PathId, Timestamp};
 use serde::Serialize;
 
+use crate::h3sim::app::{Fetch, H3Client, H3Server};
+use crate::h3sim::{Protocol, H3_ALPN};
 use crate::video::{VideoClient, VideoSpec};
 
 /// Period of the response pattern (a prime, so shifted data never matches).
 pub const PATTERN_PERIOD: usize = 65_521;
 
 /// Largest single write of response data.
-const WRITE_CHUNK: usize = 16 * 1024;
+pub(crate) const WRITE_CHUNK: usize = 16 * 1024;
 
 /// Delay before retrying to open a path that lacked a connection ID or path ID.
 const PATH_RETRY: SimTime = ms(10);
@@ -212,6 +221,12 @@ pub struct ClientApp {
     pub connections: Vec<ConnectionTimes>,
     /// Figures of the connections already closed, taken when they closed.
     pub closed_figures: Vec<crate::result::ConnectionFigures>,
+    /// The protocol the requests use.
+    protocol: Protocol,
+    /// HTTP/3 state of the current connection ([`Protocol::H3`] only).
+    h3: H3Client,
+    /// Progress of each request over HTTP/3, parallel to `requests`.
+    fetches: Vec<Rc<RefCell<Fetch>>>,
 }
 
 impl ClientApp {
@@ -246,7 +261,16 @@ impl ClientApp {
             redial: None,
             connections: vec![ConnectionTimes::default()],
             closed_figures: Vec::new(),
+            protocol: Protocol::Custom,
+            h3: H3Client::default(),
+            fetches: Vec::new(),
         }
+    }
+
+    /// Sends the requests over `protocol` (the connections' ALPN must match it: see
+    /// [`crate::QuicNode::client_over`]).
+    pub fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
     }
 
     /// Lets the client open further connections with `config` from
@@ -303,10 +327,18 @@ impl ClientApp {
             self.failure = Some("successive connections need set_redial".to_owned());
             return;
         };
+        // HTTP/3 closes gracefully with H3_NO_ERROR (RFC 9114 §8.1); its futures go first.
+        let close_code = match self.protocol {
+            Protocol::Custom => 0,
+            Protocol::H3 => {
+                self.h3.stop(endpoint, now);
+                crate::h3sim::app::CLOSE_CODE
+            }
+        };
         if let Some(conn) = endpoint.connection_mut(self.handle) {
             self.closed_figures
                 .push(crate::result::ConnectionFigures::of(conn));
-            conn.close(Timestamp::from_nanos(now), 0, bytes::Bytes::new());
+            conn.close(Timestamp::from_nanos(now), close_code, bytes::Bytes::new());
             endpoint.after_connection_call(self.handle);
         }
         if let Some(c) = self.connections.last_mut() {
@@ -397,10 +429,15 @@ impl ClientApp {
         }
         self.open_paths(now, conn);
         self.request_chunk(now);
-        self.issue_requests(conn);
-        self.read_responses(now, conn);
+        if self.protocol == Protocol::Custom {
+            self.issue_requests(conn);
+            self.read_responses(now, conn);
+        }
         self.update_video(now, conn);
         endpoint.after_connection_call(self.handle);
+        if self.protocol == Protocol::H3 {
+            self.step_h3(now, endpoint);
+        }
         if self.failure.is_none() && self.batch_done() {
             self.next_connection(now, endpoint);
         }
@@ -530,6 +567,35 @@ impl ClientApp {
                 }
             }
         }
+        self.settle(now);
+    }
+
+    /// Runs the HTTP/3 requests of the current connection (started once it is
+    /// established) and copies their progress into `requests`.
+    fn step_h3(&mut self, now: SimTime, endpoint: &mut Endpoint) {
+        if !self.h3.runs_on(self.handle) {
+            let batch = self.batch();
+            if self.fetches.len() != self.requests.len() {
+                self.fetches = self.requests.iter().map(|_| Rc::default()).collect();
+            }
+            let requests = batch
+                .map(|i| (self.requests[i].size, self.fetches[i].clone()))
+                .collect();
+            self.h3.start(self.handle, requests, endpoint, now);
+        }
+        if !self.h3.step(endpoint, now) {
+            self.failure = Some("HTTP/3 executor did not settle".to_owned());
+            return;
+        }
+        for i in self.batch() {
+            let fetch = self.fetches[i].borrow();
+            self.bytes_received += fetch.record(&mut self.requests[i], now);
+        }
+        self.settle(now);
+    }
+
+    /// Records the half-way time, the first failed request, or the end of the workload.
+    fn settle(&mut self, now: SimTime) {
         if self.half_at.is_none() && self.bytes_received * 2 >= self.total {
             self.half_at = Some(now);
         }
@@ -570,6 +636,10 @@ impl Response {
 struct ServerConn {
     handle: ConnectionHandle,
     streams: BTreeMap<StreamId, Response>,
+    /// Whether the ALPN was seen yet (then HTTP/3 runs if it is `h3`).
+    alpn_known: bool,
+    /// Whether the connection speaks HTTP/3 (served by `ServerApp::h3`).
+    h3: bool,
 }
 
 /// The server side: accepts connections and streams, answers requests.
@@ -579,6 +649,7 @@ pub struct ServerApp {
     /// Connection and path events of all connections.
     pub events: Vec<LoggedEvent>,
     scratch: Vec<u8>,
+    h3: H3Server,
 }
 
 impl ServerApp {
@@ -593,6 +664,8 @@ impl ServerApp {
             self.conns.push(ServerConn {
                 handle,
                 streams: BTreeMap::new(),
+                alpn_known: false,
+                h3: false,
             });
         }
         if self.scratch.is_empty() {
@@ -610,12 +683,27 @@ impl ServerApp {
             if conn.is_closed() {
                 continue;
             }
+            if !sc.alpn_known {
+                if let Some(alpn) = conn.alpn_protocol() {
+                    sc.alpn_known = true;
+                    sc.h3 = alpn == H3_ALPN;
+                    if sc.h3 {
+                        self.h3.add(sc.handle);
+                    }
+                }
+            }
+            if sc.h3 {
+                continue;
+            }
             while let Some(id) = conn.accept(Dir::Bi) {
                 sc.streams.insert(id, Response::default());
             }
             sc.streams
                 .retain(|&id, r| serve(conn, id, r, &mut self.scratch));
             endpoint.after_connection_call(sc.handle);
+        }
+        for note in self.h3.step(endpoint, now) {
+            log(&mut self.events, now, note);
         }
     }
 }

@@ -122,7 +122,10 @@ fn check_rpc_speed_by_bin(dir: &Path) -> Check {
     if t.rows.len() != FIG5A_BINS_KB.len() {
         return Err(format!("speed_by_bin: {} rows", t.rows.len()));
     }
-    for (d, tag) in ["mpns", "spns", "spns-l04"].iter().enumerate() {
+    for (d, tag) in ["mpns", "spns", "spns-l04", "mpns-h3", "spns-h3"]
+        .iter()
+        .enumerate()
+    {
         let (done, _) = rpc_requests(&tagged(&runs, tag));
         for (b, lo) in FIG5A_BINS_KB.iter().enumerate() {
             let hi = FIG5A_BINS_KB.get(b + 1).copied().unwrap_or(f64::INFINITY);
@@ -138,9 +141,45 @@ fn check_rpc_speed_by_bin(dir: &Path) -> Check {
     Ok(())
 }
 
+/// The last column of every row of table `stem`.
+fn protocol_column(dir: &Path, stem: &str) -> Result<Vec<String>, String> {
+    let t = read_table(dir, stem)?;
+    Ok(t.rows
+        .iter()
+        .map(|row| match row.last() {
+            Some(mpquic_report::Cell::Text(s)) => s.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect())
+}
+
 fn check_rpc(dir: &Path) -> Check {
     check_rpc_comparison(dir, "table2", "mpns", "spns")?;
     check_rpc_comparison(dir, "table3", "mpns", "spns-l04")?;
+    check_rpc_comparison(dir, "table2_h3", "mpns-h3", "spns-h3")?;
+    // Every row says which protocol it ran over.
+    let expect = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let want = [
+        ("table2", expect(&["custom", "custom", "custom"])),
+        ("table2_h3", expect(&["HTTP/3", "HTTP/3", "HTTP/3"])),
+        (
+            "custom_vs_h3",
+            expect(&[
+                "custom",
+                "HTTP/3",
+                "custom vs HTTP/3",
+                "custom",
+                "HTTP/3",
+                "custom vs HTTP/3",
+            ]),
+        ),
+    ];
+    for (stem, w) in want {
+        let got = protocol_column(dir, stem)?;
+        if got != w {
+            return Err(format!("{stem}: protocol column {got:?}"));
+        }
+    }
     check_rpc_speed_by_bin(dir)
 }
 
@@ -150,7 +189,7 @@ fn rpc_tables_match_runs_of_successive_connections() {
     let out = tmp.path().join("rpc");
     run_suite(&Rpc { tiny: Some(2) }, &tiny_opts(&out)).expect("run");
     let runs = read_runs(&out);
-    assert_eq!(runs.len(), 6, "two conditions x three designs");
+    assert_eq!(runs.len(), 10, "two conditions x five designs");
     for (id, r) in &runs {
         assert_eq!(r["completed"].as_bool(), Some(true), "{id}: {}", r["error"]);
         let conns = r["connections"].as_array().expect("connections");

@@ -137,6 +137,7 @@ fn parallel_requests_complete() {
     );
     s.workload = Workload::Requests {
         sizes: sizes.iter().map(|&b| ByteSize(b)).collect(),
+        protocol: Default::default(),
     };
     let r = run_completed(&s);
     assert_eq!(r.requests.len(), sizes.len());

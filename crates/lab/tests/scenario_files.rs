@@ -366,7 +366,8 @@ fn successive_connections_parse_split_and_round_trip() {
         s.workload,
         Workload::ShortConnections {
             sizes: [2_000, 4_000, 8_000, 16_000, 32_000].map(ByteSize).to_vec(),
-            connections: 2
+            connections: 2,
+            protocol: Default::default(),
         }
     );
     // Batches [0, 2) and [2, 5): batch k is sizes[k*n/c .. (k+1)*n/c].

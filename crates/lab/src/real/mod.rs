@@ -76,6 +76,12 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, LabError> {
             "real runs support downloads and parallel requests only",
         ));
     }
+    if scenario.workload.protocol() != crate::h3sim::Protocol::Custom {
+        return Err(LabError::invalid(
+            "workload.requests.protocol",
+            "HTTP/3 workloads run on the simulator only; real runs use the custom protocol",
+        ));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

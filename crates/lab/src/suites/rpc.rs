@@ -7,6 +7,11 @@
 //! sequence of [`CONNECTIONS`] short connections (a new one, with its own
 //! handshake, after the previous one closed), each carrying a batch of
 //! parallel requests that mixes small and large sizes.
+//!
+//! The requests use the lab's custom stream protocol ([`crate::workload`]); each
+//! condition also runs once with MPNS and once with SPNS over HTTP/3 ([`H3_DESIGNS`],
+//! `protocol = "h3"`: the same requests as parallel `GET`s through the h3 crate), and
+//! every table row says which protocol it ran over.
 
 use std::path::Path;
 
@@ -44,6 +49,27 @@ pub const DESIGNS: [(&str, &str, usize, &str); 3] = [
     ("spns-l04", "spns", 4, "SPNS limit 4"),
 ];
 
+/// The HTTP/3 arms: run-ID tag, multipath mode, ACK-range limit, label. Their runs
+/// carry the same requests as the custom-protocol designs of the same mode.
+pub const H3_DESIGNS: [(&str, &str, usize, &str); 2] = [
+    ("mpns-h3", "mpns", 32, "MPNS"),
+    ("spns-h3", "spns", 32, "SPNS"),
+];
+
+/// The protocol of a design tag's runs, as the report names it.
+pub fn protocol_of(tag: &str) -> &'static str {
+    if tag.ends_with("-h3") {
+        "HTTP/3"
+    } else {
+        "custom"
+    }
+}
+
+/// Every design: the custom-protocol ones, then the HTTP/3 ones.
+fn all_designs() -> impl Iterator<Item = (&'static str, &'static str, usize, &'static str)> {
+    DESIGNS.into_iter().chain(H3_DESIGNS)
+}
+
 /// Lower bounds (KB) of the Fig. 5a size bins; the last is open-ended.
 pub const BINS_KB: [u64; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
@@ -74,17 +100,19 @@ impl Suite for Rpc {
     }
 
     fn description(&self) -> &'static str {
-        "SPNS report Tables 2-3, Fig 5: short connections, parallel requests 2 KB..>1 MB, MPNS vs SPNS vs SPNS limit 4"
+        "SPNS report Tables 2-3, Fig 5: short connections, parallel requests 2 KB..>1 MB, MPNS vs SPNS vs SPNS limit 4 (custom protocol), MPNS and SPNS over HTTP/3"
     }
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
         let n = self.tiny.unwrap_or(if quick { 12 } else { 60 });
         let total: u64 = sizes().iter().sum();
         let sizes: Vec<String> = sizes().iter().map(|s| format!("\"{s}B\"")).collect();
-        let workload = format!(
-            "requests = {{ sizes = [{}], connections = {CONNECTIONS} }}",
-            sizes.join(", ")
-        );
+        let workload = |protocol: &str| {
+            format!(
+                "requests = {{ sizes = [{}], connections = {CONNECTIONS}{protocol} }}",
+                sizes.join(", ")
+            )
+        };
         let mut out = Vec::new();
         for (i, u) in wsp::design(n, 5, seed).iter().enumerate() {
             let loss = wsp::lin(u[4], 0.0, 1.0);
@@ -101,13 +129,20 @@ impl Suite for Rpc {
                 ),
             ];
             let limit_s = time_limit_s(&paths, total, TIME_LIMIT_FLOOR_S);
-            for (tag, mode, limit, _) in DESIGNS {
+            for (tag, mode, limit, _) in all_designs() {
                 let id = format!("c{i:02}-{tag}");
+                // The custom protocol is the default: its scenarios (and results) stay
+                // as they were before the HTTP/3 arms existed.
+                let protocol = if tag.ends_with("-h3") {
+                    ", protocol = \"h3\""
+                } else {
+                    ""
+                };
                 let spec = RunSpec {
                     name: &id,
                     seed: seed.wrapping_add(i as u64),
                     paths: &paths,
-                    workload: workload.clone(),
+                    workload: workload(protocol),
                     multipath: mode,
                     cc: "cubic",
                     ack_range_limit: Some(limit),
@@ -131,7 +166,11 @@ impl Suite for Rpc {
              The paper's A/B test measured short connections in production (1.5 M samples on \
              Taobao); here each run is 4 successive short connections over one WSP-chosen \
              two-path condition, each carrying 5 parallel requests that span the size bins \
-             (20 per run); the ACK frame size is the client's mean over all its connections."
+             (20 per run); the ACK frame size is the client's mean over all its connections. \
+             The protocol column says what carried the requests: the lab's custom stream \
+             protocol (size request, pattern bytes) or HTTP/3 (the same requests as parallel \
+             GETs on each connection, through the h3 crate; QPACK, control streams and DATA \
+             frames included)."
                 .into(),
         );
         let t2 = compare("Ours: Table 2 (MPNS vs SPNS)", &m[0], &m[1]);
@@ -142,6 +181,9 @@ impl Suite for Rpc {
         );
         rb.table(&mut s, "table2", t2.clone())?;
         rb.table(&mut s, "table3", t3)?;
+        let (t2_h3, protocols) = h3_tables(runs, &m);
+        rb.table(&mut s, "table2_h3", t2_h3)?;
+        rb.table(&mut s, "custom_vs_h3", protocols)?;
         s.reference = Some(reference_table(
             &format!("Paper ({}, Tables 2-3)", SPNS_REPORT.short),
             &[
@@ -209,6 +251,23 @@ impl Suite for Rpc {
     }
 }
 
+/// The HTTP/3 tables: Table 2 over HTTP/3, and each design over both protocols
+/// (`custom` = the figures of [`DESIGNS`]).
+fn h3_tables(runs: &[(String, RunRecord)], custom: &[DesignFigures]) -> (Table, Table) {
+    let h: Vec<_> = H3_DESIGNS
+        .iter()
+        .map(|d| design_figures(runs, d.0))
+        .collect();
+    let t2 = compare("Ours: Table 2 over HTTP/3 (MPNS vs SPNS)", &h[0], &h[1]);
+    let mut protocols = compare(
+        "Ours: custom protocol vs HTTP/3 (same conditions)",
+        &custom[0],
+        &h[0],
+    );
+    protocols.rows.extend(compare("", &custom[1], &h[1]).rows);
+    (t2, protocols)
+}
+
 fn design_runs<'a>(runs: &'a [(String, RunRecord)], tag: &str) -> Vec<&'a RunRecord> {
     let suffix = format!("-{tag}");
     runs.iter()
@@ -234,9 +293,11 @@ pub fn network_times(r: &RunRecord) -> Vec<(u64, Option<f64>)> {
         .collect()
 }
 
-/// Label, mean network time (ms), 1-s completion rate (%), mean ACK frame size.
+/// Label, protocol, mean network time (ms), 1-s completion rate (%), mean ACK frame
+/// size.
 pub struct DesignFigures {
     label: String,
+    protocol: &'static str,
     completed: Cell,
     network_ms: Option<f64>,
     one_second: Option<f64>,
@@ -253,11 +314,11 @@ pub fn design_figures(runs: &[(String, RunRecord)], tag: &str) -> DesignFigures 
         .collect();
     let ok = times.iter().filter(|t| t.is_some_and(|t| t <= 1.0)).count();
     DesignFigures {
-        label: DESIGNS
-            .iter()
+        label: all_designs()
             .find(|d| d.0 == tag)
             .map_or(tag, |d| d.3)
             .to_owned(),
+        protocol: protocol_of(tag),
         completed: completed_of(&rs),
         network_ms: mean_of(times.iter().map(|t| t.map(|t| t * 1000.0))),
         one_second: (!times.is_empty()).then(|| 100.0 * ok as f64 / times.len() as f64),
@@ -272,6 +333,7 @@ fn compare(title: &str, a: &DesignFigures, b: &DesignFigures) -> Table {
         "1-second completion rate (%)",
         "ACK frame size (bytes)",
         "runs completed",
+        "protocol",
     ];
     let mut t = Table::new(title, cols.iter().map(|c| (*c).to_owned()).collect());
     for d in [a, b] {
@@ -281,8 +343,14 @@ fn compare(title: &str, a: &DesignFigures, b: &DesignFigures) -> Table {
             num(d.one_second, 1),
             num(d.ack_bytes, 2),
             d.completed.clone(),
+            Cell::text(d.protocol),
         ]);
     }
+    let protocols = if a.protocol == b.protocol {
+        a.protocol.to_owned()
+    } else {
+        format!("{} vs {}", a.protocol, b.protocol)
+    };
     let rate = |x: Option<f64>, y: Option<f64>| num(x.zip(y).and_then(|(x, y)| rate_pct(x, y)), 2);
     let diff = num(a.one_second.zip(b.one_second).map(|(x, y)| y - x), 1);
     t.rows.push(vec![
@@ -291,6 +359,7 @@ fn compare(title: &str, a: &DesignFigures, b: &DesignFigures) -> Table {
         diff,
         rate(a.ack_bytes, b.ack_bytes),
         Cell::Missing,
+        Cell::text(protocols),
     ]);
     t
 }
@@ -376,11 +445,11 @@ fn speed_by_bin(runs: &[(String, RunRecord)]) -> (Table, BarChart) {
         })
         .collect();
     let mut cols = vec!["size bin (KB)".to_owned()];
-    cols.extend(DESIGNS.iter().map(|d| format!("{} speed (kB/s)", d.3)));
+    cols.extend(all_designs().map(|d| format!("{} ({}) speed (kB/s)", d.3, protocol_of(d.0))));
     let mut t = Table::new("Ours: mean speed by size bin", cols);
     let mut bar = BarChart::new("Speed by response size", "speed (kB/s)", cats.clone());
     let mut per_design = Vec::new();
-    for d in DESIGNS {
+    for d in all_designs() {
         let mut v = vec![Vec::new(); BINS_KB.len()];
         for r in design_runs(runs, d.0) {
             for (size, t) in network_times(r) {
@@ -400,8 +469,9 @@ fn speed_by_bin(runs: &[(String, RunRecord)]) -> (Table, BarChart) {
         row.extend(per_design.iter().map(|v| num(v[i], 1)));
         t.rows.push(row);
     }
-    for (d, v) in DESIGNS.iter().zip(&per_design) {
-        bar = bar.with_group(d.3, v.iter().map(|x| x.unwrap_or(f64::NAN)).collect());
+    for (d, v) in all_designs().zip(&per_design) {
+        let name = format!("{} ({})", d.3, protocol_of(d.0));
+        bar = bar.with_group(&name, v.iter().map(|x| x.unwrap_or(f64::NAN)).collect());
     }
     (t, bar)
 }
