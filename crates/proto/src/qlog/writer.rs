@@ -97,6 +97,8 @@ pub struct QlogWriter<W: Write> {
     out: W,
     start: Timestamp,
     failed: bool,
+    /// One record, serialized whole before it is written (see [`write_record`]).
+    record: Vec<u8>,
 }
 
 impl<W: Write> std::fmt::Debug for QlogWriter<W> {
@@ -139,11 +141,13 @@ impl<W: Write> QlogWriter<W> {
                 event_schemas: [EVENT_SCHEMA],
             },
         };
-        write_record(&mut out, &file)?;
+        let mut record = Vec::new();
+        write_record(&mut out, &mut record, &file)?;
         Ok(QlogWriter {
             out,
             start,
             failed: false,
+            record,
         })
     }
 
@@ -154,7 +158,7 @@ impl<W: Write> QlogWriter<W> {
             time: nanos as f64 / 1e6,
             event,
         };
-        write_record(&mut self.out, &record)?;
+        write_record(&mut self.out, &mut self.record, &record)?;
         // Flush at the connection's milestones so a file is complete once it closes, even if
         // the process exits without dropping the connection.
         if matches!(
@@ -172,10 +176,19 @@ impl<W: Write> QlogWriter<W> {
     }
 }
 
-fn write_record<W: Write, T: Serialize>(out: &mut W, value: &T) -> std::io::Result<()> {
-    out.write_all(&[RS])?;
-    serde_json::to_writer(&mut *out, value)?;
-    out.write_all(b"\n")
+/// Writes `value` as one record with a single `write_all`, serialized into `buf` first: a
+/// buffered writer then flushes whole records only, so a file whose process is killed (a
+/// server stopped by a signal) still ends at a record boundary.
+fn write_record<W: Write, T: Serialize>(
+    out: &mut W,
+    buf: &mut Vec<u8>,
+    value: &T,
+) -> std::io::Result<()> {
+    buf.clear();
+    buf.push(RS);
+    serde_json::to_writer(&mut *buf, value)?;
+    buf.push(b'\n');
+    out.write_all(buf)
 }
 
 impl<W: Write + Send> QlogSink for QlogWriter<W> {
