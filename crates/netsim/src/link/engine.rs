@@ -7,7 +7,7 @@ use super::{Capacity, Jitter, LinkAction, LinkConfig};
 use crate::event::{EventKind, EventQueue};
 use crate::loss::LossState;
 use crate::packet::PacketStore;
-use crate::queue::{DropTailQueue, QueueEntry};
+use crate::queue::{DropTailQueue, QueueEntry, QueueLimit};
 use crate::rng::stream_rng;
 use crate::stats::{DropCause, LinkStats};
 use crate::time::{serialization_time, SimTime};
@@ -55,6 +55,9 @@ pub(crate) struct Link {
     jitter: Jitter,
     loss: LossState,
     queue: DropTailQueue,
+    /// ECN step-marking threshold and bleaching ([`LinkConfig::ecn_threshold`]).
+    ecn_threshold: Option<QueueLimit>,
+    ecn_bleach: bool,
     up: bool,
     /// Incremented when the link goes down; stamps departing packets.
     epoch: u32,
@@ -83,6 +86,8 @@ impl Link {
             jitter: config.jitter,
             loss: LossState::new(config.loss),
             queue: DropTailQueue::new(config.queue),
+            ecn_threshold: config.ecn_threshold,
+            ecn_bleach: config.ecn_bleach,
             up: true,
             epoch: 0,
             service_gen: 0,
@@ -128,6 +133,21 @@ impl Link {
         };
         let bytes = p.size();
         p.hop_entered_at = cx.now;
+        if self.ecn_bleach {
+            p.datagram.ecn = crate::node::Ecn::NotEct;
+        }
+        // RFC 3168 §5 step marking: an ECN-capable packet arriving above the threshold is
+        // marked CE (it may still meet the drop-tail limit below).
+        if let Some(threshold) = self.ecn_threshold {
+            if p.datagram.ecn.is_ect()
+                && !threshold.admits(self.queue.len(), self.queue.bytes(), bytes)
+            {
+                if p.datagram.ecn != crate::node::Ecn::Ce {
+                    self.stats.ce_marked += 1;
+                }
+                p.datagram.ecn = crate::node::Ecn::Ce;
+            }
+        }
         self.stats.entered.add(bytes);
         let entry = QueueEntry {
             packet,
