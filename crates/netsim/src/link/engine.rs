@@ -137,18 +137,11 @@ impl Link {
             p.datagram.ecn = crate::node::Ecn::NotEct;
         }
         // RFC 3168 §5 step marking: an ECN-capable packet arriving above the threshold is
-        // marked CE (it may still meet the drop-tail limit below).
-        if let Some(threshold) = self.ecn_threshold {
-            if p.datagram.ecn.is_ect()
-                && !threshold.admits(self.queue.len(), self.queue.bytes(), bytes)
-            {
-                if p.datagram.ecn != crate::node::Ecn::Ce {
-                    self.stats.ce_marked += 1;
-                }
-                p.datagram.ecn = crate::node::Ecn::Ce;
-            }
-        }
-        self.stats.entered.add(bytes);
+        // marked CE once accepted (it may still meet the drop-tail limit below).
+        let mark = p.datagram.ecn.is_ect()
+            && self
+                .ecn_threshold
+                .is_some_and(|t| !t.admits(self.queue.len(), self.queue.bytes(), bytes));
         let entry = QueueEntry {
             packet,
             bytes,
@@ -162,6 +155,7 @@ impl Link {
             // Goes straight onto the wire: the queue limit does not apply
             // and the occupancy never really changes.
             self.queue.push_unchecked(entry);
+            self.mark_ce(cx, packet, mark);
             self.kick(cx);
             return None;
         } else if !self.queue.try_push(entry) {
@@ -173,9 +167,20 @@ impl Link {
             self.drop_packet(cx, packet, bytes, cause);
             return Some(cause);
         }
+        self.mark_ce(cx, packet, mark);
         self.note_queue(cx.now);
         self.kick(cx);
         None
+    }
+
+    /// Marks an accepted packet CE (counted once per packet).
+    fn mark_ce(&mut self, cx: &mut Ctx<'_>, packet: u32, mark: bool) {
+        if let Some(p) = cx.packets.get_mut(packet).filter(|_| mark) {
+            if p.datagram.ecn != crate::node::Ecn::Ce {
+                self.stats.ce_marked += 1;
+            }
+            p.datagram.ecn = crate::node::Ecn::Ce;
+        }
     }
 
     /// True if a packet arriving now would start transmission immediately
