@@ -91,6 +91,8 @@ pub struct PathStats {
     pub bytes_in_flight: u64,
     pub cc: CcStats,
     pub counters: PathCounters,
+    /// ECN validation state and counts (RFC 9000 §13.4).
+    pub ecn: crate::ecn::EcnPathStats,
 }
 
 /// A delivery-rate sample older than this many smoothed RTTs no longer stands for the path.
@@ -152,6 +154,8 @@ pub struct Path {
     pub counters: PathCounters,
     /// The losses behind the controller's last window reduction (RFC 9438 §4.9 undo).
     pub loss_episode: crate::recovery::LossEpisode,
+    /// ECN validation and counters of this path (RFC 9000 §13.4).
+    pub ecn: crate::ecn::EcnPath,
 }
 
 impl Path {
@@ -199,6 +203,7 @@ impl Path {
             abandon_pending: None,
             counters: PathCounters::default(),
             loss_episode: Default::default(),
+            ecn: Default::default(),
         }
     }
 
@@ -318,6 +323,7 @@ impl Path {
             bytes_in_flight: self.bytes_in_flight(),
             cc: self.cc.stats(),
             counters: self.counters.clone(),
+            ecn: self.ecn.stats(),
         }
     }
 }

@@ -281,6 +281,7 @@ impl Connection {
             qoe: Default::default(),
             qlog: None,
             datagrams: Default::default(),
+            rx_ecn: None,
             config,
         }
     }

@@ -376,6 +376,7 @@ mod tests {
             delivery: Default::default(),
             frames,
             reinjected: false,
+            ecn: false,
         }
     }
 
