@@ -96,6 +96,9 @@ pub struct SimArgs {
     /// Overrides the scenario's `transport.crypto`. Not with --real.
     #[arg(long, value_name = "MODE", conflicts_with = "real")]
     pub crypto: Option<crate::scenario::CryptoMode>,
+    /// Do not mark ECT(0) nor react to CE (RFC 9000 §13.4); sets `transport.ecn = false`.
+    #[arg(long)]
+    pub no_ecn: bool,
 }
 
 /// Parses the `--path` options.
@@ -162,6 +165,9 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     }
     if let Some(crypto) = args.crypto {
         t.crypto = crypto;
+    }
+    if args.no_ecn {
+        t.ecn = false;
     }
     if let Some(seed) = args.seed {
         scenario.seed = seed;

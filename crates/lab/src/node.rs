@@ -11,7 +11,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use mpquic_netsim::{Datagram, Node, SimTime};
+use mpquic_netsim::{Datagram, Ecn, Node, SimTime};
+use mpquic_proto::EcnCodepoint;
 use mpquic_proto::crypto::testing::test_tls_configs;
 use mpquic_proto::crypto::PacketProtection;
 use mpquic_proto::{
@@ -219,6 +220,7 @@ impl Node for QuicNode {
             src,
             dst,
             mut payload,
+            ecn,
         } = datagram;
         let len = payload.len();
         if self.rx_arena.capacity() < len {
@@ -230,8 +232,13 @@ impl Node for QuicNode {
             payload.clear();
             self.spare.push(payload);
         }
-        self.endpoint
-            .handle_datagram(Timestamp::from_nanos(now), dst, src, data);
+        self.endpoint.handle_datagram_ecn(
+            Timestamp::from_nanos(now),
+            dst,
+            src,
+            from_sim_ecn(ecn),
+            data,
+        );
         self.run_app(now);
     }
 
@@ -245,7 +252,7 @@ impl Node for QuicNode {
             .unwrap_or_else(|| Vec::with_capacity(TX_CAPACITY));
         let mut payload = std::mem::replace(&mut self.tx_buf, next);
         payload.truncate(t.size);
-        Some(Datagram::new(t.local, t.remote, payload))
+        Some(Datagram::new(t.local, t.remote, payload).with_ecn(to_sim_ecn(t.ecn)))
     }
 
     fn poll_timeout(&mut self) -> Option<SimTime> {
@@ -283,5 +290,25 @@ impl Node for QuicNode {
             App::Client(c) => c.is_done(),
             App::Server(_) => false,
         }
+    }
+}
+
+/// The simulated IP header's ECN bits as the core sees them.
+fn from_sim_ecn(ecn: Ecn) -> Option<EcnCodepoint> {
+    match ecn {
+        Ecn::NotEct => None,
+        Ecn::Ect0 => Some(EcnCodepoint::Ect0),
+        Ecn::Ect1 => Some(EcnCodepoint::Ect1),
+        Ecn::Ce => Some(EcnCodepoint::Ce),
+    }
+}
+
+/// The codepoint the core chose for a transmit, in the simulated IP header.
+fn to_sim_ecn(ecn: Option<EcnCodepoint>) -> Ecn {
+    match ecn {
+        None => Ecn::NotEct,
+        Some(EcnCodepoint::Ect0) => Ecn::Ect0,
+        Some(EcnCodepoint::Ect1) => Ecn::Ect1,
+        Some(EcnCodepoint::Ce) => Ecn::Ce,
     }
 }

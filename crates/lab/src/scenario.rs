@@ -293,6 +293,10 @@ fn de_spns_rules<'de, D: Deserializer<'de>>(d: D) -> Result<SpnsRules, D::Error>
     d.deserialize_any(Visitor)
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn reinjection_default(mode: &ReinjectionMode) -> bool {
     *mode == ReinjectionMode::default()
 }
@@ -357,6 +361,9 @@ pub struct TransportSettings {
     /// same 16 bytes, see `mpquic_proto::crypto::sim`), which gives the same results faster.
     /// The TLS handshake stays real. Simulated runs only; always recorded in the run JSON.
     pub crypto: CryptoMode,
+    /// ECN (RFC 9000 §13.4): mark ECT(0) and react to CE (default on; `--no-ecn` turns it off).
+    #[serde(skip_serializing_if = "is_true")]
+    pub ecn: bool,
 }
 
 /// How the simulated endpoints protect 1-RTT packets (`transport.crypto`, `--crypto`).
@@ -408,6 +415,7 @@ impl Default for TransportSettings {
             qoe_feedback: d.qoe_feedback,
             key_update_interval: d.key_update_interval,
             crypto: CryptoMode::Real,
+            ecn: d.ecn,
         }
     }
 }
@@ -428,6 +436,7 @@ impl TransportSettings {
             reinjection: self.reinjection,
             qoe_feedback: self.qoe_feedback,
             key_update_interval: self.key_update_interval,
+            ecn: self.ecn,
             ..TransportConfig::default()
         };
         if let Some(ack) = &self.ack {

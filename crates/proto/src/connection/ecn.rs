@@ -2,7 +2,7 @@
 //! received codepoints per packet number space, validating the peer's counts per path and
 //! reacting to CE. The rules live in [`crate::ecn`]; this is the glue to paths and spaces.
 
-use mpquic_wire::frame::EcnCounts;
+use mpquic_wire::frame::AckFrame;
 
 use super::Connection;
 use crate::cc::{Coupling, LossEvent};
@@ -35,38 +35,67 @@ impl Connection {
     }
 
     /// RFC 9000 §13.4.2.1 and RFC 9002 §B.6 ProcessECN for an ACK frame of an application
-    /// space; `new_largest` when it raised the space's largest acknowledged packet (only those
-    /// are used). `outcomes` are the newly acknowledged packets per path.
+    /// space that raised its largest acknowledged packet (only those are used, §13.4.2.1).
+    /// `outcomes` are the newly acknowledged packets per path.
     pub(crate) fn on_ack_ecn(
         &mut self,
         now: Timestamp,
         space: SpaceId,
-        new_largest: bool,
-        reported: Option<EcnCounts>,
+        ack: &AckFrame,
         outcomes: &[(PathId, AckedOutcome)],
     ) {
-        if !new_largest || !matches!(space, SpaceId::Data(_)) {
+        if !matches!(space, SpaceId::Data(_)) {
             return;
         }
+        let Some(send_space) = self.send_spaces.get_mut(&space) else {
+            return;
+        };
+        // The counts of the previous frame used covered every packet received before it was
+        // sent. Between its lowest reported packet and its Largest Acknowledged, a packet it
+        // did not acknowledge arrived after it, and so did a packet above it sent on the
+        // largest's path (paths deliver in order). A packet below its ranges (range limit)
+        // or above it on another path (a shared space whose ACKs carry their own path's
+        // largest packet, report §2.2) may have been counted already: it need not raise the
+        // counts again. With one path per space and few ranges, nothing is exempt.
+        let prior = send_space.ecn_span;
+        // (An untracked largest, an ACK-only packet, has no known path: nothing above it is
+        // required.)
+        let required = |p: &SentPacket, path: PathId| match prior {
+            Some((low, largest, on)) => {
+                p.ecn && p.pn >= low && (p.pn <= largest || on == Some(path))
+            }
+            None => p.ecn,
+        };
+        let low = ack.ranges.last().map_or(ack.largest, |r| *r.start());
+        let on = send_space.acked_info(ack.largest).map(|(path, _, _)| path);
         let shares: Vec<PathShare> = outcomes
             .iter()
             .filter_map(|(path, o)| {
                 Some(PathShare {
                     path: *path,
                     ect_acked: o.packets.iter().filter(|p| p.ecn).count() as u64,
+                    ect_required: o.packets.iter().filter(|p| required(p, *path)).count() as u64,
                     largest_pn: o.packets.iter().map(|p| p.pn).max()?,
                 })
             })
             .collect();
-        let baseline = &mut self.send_space(space).ecn_baseline;
-        let outcome = process_ack_ecn(baseline, reported, &shares);
-        for (path, verdict) in outcome.verdicts {
-            let acked = shares.iter().find(|s| s.path == path).map_or(0, |s| s.ect_acked);
-            if let Some(p) = self.paths.get_mut(&path) {
-                p.ecn.on_verdict(verdict, acked);
+        let reported = ack.ecn;
+        let outcome = process_ack_ecn(&mut send_space.ecn_baseline, reported, &shares);
+        if outcome.used {
+            // The span goes with the counts: a stale frame's does not replace it.
+            send_space.ecn_span = Some((low, ack.largest, on));
+        }
+        for s in &shares {
+            if let Some(p) = self.paths.get_mut(&s.path) {
+                p.ecn.on_marked_acked(s.ect_acked);
             }
         }
-        if let Some((path, n)) = outcome.ce {
+        for (path, verdict) in outcome.verdicts {
+            if let Some(p) = self.paths.get_mut(&path) {
+                p.ecn.on_verdict(verdict);
+            }
+        }
+        for (path, n) in outcome.ce {
             // §B.6: the congestion event takes the send time of the largest acknowledged
             // packet (here: the path's largest newly acknowledged one).
             let sent = outcomes
