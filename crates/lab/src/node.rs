@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use mpquic_netsim::{Datagram, Ecn, Node, SimTime};
-use mpquic_proto::EcnCodepoint;
 use mpquic_proto::crypto::testing::test_tls_configs;
 use mpquic_proto::crypto::PacketProtection;
+use mpquic_proto::EcnCodepoint;
 use mpquic_proto::{
     ClientConfig, Connection, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp,
     TransportConfig,

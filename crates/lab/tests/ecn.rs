@@ -22,7 +22,10 @@ const B: &str = "rate=15mbit,rtt=40ms,queue=2bdp";
 const MARK: &str = ",ecn=20kb";
 
 fn downlinks(r: &RunResult) -> Vec<&LinkResult> {
-    r.links.iter().filter(|l| l.name.ends_with(".down")).collect()
+    r.links
+        .iter()
+        .filter(|l| l.name.ends_with(".down"))
+        .collect()
 }
 
 fn drops(r: &RunResult) -> u64 {
@@ -67,7 +70,11 @@ fn pair(paths: &[&str], mode: MultipathMode) -> (RunResult, RunResult) {
     let marked: Vec<&str> = marked.iter().map(String::as_str).collect();
     let with = run_completed(&download(&marked, BYTES, mode, SEED));
     let without = run_completed(&download(paths, BYTES, mode, SEED));
-    println!("with marking: {}\nwithout: {}", describe(&with), describe(&without));
+    println!(
+        "with marking: {}\nwithout: {}",
+        describe(&with),
+        describe(&without)
+    );
     (with, without)
 }
 
@@ -137,7 +144,11 @@ fn check_bleaching(mode: MultipathMode) {
         describe(&r)
     );
     // Path 1 stopped marking early.
-    assert!(p1.ecn.marked_acked * 10 < p1.packets_sent, "{}", describe(&r));
+    assert!(
+        p1.ecn.marked_acked * 10 < p1.packets_sent,
+        "{}",
+        describe(&r)
+    );
 }
 
 #[test]

@@ -168,8 +168,12 @@ impl Driver {
                             for datagram in data[..m.len].chunks(m.stride.max(1)) {
                                 // RFC 9000 §13.4.1: the codepoint goes to the core.
                                 let ecn = m.ecn.and_then(|e| EcnCodepoint::from_bits(e as u8));
-                                self.received
-                                    .push((s.local, m.addr, ecn, BytesMut::from(datagram)));
+                                self.received.push((
+                                    s.local,
+                                    m.addr,
+                                    ecn,
+                                    BytesMut::from(datagram),
+                                ));
                             }
                         }
                     }

@@ -43,7 +43,10 @@ async fn ecn_is_validated_both_ways_with_quinn_on_loopback() {
     let stats = conn.path_stats();
     let path = &stats[0];
     let ecn = &path.ecn;
-    println!("path 0: {ecn:?}, {} packets received", path.counters.packets_received);
+    println!(
+        "path 0: {ecn:?}, {} packets received",
+        path.counters.packets_received
+    );
     assert_eq!(ecn.state, EcnState::Capable, "{ecn:?}");
     assert!(ecn.marked_acked > 0, "{ecn:?}");
     assert_eq!(ecn.failure, None);

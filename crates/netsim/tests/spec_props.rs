@@ -72,10 +72,11 @@ prop_compose! {
         rate_at in proptest::collection::vec((time(), 1u64..100_000_000_000), 0..2),
         delay_at in proptest::collection::vec((time(), time()), 0..2),
         loss_at in proptest::collection::vec((time(), loss()), 0..2),
+        (ecn, ecn_bleach) in (proptest::option::of(queue()), proptest::option::of(any::<bool>())),
     ) -> DirSpec {
         DirSpec {
-            capacity, trace_start: None, delay, queue, loss, jitter, reorder, down_at, up_at,
-            rate_at, delay_at, loss_at,
+            capacity, trace_start: None, delay, queue, loss, jitter, reorder, ecn, ecn_bleach,
+            down_at, up_at, rate_at, delay_at, loss_at,
         }
     }
 }

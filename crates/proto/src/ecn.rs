@@ -248,7 +248,10 @@ pub fn process_ack_ecn(
     let mut out = AckEcnOutcome::default();
     let marked: Vec<&PathShare> = shares.iter().filter(|s| s.ect_acked > 0).collect();
     let fail_all = |out: &mut AckEcnOutcome, why| {
-        out.verdicts = marked.iter().map(|s| (s.path, Verdict::Fail(why))).collect();
+        out.verdicts = marked
+            .iter()
+            .map(|s| (s.path, Verdict::Fail(why)))
+            .collect();
     };
     let Some(counts) = reported else {
         // §13.4.2.1: ECT packets newly acknowledged without ECN counts.

@@ -294,10 +294,7 @@ mod tests {
         );
         m.advance(ms(100), &mut out);
         let marks: Vec<Ecn> = out.iter().map(|d| d.datagram.ecn).collect();
-        assert_eq!(
-            marks,
-            [Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::Ce, Ecn::NotEct]
-        );
+        assert_eq!(marks, [Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::Ce, Ecn::NotEct]);
         assert_eq!(m.stats().ce_marked, 2);
     }
 
