@@ -142,6 +142,7 @@ impl Link {
             && self
                 .ecn_threshold
                 .is_some_and(|t| !t.admits(self.queue.len(), self.queue.bytes(), bytes));
+        self.stats.entered.add(bytes);
         let entry = QueueEntry {
             packet,
             bytes,
