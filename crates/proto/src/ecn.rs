@@ -21,13 +21,16 @@
 //!   counts suffice, every such path passes. Which packets are required is the caller's
 //!   decision (`Connection::on_ack_ecn`: not those an earlier frame may have counted).
 //! * CE: an increase is one congestion event for the path whose packets were newly
-//!   acknowledged; if several paths' were, for the path of the largest newly acknowledged
-//!   packet (RFC 9002 §B.6 takes the largest acknowledged packet's send time). In a shared
-//!   space that is nearly always the fastest path: a slower path's marks mostly reduce the
-//!   fast path's window (`crates/lab/tests/ecn.rs`, SPNS: 1692 marks on the 15 Mbit/s path
-//!   drew one reduction there, 43 on the 20 Mbit/s path). Giving the event to every path with
-//!   newly acknowledged marks was tried and is worse: the slow path then answers the fast
-//!   path's marks too and its queue stays empty. Per-path counts (MPNS) have neither problem.
+//!   acknowledged (RFC 9002 §B.6, with the send time of that path's largest newly acknowledged
+//!   packet). If several paths' were, the marks most likely come from the queue that is
+//!   building: the event goes to the path with the largest queueing delay estimate (latest
+//!   RTT above the minimum), ties to the path of the largest newly acknowledged packet.
+//!   Two rules were tried first and measured (`crates/lab/tests/ecn.rs`, 20 + 15 Mbit/s,
+//!   `ecn=20kb`): the path of the largest newly acknowledged packet alone is nearly always the
+//!   fastest path, which then answered the slow path's marks (its window fell to 2 packets,
+//!   the slow path's queue stayed at 33 ms, 18.4 Mbit/s in all); every path with newly
+//!   acknowledged marks made the slow path answer the fast path's marks too (its queue stayed
+//!   empty). Per-path counts (MPNS) need no such guess.
 //!   Validation in a shared space is weak for the same reason: ACKs carry their own path's
 //!   largest packet, so counts of packets they do not acknowledge hide a bleaching path's
 //!   shortfall (not detected in the simulator; the unit tests cover the attribution rule).
@@ -223,6 +226,8 @@ pub struct PathShare {
     pub ect_required: u64,
     /// The path's largest newly acknowledged packet number.
     pub largest_pn: u64,
+    /// The path's current queueing delay estimate (latest RTT above the minimum), in µs.
+    pub queueing_us: u64,
 }
 
 /// What an ACK frame's ECN counts mean for the paths of its space.
@@ -293,7 +298,10 @@ pub fn process_ack_ecn(
     if ce > 0 {
         let owner = match shares {
             [only] => Some(only.path),
-            _ => shares.iter().max_by_key(|s| s.largest_pn).map(|s| s.path),
+            _ => shares
+                .iter()
+                .max_by_key(|s| (s.queueing_us, s.largest_pn))
+                .map(|s| s.path),
         };
         out.ce = owner.map(|p| (p, ce)).into_iter().collect();
     }
@@ -314,6 +322,7 @@ mod tests {
             ect_acked,
             ect_required: ect_acked,
             largest_pn,
+            queueing_us: 0,
         }
     }
 
@@ -401,6 +410,21 @@ mod tests {
         assert_eq!(out.ce, [(1, 1)]);
         let out = process_ack_ecn(&mut base, Some(counts(4, 0, 2)), &shares[..1]);
         assert_eq!(out.ce, [(0, 1)]);
+    }
+
+    #[test]
+    fn shared_space_ce_goes_to_the_path_whose_queue_builds() {
+        let mut base = EcnCounts::default();
+        let slow = PathShare {
+            queueing_us: 9_000,
+            ..share(1, 2, 10)
+        };
+        let fast = PathShare {
+            queueing_us: 500,
+            ..share(0, 2, 12)
+        };
+        let out = process_ack_ecn(&mut base, Some(counts(3, 0, 1)), &[fast, slow]);
+        assert_eq!(out.ce, [(1, 1)]);
     }
 
     #[test]

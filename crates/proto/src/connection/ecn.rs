@@ -68,10 +68,18 @@ impl Connection {
         };
         let low = ack.ranges.last().map_or(ack.largest, |r| *r.start());
         let on = send_space.acked_info(ack.largest).map(|(path, _, _)| path);
+        let paths = &self.paths;
+        let queueing = |id: &PathId| {
+            paths.get(id).map_or(0, |p| {
+                let q = p.rtt.latest().saturating_sub(p.rtt.min());
+                u64::try_from(q.as_micros()).unwrap_or(u64::MAX)
+            })
+        };
         let shares: Vec<PathShare> = outcomes
             .iter()
             .filter_map(|(path, o)| {
                 Some(PathShare {
+                    queueing_us: queueing(path),
                     path: *path,
                     ect_acked: o.packets.iter().filter(|p| p.ecn).count() as u64,
                     ect_required: o.packets.iter().filter(|p| required(p, *path)).count() as u64,
