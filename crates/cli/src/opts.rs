@@ -29,6 +29,10 @@ pub struct TransportArgs {
     /// docs/QLOG.md). Without the flag, the QLOGDIR environment variable names the directory.
     #[arg(long, value_name = "DIR")]
     pub qlog: Option<PathBuf>,
+    /// Do not mark packets ECT(0) nor react to CE marks (RFC 9000 §13.4; on by default).
+    /// Received marks are still counted and reported to the peer.
+    #[arg(long)]
+    pub no_ecn: bool,
 }
 
 impl TransportArgs {
@@ -39,6 +43,7 @@ impl TransportArgs {
             multipath: self.multipath,
             congestion: self.cc,
             scheduler: self.scheduler,
+            ecn: !self.no_ecn,
             ..TransportConfig::default()
         };
         if let Some(limit) = self.ack_range_limit {
