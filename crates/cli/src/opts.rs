@@ -36,6 +36,10 @@ pub struct TransportArgs {
     /// No path MTU discovery: every packet is 1350 bytes of UDP payload.
     #[arg(long, conflicts_with = "mtu_ceiling")]
     pub no_mtu_discovery: bool,
+    /// Do not mark packets ECT(0) nor react to CE marks (RFC 9000 §13.4; on by default).
+    /// Received marks are still counted and reported to the peer.
+    #[arg(long)]
+    pub no_ecn: bool,
 }
 
 impl TransportArgs {
@@ -46,6 +50,7 @@ impl TransportArgs {
             multipath: self.multipath,
             congestion: self.cc,
             scheduler: self.scheduler,
+            ecn: !self.no_ecn,
             ..TransportConfig::default()
         };
         if self.no_mtu_discovery {

@@ -103,6 +103,9 @@ pub struct SimArgs {
     /// Largest UDP payload probed by path MTU discovery (default 1452).
     #[arg(long, value_name = "BYTES")]
     pub mtu_ceiling: Option<u16>,
+    /// Do not mark ECT(0) nor react to CE (RFC 9000 §13.4); sets `transport.ecn = false`.
+    #[arg(long)]
+    pub no_ecn: bool,
 }
 
 /// Parses the `--path` options.
@@ -177,6 +180,9 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     }
     if let Some(ceiling) = args.mtu_ceiling {
         t.mtu_ceiling = Some(ceiling);
+    }
+    if args.no_ecn {
+        t.ecn = Some(false);
     }
     if let Some(seed) = args.seed {
         scenario.seed = seed;

@@ -11,9 +11,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use mpquic_netsim::{Datagram, Node, SimTime};
+use mpquic_netsim::{Datagram, Ecn, Node, SimTime};
 use mpquic_proto::crypto::testing::test_tls_configs;
 use mpquic_proto::crypto::PacketProtection;
+use mpquic_proto::EcnCodepoint;
 use mpquic_proto::{
     ClientConfig, Connection, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, Timestamp,
     TransportConfig,
@@ -248,6 +249,7 @@ impl Node for QuicNode {
             src,
             dst,
             mut payload,
+            ecn,
         } = datagram;
         let len = payload.len();
         if self.rx_arena.capacity() < len {
@@ -259,8 +261,13 @@ impl Node for QuicNode {
             payload.clear();
             self.spare.push(payload);
         }
-        self.endpoint
-            .handle_datagram(Timestamp::from_nanos(now), dst, src, data);
+        self.endpoint.handle_datagram_ecn(
+            Timestamp::from_nanos(now),
+            dst,
+            src,
+            from_sim_ecn(ecn),
+            data,
+        );
         self.run_app(now);
     }
 
@@ -274,7 +281,7 @@ impl Node for QuicNode {
             .unwrap_or_else(|| Vec::with_capacity(TX_CAPACITY));
         let mut payload = std::mem::replace(&mut self.tx_buf, next);
         payload.truncate(t.size);
-        Some(Datagram::new(t.local, t.remote, payload))
+        Some(Datagram::new(t.local, t.remote, payload).with_ecn(to_sim_ecn(t.ecn)))
     }
 
     fn poll_timeout(&mut self) -> Option<SimTime> {
@@ -312,5 +319,25 @@ impl Node for QuicNode {
             App::Client(c) => c.is_done(),
             App::Server(_) => false,
         }
+    }
+}
+
+/// The simulated IP header's ECN bits as the core sees them.
+fn from_sim_ecn(ecn: Ecn) -> Option<EcnCodepoint> {
+    match ecn {
+        Ecn::NotEct => None,
+        Ecn::Ect0 => Some(EcnCodepoint::Ect0),
+        Ecn::Ect1 => Some(EcnCodepoint::Ect1),
+        Ecn::Ce => Some(EcnCodepoint::Ce),
+    }
+}
+
+/// The codepoint the core chose for a transmit, in the simulated IP header.
+fn to_sim_ecn(ecn: Option<EcnCodepoint>) -> Ecn {
+    match ecn {
+        None => Ecn::NotEct,
+        Some(EcnCodepoint::Ect0) => Ecn::Ect0,
+        Some(EcnCodepoint::Ect1) => Ecn::Ect1,
+        Some(EcnCodepoint::Ce) => Ecn::Ce,
     }
 }

@@ -163,6 +163,8 @@ pub struct PathResult {
     pub receiver_ack_frames: u64,
     /// Mean size of those ACK frames.
     pub receiver_avg_ack_frame_bytes: f64,
+    /// The sender's ECN state of the path and CE feedback (RFC 9000 §13.4).
+    pub ecn: mpquic_proto::EcnPathStats,
 }
 
 /// Connection-level figures of one side.
@@ -353,6 +355,13 @@ pub struct LinkResult {
     pub mean_queue_bytes: f64,
     /// Largest queue occupancy.
     pub max_queue_bytes: u64,
+    /// ECN-capable packets the link marked CE (`ecn=` step marking).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ce_marked: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl LinkResult {
@@ -380,6 +389,7 @@ impl LinkResult {
             max_queue_delay_ms: ns_to_ms(s.queue_delay.max_ns),
             mean_queue_bytes: s.mean_queue_bytes,
             max_queue_bytes: s.max_queue_bytes,
+            ce_marked: s.ce_marked,
         }
     }
 }
@@ -511,6 +521,7 @@ pub fn path_result(
         } else {
             ack_bytes as f64 / acks as f64
         },
+        ecn: sender.ecn.clone(),
     }
 }
 

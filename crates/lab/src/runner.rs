@@ -89,6 +89,17 @@ pub fn run_with_qlog(
     Ok(run.finish(reason, wall_s))
 }
 
+/// Whether a link of `network` marks CE or bleaches ECN: the lab's default for
+/// `transport.ecn` (see [`crate::scenario::TransportSettings::ecn`]).
+fn network_uses_ecn(network: &Network) -> bool {
+    let ecn_link = |l: &mpquic_netsim::LinkConfig| l.ecn_threshold.is_some() || l.ecn_bleach;
+    network
+        .paths
+        .iter()
+        .any(|p| ecn_link(&p.up) || ecn_link(&p.down))
+        || network.bottleneck.as_ref().is_some_and(ecn_link)
+}
+
 impl<'a> Run<'a> {
     fn build(
         scenario: &'a Scenario,
@@ -97,6 +108,9 @@ impl<'a> Run<'a> {
     ) -> Result<Self, LabError> {
         let mut transport = scenario.transport.to_config()?;
         transport.qlog = qlog;
+        if scenario.transport.ecn.is_none() {
+            transport.ecn = network_uses_ecn(network);
+        }
         let mut sim = Simulator::with_config(SimConfig {
             seed: scenario.seed,
             sample_interval: mpquic_netsim::time::MILLISECOND,

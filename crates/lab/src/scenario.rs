@@ -400,6 +400,12 @@ pub struct TransportSettings {
     /// same 16 bytes, see `mpquic_proto::crypto::sim`), which gives the same results faster.
     /// The TLS handshake stays real. Simulated runs only; always recorded in the run JSON.
     pub crypto: CryptoMode,
+    /// ECN (RFC 9000 §13.4): mark ECT(0) and react to CE. Unset (the default): on exactly when
+    /// a link of the scenario marks CE or bleaches the codepoint (`ecn=`, `ecn_bleach=`), so
+    /// runs without such links keep the ACK frames (no ECN counts) and every figure recorded
+    /// before ECN existed; `--no-ecn` sets false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
 }
 
 /// How the simulated endpoints protect 1-RTT packets (`transport.crypto`, `--crypto`).
@@ -453,6 +459,7 @@ impl Default for TransportSettings {
             qoe_feedback: d.qoe_feedback,
             key_update_interval: d.key_update_interval,
             crypto: CryptoMode::Real,
+            ecn: None,
         }
     }
 }
@@ -473,6 +480,7 @@ impl TransportSettings {
             reinjection: self.reinjection,
             qoe_feedback: self.qoe_feedback,
             key_update_interval: self.key_update_interval,
+            ecn: self.ecn.unwrap_or(false),
             ..TransportConfig::default()
         };
         if let Some(ack) = &self.ack {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use bytes::BytesMut;
-use mpquic_proto::Transmit;
+use mpquic_proto::{EcnCodepoint, Transmit};
 use quinn_udp::{RecvMeta, UdpSocketState};
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
@@ -118,7 +118,8 @@ struct Driver {
     sockets: Vec<BoundSocket>,
     /// Receive buffers: [`RECV_SLOTS`] slots per socket.
     rx_bufs: Vec<Vec<u8>>,
-    received: Vec<(SocketAddr, SocketAddr, BytesMut)>,
+    /// Received datagrams: local and remote address, ECN codepoint, contents.
+    received: Vec<(SocketAddr, SocketAddr, Option<EcnCodepoint>, BytesMut)>,
     /// Datagrams to send, their bytes back to back in `tx_data`.
     outgoing: Vec<Transmit>,
     tx_data: Vec<u8>,
@@ -181,8 +182,14 @@ impl Driver {
                         for (m, data) in meta.iter().zip(iovs.iter()).take(n) {
                             // With GRO one buffer holds several datagrams, `stride` bytes apart.
                             for datagram in data[..m.len].chunks(m.stride.max(1)) {
-                                self.received
-                                    .push((s.local, m.addr, BytesMut::from(datagram)));
+                                // RFC 9000 §13.4.1: the codepoint goes to the core.
+                                let ecn = m.ecn.and_then(|e| EcnCodepoint::from_bits(e as u8));
+                                self.received.push((
+                                    s.local,
+                                    m.addr,
+                                    ecn,
+                                    BytesMut::from(datagram),
+                                ));
                             }
                         }
                     }
@@ -208,9 +215,9 @@ impl Driver {
         let shared = self.shared.clone();
         let mut st = shared.lock();
         let now = shared.now();
-        for (local, remote, data) in self.received.drain(..) {
-            tracing::trace!(len = data.len(), %local, %remote, "recv");
-            if let Some(h) = st.proto.handle_datagram(now, local, remote, data) {
+        for (local, remote, ecn, data) in self.received.drain(..) {
+            tracing::trace!(len = data.len(), %local, %remote, ?ecn, "recv");
+            if let Some(h) = st.proto.handle_datagram_ecn(now, local, remote, ecn, data) {
                 if let Some(cs) = st.conns.get_mut(&h) {
                     cs.on_datagram();
                 }
@@ -270,7 +277,10 @@ impl Driver {
             let len: usize = self.outgoing[start..end].iter().map(|t| t.size).sum();
             let transmit = quinn_udp::Transmit {
                 destination: first.remote,
-                ecn: None,
+                // RFC 9000 §13.4.2: the core's choice; quinn-udp sets the socket options.
+                ecn: first
+                    .ecn
+                    .and_then(|e| quinn_udp::EcnCodepoint::from_bits(e.bits())),
                 contents: &self.tx_data[offset..offset + len],
                 segment_size: (end - start > 1).then_some(first.size),
                 src_ip: None,
@@ -323,7 +333,11 @@ impl Driver {
         let mut end = start + 1;
         while end < self.outgoing.len() && end - start < limit {
             let t = self.outgoing[end];
-            if t.local != first.local || t.remote != first.remote || t.size > first.size {
+            if t.local != first.local
+                || t.remote != first.remote
+                || t.ecn != first.ecn
+                || t.size > first.size
+            {
                 break;
             }
             end += 1;

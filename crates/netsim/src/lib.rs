@@ -57,7 +57,7 @@ pub use link::{
     Capacity, Delivery, Jitter, LinkAction, LinkConfig, LinkId, LinkModel, ScheduledAction,
 };
 pub use loss::LossModel;
-pub use node::{Datagram, Node};
+pub use node::{Datagram, Ecn, Node};
 pub use queue::QueueLimit;
 pub use sim::{NodeId, RunOutcome, SimConfig, SimError, Simulator, StopReason};
 pub use spec::{PathSpec, ResolvedPath, SpecError};

@@ -185,6 +185,15 @@ pub struct LinkConfig {
     /// larger ones are dropped at entry. None (default): no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u64>,
+    /// ECN step marking (RFC 3168 §5): an ECN-capable packet arriving while the queue holds
+    /// more than this threshold is marked CE and queued instead of waiting to be dropped;
+    /// packets that are not ECN-capable still meet the drop-tail limit. `None`: no marking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold: Option<QueueLimit>,
+    /// Clear the ECN codepoint of every packet entering the link (a bleaching middlebox,
+    /// RFC 9000 §13.4.2 / §A.4).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn_bleach: bool,
 }
 
 impl LinkConfig {
@@ -198,6 +207,8 @@ impl LinkConfig {
             jitter: Jitter::default(),
             events: Vec::new(),
             mtu: None,
+            ecn_threshold: None,
+            ecn_bleach: false,
         }
     }
 
@@ -244,6 +255,19 @@ impl LinkConfig {
     /// Sets the queue limit.
     pub fn with_queue(mut self, queue: QueueLimit) -> Self {
         self.queue = queue;
+        self
+    }
+
+    /// Marks ECN-capable packets CE when the queue exceeds `threshold` (see
+    /// [`LinkConfig::ecn_threshold`]).
+    pub fn with_ecn_threshold(mut self, threshold: QueueLimit) -> Self {
+        self.ecn_threshold = Some(threshold);
+        self
+    }
+
+    /// Clears the ECN codepoint of every packet (see [`LinkConfig::ecn_bleach`]).
+    pub fn with_ecn_bleach(mut self) -> Self {
+        self.ecn_bleach = true;
         self
     }
 

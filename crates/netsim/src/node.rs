@@ -18,12 +18,46 @@ pub struct Datagram {
     pub dst: SocketAddr,
     /// Opaque payload bytes.
     pub payload: Vec<u8>,
+    /// ECN codepoint of the IP header (RFC 3168 §5); links may mark or clear it.
+    pub ecn: Ecn,
+}
+
+/// The two ECN bits of the IP header (RFC 3168 §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Ecn {
+    /// Not ECN-capable transport (0b00).
+    #[default]
+    NotEct,
+    /// ECT(1) (0b01).
+    Ect1,
+    /// ECT(0) (0b10).
+    Ect0,
+    /// Congestion experienced (0b11).
+    Ce,
+}
+
+impl Ecn {
+    /// Whether the sender declared the packet ECN-capable (a queue may mark it CE).
+    pub fn is_ect(self) -> bool {
+        !matches!(self, Ecn::NotEct)
+    }
 }
 
 impl Datagram {
-    /// Creates a datagram.
+    /// Creates a datagram (not ECN-capable).
     pub fn new(src: SocketAddr, dst: SocketAddr, payload: Vec<u8>) -> Self {
-        Self { src, dst, payload }
+        Self {
+            src,
+            dst,
+            payload,
+            ecn: Ecn::NotEct,
+        }
+    }
+
+    /// The same datagram with this ECN codepoint.
+    pub fn with_ecn(mut self, ecn: Ecn) -> Self {
+        self.ecn = ecn;
+        self
     }
 
     /// Size in bytes as seen by links (the payload length).

@@ -26,6 +26,8 @@
 //! | `loss` | `none`, `1%`, `0.01`, `ge:P,R[,H[,K]]` | random loss at link entry |
 //! | `jitter` | duration | uniform extra delay in `[0, jitter]` |
 //! | `reorder` | `true`/`false` | allow jitter to reorder packets (default false) |
+//! | `ecn` | a queue size as for `queue` (`20kb`, `15pkt`, `0.5bdp`), or `off` | CE-mark ECN-capable packets arriving above this queue occupancy (step marking; default off) |
+//! | `ecn_bleach` | `true`/`false` | clear the ECN codepoint of every packet (default false) |
 //! | `down_at`, `up_at` | duration since start | scheduled link down / up |
 //! | `rate_at` | `TIME:RATE`, e.g. `3s:5mbit` | at TIME the capacity becomes a fixed RATE |
 //! | `delay_at` | `TIME:DELAY`, e.g. `3s:50ms` | at TIME the one-way delay becomes DELAY |
@@ -95,7 +97,7 @@ pub enum SpecError {
         item: String,
     },
     /// The key is not known.
-    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, queue, loss, jitter, reorder, mtu, down_at, up_at, rate_at, delay_at, loss_at or mtu_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
+    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, queue, loss, jitter, reorder, ecn, ecn_bleach, mtu, down_at, up_at, rate_at, delay_at, loss_at or mtu_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
     UnknownKey {
         /// The offending key.
         key: String,
@@ -195,6 +197,10 @@ pub struct DirSpec {
     pub jitter: Option<SimTime>,
     /// `reorder`.
     pub reorder: Option<bool>,
+    /// `ecn`: CE-marking threshold (`QueueSpec::Infinite` = `off`).
+    pub ecn: Option<QueueSpec>,
+    /// `ecn_bleach`.
+    pub ecn_bleach: Option<bool>,
     /// `down_at` (repeatable).
     pub down_at: Vec<SimTime>,
     /// `up_at` (repeatable).
@@ -330,6 +336,19 @@ impl DirSpec {
                 let b = parse_with(full, value, parse_bool, BOOL_EXPECTED)?;
                 set_once(&mut self.reorder, b, full)
             }
+            "ecn" => {
+                let off = value.trim().eq_ignore_ascii_case("off");
+                let q = if off {
+                    QueueSpec::Infinite
+                } else {
+                    parse_with(full, value, parse_queue, QUEUE_EXPECTED)?
+                };
+                set_once(&mut self.ecn, q, full)
+            }
+            "ecn_bleach" => {
+                let b = parse_with(full, value, parse_bool, BOOL_EXPECTED)?;
+                set_once(&mut self.ecn_bleach, b, full)
+            }
             "down_at" => {
                 let t = parse_with(full, value, parse_duration, DURATION_EXPECTED)?;
                 self.down_at.push(t);
@@ -404,6 +423,14 @@ impl DirSpec {
         }
         if let Some(r) = self.reorder {
             out.push(format!("{prefix}reorder={r}"));
+        }
+        match &self.ecn {
+            Some(QueueSpec::Infinite) => out.push(format!("{prefix}ecn=off")),
+            Some(q) => out.push(format!("{prefix}ecn={}", format_queue(q))),
+            None => {}
+        }
+        if let Some(b) = self.ecn_bleach {
+            out.push(format!("{prefix}ecn_bleach={b}"));
         }
         for t in &self.down_at {
             out.push(format!("{prefix}down_at={}", format_duration(*t)));

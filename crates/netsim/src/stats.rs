@@ -267,6 +267,14 @@ pub struct LinkStats {
     pub transit_delay: DelayStats,
     /// Queue occupancy over time.
     pub queue: QueueOccupancy,
+    /// ECN-capable packets this link marked CE (step marking above
+    /// [`LinkConfig::ecn_threshold`](crate::LinkConfig::ecn_threshold)).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ce_marked: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl LinkStats {
@@ -278,6 +286,7 @@ impl LinkStats {
             queue_delay: DelayStats::default(),
             transit_delay: DelayStats::default(),
             queue: QueueOccupancy::new(sample_interval),
+            ce_marked: 0,
         }
     }
 }
@@ -384,6 +393,9 @@ pub struct LinkSummary {
     pub mean_queue_bytes: f64,
     /// Largest queue occupancy (bytes).
     pub max_queue_bytes: u64,
+    /// Packets marked CE by the link.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ce_marked: u64,
 }
 
 /// Compact per-route summary.

@@ -74,10 +74,11 @@ prop_compose! {
         loss_at in proptest::collection::vec((time(), loss()), 0..2),
         mtu in proptest::option::of(proptest::option::of(64u64..100_000)),
         mtu_at in proptest::collection::vec((time(), proptest::option::of(64u64..100_000)), 0..2),
+        (ecn, ecn_bleach) in (proptest::option::of(queue()), proptest::option::of(any::<bool>())),
     ) -> DirSpec {
         DirSpec {
-            capacity, trace_start: None, delay, queue, loss, jitter, reorder, down_at, up_at,
-            rate_at, delay_at, loss_at, mtu, mtu_at,
+            capacity, trace_start: None, delay, queue, loss, jitter, reorder, ecn, ecn_bleach,
+            down_at, up_at, rate_at, delay_at, loss_at, mtu, mtu_at,
         }
     }
 }

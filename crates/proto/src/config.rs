@@ -106,6 +106,10 @@ pub struct TransportConfig {
     /// peer rejects malformed ones. Empty in any real configuration.
     #[doc(hidden)]
     pub raw_transport_params: Vec<u8>,
+    /// Mark outgoing datagrams ECT(0) on each path while its ECN validation succeeds, and
+    /// react to CE marks (RFC 9000 §13.4, RFC 9002 §7.1). Received marks are counted and
+    /// reported either way (RFC 9000 §13.4.1).
+    pub ecn: bool,
 }
 
 impl TransportConfig {
@@ -143,6 +147,7 @@ impl Default for TransportConfig {
             qlog: None,
             datagram_receive_buffer: Some(DEFAULT_DATAGRAM_RECEIVE_BUFFER),
             datagram_send_buffer: DEFAULT_DATAGRAM_SEND_BUFFER,
+            ecn: true,
             raw_transport_params: Vec::new(),
         }
     }

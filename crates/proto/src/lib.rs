@@ -7,6 +7,7 @@ pub mod cid;
 pub mod config;
 pub mod connection;
 pub mod crypto;
+pub mod ecn;
 pub mod endpoint;
 pub mod error;
 pub mod mtud;
@@ -30,6 +31,7 @@ pub use connection::{
     Connection, ConnectionError, ConnectionStats, DatagramStats, Event, PathEvent,
     SendDatagramError, Transmit,
 };
+pub use ecn::{EcnCodepoint, EcnPathStats, EcnState};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats};
 pub use path::{PathId, PathStats};
 pub use space::Design;

@@ -96,6 +96,8 @@ pub struct PathStats {
     pub mtu_counters: crate::mtud::MtuCounters,
     pub cc: CcStats,
     pub counters: PathCounters,
+    /// ECN validation state and counts (RFC 9000 §13.4).
+    pub ecn: crate::ecn::EcnPathStats,
 }
 
 /// A delivery-rate sample older than this many smoothed RTTs no longer stands for the path.
@@ -159,6 +161,8 @@ pub struct Path {
     pub loss_episode: crate::recovery::LossEpisode,
     /// Path MTU discovery: the path's current datagram size and its search (RFC 9000 §14.3).
     pub mtu: crate::mtud::Mtud,
+    /// ECN validation and counters of this path (RFC 9000 §13.4).
+    pub ecn: crate::ecn::EcnPath,
 }
 
 impl Path {
@@ -207,6 +211,7 @@ impl Path {
             counters: PathCounters::default(),
             loss_episode: Default::default(),
             mtu,
+            ecn: Default::default(),
         }
     }
 
@@ -329,6 +334,7 @@ impl Path {
             mtu_counters: self.mtu.counters,
             cc: self.cc.stats(),
             counters: self.counters.clone(),
+            ecn: self.ecn.stats(),
         }
     }
 }

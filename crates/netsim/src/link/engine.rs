@@ -7,7 +7,7 @@ use super::{Capacity, Jitter, LinkAction, LinkConfig};
 use crate::event::{EventKind, EventQueue};
 use crate::loss::LossState;
 use crate::packet::PacketStore;
-use crate::queue::{DropTailQueue, QueueEntry};
+use crate::queue::{DropTailQueue, QueueEntry, QueueLimit};
 use crate::rng::stream_rng;
 use crate::stats::{DropCause, LinkStats};
 use crate::time::{serialization_time, SimTime};
@@ -55,6 +55,9 @@ pub(crate) struct Link {
     jitter: Jitter,
     loss: LossState,
     queue: DropTailQueue,
+    /// ECN step-marking threshold and bleaching ([`LinkConfig::ecn_threshold`]).
+    ecn_threshold: Option<QueueLimit>,
+    ecn_bleach: bool,
     up: bool,
     /// Incremented when the link goes down; stamps departing packets.
     epoch: u32,
@@ -86,6 +89,8 @@ impl Link {
             loss: LossState::new(config.loss),
             mtu: config.mtu,
             queue: DropTailQueue::new(config.queue),
+            ecn_threshold: config.ecn_threshold,
+            ecn_bleach: config.ecn_bleach,
             up: true,
             epoch: 0,
             service_gen: 0,
@@ -131,6 +136,15 @@ impl Link {
         };
         let bytes = p.size();
         p.hop_entered_at = cx.now;
+        if self.ecn_bleach {
+            p.datagram.ecn = crate::node::Ecn::NotEct;
+        }
+        // RFC 3168 §5 step marking: an ECN-capable packet arriving above the threshold is
+        // marked CE once accepted (it may still meet the drop-tail limit below).
+        let mark = p.datagram.ecn.is_ect()
+            && self
+                .ecn_threshold
+                .is_some_and(|t| !t.admits(self.queue.len(), self.queue.bytes(), bytes));
         self.stats.entered.add(bytes);
         let entry = QueueEntry {
             packet,
@@ -149,6 +163,7 @@ impl Link {
             // Goes straight onto the wire: the queue limit does not apply
             // and the occupancy never really changes.
             self.queue.push_unchecked(entry);
+            self.mark_ce(cx, packet, mark);
             self.kick(cx);
             return None;
         } else if !self.queue.try_push(entry) {
@@ -160,9 +175,20 @@ impl Link {
             self.drop_packet(cx, packet, bytes, cause);
             return Some(cause);
         }
+        self.mark_ce(cx, packet, mark);
         self.note_queue(cx.now);
         self.kick(cx);
         None
+    }
+
+    /// Marks an accepted packet CE (counted once per packet).
+    fn mark_ce(&mut self, cx: &mut Ctx<'_>, packet: u32, mark: bool) {
+        if let Some(p) = cx.packets.get_mut(packet).filter(|_| mark) {
+            if p.datagram.ecn != crate::node::Ecn::Ce {
+                self.stats.ce_marked += 1;
+            }
+            p.datagram.ecn = crate::node::Ecn::Ce;
+        }
     }
 
     /// True if a packet arriving now would start transmission immediately

@@ -217,6 +217,7 @@ impl LinkModel {
             transit_delay: s.transit_delay,
             mean_queue_bytes: s.queue.mean_bytes(self.now),
             max_queue_bytes: s.queue.max_bytes,
+            ce_marked: s.ce_marked,
         }
     }
 }
@@ -269,6 +270,44 @@ mod tests {
         m.send(ms(5), dgram(1), &mut out).expect("sent");
         m.advance(ms(11), &mut out);
         assert_eq!(out[0].at, ms(10) + us(500));
+    }
+
+    #[test]
+    fn ecn_step_marking_marks_ect_above_the_threshold_and_keeps_drop_tail_for_the_rest() {
+        use crate::node::Ecn;
+        let cfg = LinkConfig::mbit(1.0)
+            .with_queue(QueueLimit::Packets(4))
+            .with_ecn_threshold(QueueLimit::Packets(1));
+        let mut m = LinkModel::new(&cfg, 1, 0).expect("model");
+        let mut out = Vec::new();
+        // First goes on the wire, second waits (queue 0 -> 1), third and fourth arrive
+        // above the threshold and are marked.
+        for _ in 0..4 {
+            m.send(0, dgram(1000).with_ecn(Ecn::Ect0), &mut out)
+                .expect("accepted");
+        }
+        // Non-ECT packets are never marked and still meet the drop-tail limit.
+        assert_eq!(m.send(0, dgram(1000), &mut out), Ok(()));
+        assert_eq!(
+            m.send(0, dgram(1000).with_ecn(Ecn::Ect0), &mut out),
+            Err(DropCause::QueueOverflow)
+        );
+        m.advance(ms(100), &mut out);
+        let marks: Vec<Ecn> = out.iter().map(|d| d.datagram.ecn).collect();
+        assert_eq!(marks, [Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::Ce, Ecn::NotEct]);
+        assert_eq!(m.stats().ce_marked, 2);
+    }
+
+    #[test]
+    fn ecn_bleaching_clears_the_codepoint() {
+        use crate::node::Ecn;
+        let cfg = LinkConfig::unlimited().with_ecn_bleach();
+        let mut m = LinkModel::new(&cfg, 1, 0).expect("model");
+        let mut out = Vec::new();
+        m.send(0, dgram(10).with_ecn(Ecn::Ect0), &mut out)
+            .expect("sent");
+        m.advance(ms(1), &mut out);
+        assert_eq!(out[0].datagram.ecn, Ecn::NotEct);
     }
 
     #[test]

@@ -139,6 +139,7 @@ impl<N: Node> Simulator<N> {
                 transit_delay: l.stats.transit_delay,
                 mean_queue_bytes: l.stats.queue.mean_bytes(self.now),
                 max_queue_bytes: l.stats.queue.max_bytes,
+                ce_marked: l.stats.ce_marked,
             })
             .collect();
         let routes = self

@@ -125,12 +125,18 @@ impl PathSpec {
         // period (not a fixed guess, and not the stretch replayed first), times
         // the propagation RTT.
         let rate = capacity.nominal_rate_bps().unwrap_or(0.0);
-        let queue = match d.queue.or(self.shared.queue).unwrap_or(QueueSpec::Bdp(1.0)) {
+        let limit = |q: QueueSpec| match q {
             QueueSpec::Packets(n) => QueueLimit::Packets(n),
             QueueSpec::Bytes(n) => QueueLimit::Bytes(n),
             QueueSpec::Infinite => QueueLimit::Infinite,
             QueueSpec::Bdp(f) => QueueLimit::bdp_multiple(rate.round() as u64, rtt, f),
         };
+        let queue = limit(d.queue.or(self.shared.queue).unwrap_or(QueueSpec::Bdp(1.0)));
+        let ecn_threshold = match d.ecn.or(self.shared.ecn) {
+            None | Some(QueueSpec::Infinite) => None,
+            Some(q) => Some(limit(q)),
+        };
+        let ecn_bleach = d.ecn_bleach.or(self.shared.ecn_bleach).unwrap_or(false);
         let loss = d.loss.or(self.shared.loss).unwrap_or(LossModel::None);
         let jitter = Jitter {
             max: d.jitter.or(self.shared.jitter).unwrap_or(0),
@@ -145,6 +151,8 @@ impl PathSpec {
             jitter,
             events,
             mtu: d.mtu.or(self.shared.mtu).flatten(),
+            ecn_threshold,
+            ecn_bleach,
         };
         config.validate().map_err(SpecError::Conflict)?;
         Ok(config)
@@ -323,6 +331,24 @@ mod tests {
             msg.starts_with("up.trace: cannot use trace `/no/such/file.up`"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn ecn_keys_set_marking_and_bleaching_per_direction() {
+        let spec = "rate=20mbit,rtt=40ms,queue=1bdp,ecn=20kb,down.ecn=off,up.ecn_bleach=true";
+        let p = PathSpec::parse(spec).expect("parse");
+        let r = p.resolve().expect("resolve");
+        assert_eq!(r.up.ecn_threshold, Some(QueueLimit::Bytes(20_000)));
+        assert_eq!(r.down.ecn_threshold, None);
+        assert!(r.up.ecn_bleach && !r.down.ecn_bleach);
+        let plain = PathSpec::parse("rate=20mbit,rtt=40ms").expect("parse");
+        let plain = plain.resolve().expect("resolve");
+        assert_eq!((plain.up.ecn_threshold, plain.up.ecn_bleach), (None, false));
+        // Round trip through text and TOML.
+        let again = PathSpec::parse(&p.to_string()).expect("reparse");
+        assert_eq!(again, p);
+        let toml = toml::to_string(&p).expect("toml");
+        assert_eq!(toml::from_str::<PathSpec>(&toml).expect("from toml"), p);
     }
 
     #[test]

@@ -79,6 +79,12 @@ pub struct DirSpecToml {
     /// `reorder`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reorder: Option<Scalar>,
+    /// `ecn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<Scalar>,
+    /// `ecn_bleach`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_bleach: Option<Scalar>,
     /// `down_at` (value or list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub down_at: Option<OneOrMany>,
@@ -133,6 +139,12 @@ pub struct PathSpecToml {
     /// `reorder`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reorder: Option<Scalar>,
+    /// `ecn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<Scalar>,
+    /// `ecn_bleach`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_bleach: Option<Scalar>,
     /// `down_at` (value or list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub down_at: Option<OneOrMany>,
@@ -175,6 +187,8 @@ impl DirSpecToml {
             ("jitter", &self.jitter),
             ("reorder", &self.reorder),
             ("mtu", &self.mtu),
+            ("ecn", &self.ecn),
+            ("ecn_bleach", &self.ecn_bleach),
         ];
         for (k, v) in scalars {
             if let Some(v) = v {
@@ -218,6 +232,8 @@ impl DirSpecToml {
                 "reorder" => t.reorder = v,
                 "mtu" => t.mtu = v,
                 "mtu_at" => mtus.extend(v),
+                "ecn" => t.ecn = v,
+                "ecn_bleach" => t.ecn_bleach = v,
                 "down_at" => downs.extend(v),
                 "up_at" => ups.extend(v),
                 "rate_at" => rates.extend(v),
@@ -251,6 +267,8 @@ impl TryFrom<PathSpecToml> for PathSpec {
             loss: t.loss,
             jitter: t.jitter,
             reorder: t.reorder,
+            ecn: t.ecn,
+            ecn_bleach: t.ecn_bleach,
             down_at: t.down_at,
             up_at: t.up_at,
             rate_at: t.rate_at,
@@ -296,6 +314,8 @@ impl From<PathSpec> for PathSpecToml {
             loss: shared.loss,
             jitter: shared.jitter,
             reorder: shared.reorder,
+            ecn: shared.ecn,
+            ecn_bleach: shared.ecn_bleach,
             down_at: shared.down_at,
             up_at: shared.up_at,
             rate_at: shared.rate_at,

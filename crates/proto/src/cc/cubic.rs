@@ -415,7 +415,9 @@ impl CongestionController for Cubic {
 
     fn on_congestion_event(&mut self, loss: &LossEvent<'_>, _coupling: Coupling<'_>) {
         self.srtt = loss.rtt.smoothed();
-        if loss.lost_bytes > 0 && !self.in_congestion_recovery(loss.largest_lost_sent_time) {
+        if (loss.lost_bytes > 0 || loss.ecn_ce)
+            && !self.in_congestion_recovery(loss.largest_lost_sent_time)
+        {
             self.reduce(loss.now);
         }
         if loss.persistent_congestion {

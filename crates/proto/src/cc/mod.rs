@@ -78,6 +78,9 @@ pub struct LossEvent<'a> {
     pub largest_lost_sent_time: Timestamp,
     /// RFC 9002 §7.6: the loss establishes persistent congestion.
     pub persistent_congestion: bool,
+    /// RFC 9002 §7.1: the event is an increase of the peer's ECN-CE count (`lost_bytes` is
+    /// then zero); `largest_lost_sent_time` is the largest acknowledged packet's send time.
+    pub ecn_ce: bool,
     pub bytes_in_flight: u64,
     pub rtt: &'a RttEstimator,
 }

@@ -119,7 +119,7 @@ impl NewReno {
     /// RFC 9002 Appendix B.8 OnPacketsLost; true if a new recovery period began.
     pub(crate) fn handle_loss(&mut self, loss: &LossEvent<'_>) -> bool {
         self.srtt = loss.rtt.smoothed();
-        let new_event = loss.lost_bytes > 0
+        let new_event = (loss.lost_bytes > 0 || loss.ecn_ce)
             && self.on_new_congestion_event(loss.now, loss.largest_lost_sent_time);
         // §7.6.2: persistent congestion collapses the window to kMinimumWindow and ends the
         // recovery period (congestion_recovery_start_time = 0), re-entering slow start since
@@ -441,6 +441,7 @@ pub(crate) mod sim {
                 lost_bytes: MSS,
                 largest_lost_sent_time: ms(sent_ms),
                 persistent_congestion: persistent,
+                ecn_ce: false,
                 bytes_in_flight: 0,
                 rtt: &self.rtt,
             };
@@ -769,6 +770,7 @@ pub(crate) mod sim {
                 lost_bytes: bytes,
                 largest_lost_sent_time: newest,
                 persistent_congestion: false,
+                ecn_ce: false,
                 bytes_in_flight: st.in_flight,
                 rtt: &st.rtt,
             };

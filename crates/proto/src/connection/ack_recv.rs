@@ -68,6 +68,7 @@ impl Connection {
             send_space.take_acked(range.clone(), acked);
             send_space.take_spuriously_lost(range.clone(), &mut scratch.spurious);
         }
+        let prior_largest = send_space.largest_acked();
         send_space.on_largest_acked(ack.largest);
         self.on_spurious_losses(scratch.spurious.drain(..));
         let ack_delay = self.decode_ack_delay(epoch, ack.ack_delay);
@@ -97,6 +98,10 @@ impl Connection {
             outcomes,
             sampled,
         );
+        // RFC 9002 §B.6: ECN counts after the RTT update, before losses and the controller.
+        if prior_largest.is_none_or(|p| ack.largest > p) {
+            self.on_ack_ecn(now, space, &ack, outcomes);
+        }
         let acked_paths: Vec<PathId> = outcomes.iter().map(|(p, _)| *p).collect();
         self.report_samples_without_acks(now, sampled, outcomes);
         let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);

@@ -105,7 +105,9 @@ impl Connection {
             largest: plan.largest,
             ack_delay: plan.ack_delay,
             ranges: plan.ranges,
-            ecn: None,
+            // RFC 9000 §13.4.1 / RFC 10069 PATH_ACK 0x3f: the space's counts, once any packet
+            // arrived marked (an ACK without ECN stays the smaller type otherwise).
+            ecn: Some(record.ecn).filter(|c| *c != Default::default()),
         });
         let len = frame.encoded_len();
         if packet.len() + len > limit {

@@ -288,6 +288,7 @@ impl Connection {
             qlog: None,
             datagrams: Default::default(),
             zero_rtt: Default::default(),
+            rx_ecn: None,
             config,
         }
     }

@@ -80,6 +80,7 @@ impl Connection {
         }
         self.stats.packets_lost += packets.len() as u64;
         self.mtu_on_lost(now, path_id, &packets);
+        self.on_marked_lost(path_id, &packets);
         let max_ack_delay = self.peer_max_ack_delay();
         let (states, own) = self.coupling_for(path_id);
         let Some(path) = self.paths.get_mut(&path_id) else {
@@ -107,6 +108,7 @@ impl Connection {
             lost_bytes,
             largest_lost_sent_time: largest_lost_sent,
             persistent_congestion: persistent,
+            ecn_ce: false,
             bytes_in_flight: path.bytes_in_flight(),
             rtt: &path.rtt,
         };

@@ -7,6 +7,7 @@ mod ack_send;
 mod api;
 mod close;
 mod datagrams;
+mod ecn;
 mod frames;
 mod handshake;
 mod loss;
@@ -57,6 +58,9 @@ pub struct Transmit {
     pub local: SocketAddr,
     pub remote: SocketAddr,
     pub size: usize,
+    /// ECN codepoint for the IP header (RFC 9000 §13.4.2: ECT(0) while the path's ECN
+    /// validation is testing or capable); None = Not-ECT.
+    pub ecn: Option<crate::ecn::EcnCodepoint>,
 }
 
 /// What the endpoint must learn from a connection (CID routing, teardown).
@@ -84,6 +88,7 @@ pub(crate) struct EarlyDatagram {
     remote: SocketAddr,
     first: mpquic_wire::header::PartialDecode,
     path_hint: Option<PathId>,
+    ecn: Option<crate::ecn::EcnCodepoint>,
 }
 
 /// Life cycle (RFC 9000 §10).
@@ -222,6 +227,8 @@ pub struct Connection {
     pub(crate) datagrams: datagrams::DatagramState,
     /// 0-RTT keys, remembered parameters and outcome (`zero_rtt.rs`).
     pub(crate) zero_rtt: zero_rtt::ZeroRttState,
+    /// ECN codepoint of the datagram being processed (RFC 9000 §13.4.1).
+    pub(crate) rx_ecn: Option<crate::ecn::EcnCodepoint>,
 }
 
 impl std::fmt::Debug for Connection {

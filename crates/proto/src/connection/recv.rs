@@ -116,6 +116,7 @@ impl Connection {
         self.count_for_amplification(path_id, local, remote, datagram_len);
         if self.is_established() && !self.early_datagrams.is_empty() {
             for early in std::mem::take(&mut self.early_datagrams) {
+                self.rx_ecn = early.ecn;
                 self.handle_datagram(
                     now,
                     early.local,
@@ -161,6 +162,7 @@ impl Connection {
             remote,
             first,
             path_hint,
+            ecn: self.rx_ecn,
         });
         None
     }
@@ -471,6 +473,7 @@ impl Connection {
             self.count_received(now, packet);
             return;
         }
+        self.count_received_ecn(packet.space, packet.path);
         // Report §2.2: each path's largest received packet of the space; below the smallest
         // of them no gap waits for a packet in flight on an in-order path.
         let settled = self

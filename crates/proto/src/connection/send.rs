@@ -367,6 +367,7 @@ impl Connection {
             local: p.local,
             remote: p.remote,
             size: buf.len(),
+            ecn: self.ecn_codepoint(path),
         })
     }
 
@@ -695,7 +696,9 @@ impl Connection {
         } else {
             Default::default()
         };
+        let ecn = self.config.ecn && path.ecn.is_marking();
         let packet = SentPacket {
+            ecn,
             pn,
             space,
             time_sent: now,

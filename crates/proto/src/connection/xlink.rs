@@ -377,6 +377,7 @@ mod tests {
             delivery: Default::default(),
             frames,
             reinjected: false,
+            ecn: false,
         }
     }
 

@@ -28,7 +28,7 @@ impl Endpoint {
         remote: SocketAddr,
         first: PartialDecode,
         rest: Option<BytesMut>,
-        len: usize,
+        (len, ecn): (usize, Option<crate::ecn::EcnCodepoint>),
     ) -> Option<ConnectionHandle> {
         let server = self.server_config.clone()?;
         let dcid = first.dcid();
@@ -98,9 +98,11 @@ impl Endpoint {
         let entry = self.connections.get_mut(&handle)?;
         entry.cids.push(dcid);
         self.incoming.push_back(handle);
+        entry.conn.rx_ecn = ecn;
         entry
             .conn
             .handle_datagram(now, local, remote, first, rest, Some(0));
+        entry.conn.rx_ecn = None;
         self.sync(handle);
         Some(handle)
     }

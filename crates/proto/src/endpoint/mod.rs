@@ -406,6 +406,19 @@ impl Endpoint {
         remote: SocketAddr,
         data: BytesMut,
     ) -> Option<ConnectionHandle> {
+        self.handle_datagram_ecn(now, local, remote, None, data)
+    }
+
+    /// [`Endpoint::handle_datagram`] with the ECN codepoint the datagram arrived with (RFC
+    /// 9000 §13.4.1: counted per packet number space and reported in ACK frames).
+    pub fn handle_datagram_ecn(
+        &mut self,
+        now: Timestamp,
+        local: SocketAddr,
+        remote: SocketAddr,
+        ecn: Option<crate::ecn::EcnCodepoint>,
+        data: BytesMut,
+    ) -> Option<ConnectionHandle> {
         let len = data.len();
         let (first, rest) = match PartialDecode::new(data, self.config.cid_len) {
             Ok(ok) => ok,
@@ -420,13 +433,15 @@ impl Endpoint {
         let dcid = first.dcid();
         if let Some(&(handle, path)) = self.routes.get(&dcid) {
             let conn = &mut self.connections.get_mut(&handle)?.conn;
+            conn.rx_ecn = ecn;
             conn.handle_datagram(now, local, remote, first, rest, Some(path));
+            conn.rx_ecn = None;
             self.ready.insert(handle);
             self.sync(handle);
             return Some(handle);
         }
         match first.kind() {
-            PacketKind::Initial => self.accept_initial(now, local, remote, first, rest, len),
+            PacketKind::Initial => self.accept_initial(now, local, remote, first, rest, (len, ecn)),
             PacketKind::Short => {
                 if let Some(handle) = self.stateless_reset_target(now, first.packet(), &rest) {
                     return Some(handle);

@@ -27,6 +27,7 @@ impl Endpoint {
                 local,
                 remote,
                 size,
+                ecn: None,
             },
             datagram,
         ));

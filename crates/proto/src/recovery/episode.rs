@@ -33,6 +33,17 @@ impl LossEpisode {
         }
     }
 
+    /// The controller reduced its window for ECN CE marks (RFC 9002 §7.1), reaching
+    /// `reductions`: marks are never spurious, so this reduction is never undone, even if the
+    /// losses of its recovery period turn out spurious.
+    pub fn on_ecn_congestion(&mut self, reductions: u64) {
+        if reductions != self.reductions {
+            self.unconfirmed.clear();
+            self.reductions = reductions;
+            self.open = false;
+        }
+    }
+
     /// Packet `pn`, declared lost, was acknowledged. Returns true when that leaves no loss of
     /// the episode unconfirmed: the reduction was spurious and may be undone (once).
     pub fn on_spurious(&mut self, pn: u64) -> bool {

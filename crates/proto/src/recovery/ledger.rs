@@ -96,6 +96,8 @@ pub struct SentPacket {
     pub frames: SentFrames,
     /// Its stream frames were already re-injected on another path (XLINK).
     pub reinjected: bool,
+    /// Sent in an ECT(0) datagram (RFC 9000 §13.4.2).
+    pub ecn: bool,
 }
 
 /// Packets newly acknowledged on this ledger by one ACK frame.
@@ -403,6 +405,7 @@ mod tests {
             delivery: PacketDeliveryState::default(),
             frames: SentFrames::default(),
             reinjected: false,
+            ecn: false,
         }
     }
 

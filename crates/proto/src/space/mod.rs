@@ -80,6 +80,11 @@ pub struct SendSpace {
     largest_acked: Option<u64>,
     /// Recent packet numbering, for packet-number lengths (RFC 9000 §17.1).
     history: SendHistory,
+    /// ECN counts of the last ACK frame used for ECN validation (RFC 9000 §13.4.2.1).
+    pub ecn_baseline: mpquic_wire::frame::EcnCounts,
+    /// That frame's lowest reported and largest acknowledged packet numbers, and the path of
+    /// the largest (see `Connection::on_ack_ecn`).
+    pub ecn_span: Option<(u64, u64, Option<crate::path::PathId>)>,
 }
 
 impl SendSpace {

@@ -34,6 +34,8 @@ pub struct ReceiveRecord {
     largest: Option<(u64, Timestamp)>,
     /// The largest Largest Acknowledged of the ACK frames sent for this space.
     largest_reported: Option<u64>,
+    /// ECN codepoints of the packets received in this space (RFC 9000 §13.4.1).
+    pub ecn: mpquic_wire::frame::EcnCounts,
 }
 
 impl ReceiveRecord {

@@ -190,6 +190,7 @@ fn lose(bbr: &mut Bbr, now: Timestamp, bytes: u64, persistent: bool) {
         lost_bytes: bytes,
         largest_lost_sent_time: now.saturating_sub(RTT / 2),
         persistent_congestion: persistent,
+        ecn_ce: false,
         bytes_in_flight: 100 * MSS,
         rtt: &rtt,
     };
