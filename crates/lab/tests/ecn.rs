@@ -69,7 +69,11 @@ fn pair(paths: &[&str], mode: MultipathMode) -> (RunResult, RunResult) {
     let marked: Vec<String> = paths.iter().map(|p| format!("{p}{MARK}")).collect();
     let marked: Vec<&str> = marked.iter().map(String::as_str).collect();
     let with = run_completed(&download(&marked, BYTES, mode, SEED));
-    let without = run_completed(&download(paths, BYTES, mode, SEED));
+    // The same endpoints (ECN on, as the marking links turn it on by default); only the
+    // links differ.
+    let mut plain = download(paths, BYTES, mode, SEED);
+    plain.transport.ecn = Some(true);
+    let without = run_completed(&plain);
     println!(
         "with marking: {}\nwithout: {}",
         describe(&with),
@@ -149,6 +153,20 @@ fn check_bleaching(mode: MultipathMode) {
 #[test]
 fn bleaching_path_fails_validation_alone_mpns() {
     check_bleaching(MultipathMode::Mpns);
+}
+
+#[test]
+fn the_lab_turns_ecn_on_only_where_a_link_marks() {
+    let plain = run_completed(&download(&[ONE], BYTES, MultipathMode::Auto, SEED));
+    let ecn = &plain.paths[0].ecn;
+    assert_eq!(ecn.marked_acked + ecn.marked_lost, 0, "{}", describe(&plain));
+    let marked = run_completed(&download(
+        &[&format!("{ONE}{MARK}")],
+        BYTES,
+        MultipathMode::Auto,
+        SEED,
+    ));
+    assert_eq!(marked.paths[0].ecn.state, EcnState::Capable, "{}", describe(&marked));
 }
 
 #[test]
