@@ -159,14 +159,24 @@ fn bleaching_path_fails_validation_alone_mpns() {
 fn the_lab_turns_ecn_on_only_where_a_link_marks() {
     let plain = run_completed(&download(&[ONE], BYTES, MultipathMode::Auto, SEED));
     let ecn = &plain.paths[0].ecn;
-    assert_eq!(ecn.marked_acked + ecn.marked_lost, 0, "{}", describe(&plain));
+    assert_eq!(
+        ecn.marked_acked + ecn.marked_lost,
+        0,
+        "{}",
+        describe(&plain)
+    );
     let marked = run_completed(&download(
         &[&format!("{ONE}{MARK}")],
         BYTES,
         MultipathMode::Auto,
         SEED,
     ));
-    assert_eq!(marked.paths[0].ecn.state, EcnState::Capable, "{}", describe(&marked));
+    assert_eq!(
+        marked.paths[0].ecn.state,
+        EcnState::Capable,
+        "{}",
+        describe(&marked)
+    );
 }
 
 #[test]
