@@ -22,10 +22,12 @@
 //! # Ok(()) }
 //! ```
 
+mod bidi;
 pub mod client;
 pub mod quic;
 pub mod server;
 
+pub use bidi::Bidi;
 pub use quic::{BidiStream, Connection, OpenStreams, RecvStream, SendStream};
 
 /// The versions of the HTTP types and of the h3 crate this crate's API uses.

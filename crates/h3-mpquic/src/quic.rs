@@ -49,7 +49,7 @@ fn open_bidi<B: Buf>(
     cx: &mut Context<'_>,
 ) -> Poll<Result<BidiStream<B>, StreamErrorIncoming>> {
     let (send, recv) = ready!(conn.poll_open_bi(cx)).map_err(stream_connection_error)?;
-    Poll::Ready(Ok(BidiStream::new(send, recv)))
+    Poll::Ready(Ok(bidi(send, recv)))
 }
 
 /// Open a unidirectional stream (control, QPACK encoder or decoder stream, RFC 9114 §6.2).
@@ -84,7 +84,7 @@ impl<B: Buf> quic::Connection<B> for Connection {
         cx: &mut Context<'_>,
     ) -> Poll<Result<Self::BidiStream, ConnectionErrorIncoming>> {
         let (send, recv) = ready!(self.conn.poll_accept_bi(cx)).map_err(connection_error)?;
-        Poll::Ready(Ok(BidiStream::new(send, recv)))
+        Poll::Ready(Ok(bidi(send, recv)))
     }
 
     fn opener(&self) -> Self::OpenStreams {
@@ -127,79 +127,11 @@ impl_open_streams!(Connection);
 impl_open_streams!(OpenStreams);
 
 /// A bidirectional stream: both halves, splittable.
-#[derive(Debug)]
-pub struct BidiStream<B: Buf> {
-    send: SendStream<B>,
-    recv: RecvStream,
-}
+pub type BidiStream<B> = crate::Bidi<SendStream<B>, RecvStream>;
 
-impl<B: Buf> BidiStream<B> {
-    fn new(send: mpquic::SendStream, recv: mpquic::RecvStream) -> Self {
-        Self {
-            send: SendStream::new(send),
-            recv: RecvStream::new(recv),
-        }
-    }
-}
-
-impl<B: Buf> quic::BidiStream<B> for BidiStream<B> {
-    type SendStream = SendStream<B>;
-    type RecvStream = RecvStream;
-
-    fn split(self) -> (Self::SendStream, Self::RecvStream) {
-        (self.send, self.recv)
-    }
-}
-
-impl<B: Buf> quic::RecvStream for BidiStream<B> {
-    type Buf = Bytes;
-
-    fn poll_data(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Option<Self::Buf>, StreamErrorIncoming>> {
-        self.recv.poll_data(cx)
-    }
-
-    fn stop_sending(&mut self, error_code: u64) {
-        self.recv.stop_sending(error_code);
-    }
-
-    fn recv_id(&self) -> StreamId {
-        self.recv.recv_id()
-    }
-}
-
-impl<B: Buf> quic::SendStream<B> for BidiStream<B> {
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), StreamErrorIncoming>> {
-        self.send.poll_ready(cx)
-    }
-
-    fn send_data<T: Into<WriteBuf<B>>>(&mut self, data: T) -> Result<(), StreamErrorIncoming> {
-        self.send.send_data(data)
-    }
-
-    fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), StreamErrorIncoming>> {
-        self.send.poll_finish(cx)
-    }
-
-    fn reset(&mut self, reset_code: u64) {
-        self.send.reset(reset_code);
-    }
-
-    fn send_id(&self) -> StreamId {
-        self.send.send_id()
-    }
-}
-
-impl<B: Buf> quic::SendStreamUnframed<B> for BidiStream<B> {
-    fn poll_send<D: Buf>(
-        &mut self,
-        cx: &mut Context<'_>,
-        buf: &mut D,
-    ) -> Poll<Result<usize, StreamErrorIncoming>> {
-        self.send.poll_send(cx, buf)
-    }
+/// Wraps the runtime's two halves of a bidirectional stream.
+fn bidi<B: Buf>(send: mpquic::SendStream, recv: mpquic::RecvStream) -> BidiStream<B> {
+    crate::Bidi::new(SendStream::new(send), RecvStream::new(recv))
 }
 
 /// The receiving half of a stream.

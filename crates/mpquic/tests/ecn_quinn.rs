@@ -9,7 +9,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{connect_client, payload, spawn_quinn_server, transport, within, MB};
+use common::{connect_client, payload, quinn_answer, spawn_quinn_server, transport, within, MB};
 use mpquic::proto::EcnState;
 use mpquic::{hq, MultipathMode};
 
@@ -21,11 +21,8 @@ async fn ecn_is_validated_both_ways_with_quinn_on_loopback() {
     let (_quinn, server_addr) = spawn_quinn_server(move |conn| {
         let data = served.clone();
         async move {
-            while let Ok((mut send, mut recv)) = conn.accept_bi().await {
-                let _ = recv.read_to_end(1000).await;
-                send.write_all(&data).await.expect("quinn write");
-                send.finish().expect("quinn finish");
-                let _ = send.stopped().await;
+            while let Ok((send, recv)) = conn.accept_bi().await {
+                quinn_answer(send, recv, &data).await;
             }
         }
     });

@@ -6,7 +6,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{addr, connect_client, payload, quinn_configs, root_with, transport, within, MB};
+use common::{
+    addr, connect_client, payload, quinn_answer, quinn_configs, root_with, transport, within, MB,
+};
 use mpquic::{config, hq, tls, Endpoint, MultipathMode, RetryPolicy};
 
 /// Our hq server on loopback asking every client to Retry first.
@@ -78,11 +80,8 @@ async fn our_client_follows_a_quinn_retry() {
             let data = served.clone();
             tokio::spawn(async move {
                 let conn = incoming.await.expect("quinn handshake");
-                if let Ok((mut send, mut recv)) = conn.accept_bi().await {
-                    let _ = recv.read_to_end(1000).await;
-                    send.write_all(&data).await.expect("quinn write");
-                    send.finish().expect("quinn finish");
-                    let _ = send.stopped().await;
+                if let Ok((send, recv)) = conn.accept_bi().await {
+                    quinn_answer(send, recv, &data).await;
                 }
             });
         }

@@ -137,7 +137,7 @@ impl<B: Buf> quic::Connection<B> for Connection {
         &mut self,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<Self::BidiStream, ConnectionErrorIncoming>> {
-        poll_accept(self.handle, Dir::Bi).map_ok(|id| BidiStream::new(self.handle, id))
+        poll_accept(self.handle, Dir::Bi).map_ok(|id| bidi(self.handle, id))
     }
 
     fn opener(&self) -> Self::OpenStreams {
@@ -153,7 +153,7 @@ impl<B: Buf> quic::OpenStreams<B> for Connection {
         &mut self,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<Self::BidiStream, StreamErrorIncoming>> {
-        poll_open(self.handle, Dir::Bi).map_ok(|id| BidiStream::new(self.handle, id))
+        poll_open(self.handle, Dir::Bi).map_ok(|id| bidi(self.handle, id))
     }
 
     fn poll_open_send(
@@ -168,70 +168,12 @@ impl<B: Buf> quic::OpenStreams<B> for Connection {
     }
 }
 
-/// A bidirectional stream: both halves, splittable.
-#[derive(Debug)]
-pub struct BidiStream<B: Buf> {
-    send: SendStream<B>,
-    recv: RecvStream,
-}
+/// A bidirectional stream: both halves, splittable (`mpquic_h3::Bidi` forwards to them).
+pub type BidiStream<B> = mpquic_h3::Bidi<SendStream<B>, RecvStream>;
 
-impl<B: Buf> BidiStream<B> {
-    fn new(handle: ConnectionHandle, id: StreamId) -> Self {
-        Self {
-            send: SendStream::new(handle, id),
-            recv: RecvStream::new(handle, id),
-        }
-    }
-}
-
-impl<B: Buf> quic::BidiStream<B> for BidiStream<B> {
-    type SendStream = SendStream<B>;
-    type RecvStream = RecvStream;
-
-    fn split(self) -> (Self::SendStream, Self::RecvStream) {
-        (self.send, self.recv)
-    }
-}
-
-impl<B: Buf> quic::RecvStream for BidiStream<B> {
-    type Buf = Bytes;
-
-    fn poll_data(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Option<Self::Buf>, StreamErrorIncoming>> {
-        self.recv.poll_data(cx)
-    }
-
-    fn stop_sending(&mut self, error_code: u64) {
-        self.recv.stop_sending(error_code);
-    }
-
-    fn recv_id(&self) -> quic::StreamId {
-        self.recv.recv_id()
-    }
-}
-
-impl<B: Buf> quic::SendStream<B> for BidiStream<B> {
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), StreamErrorIncoming>> {
-        self.send.poll_ready(cx)
-    }
-
-    fn send_data<T: Into<WriteBuf<B>>>(&mut self, data: T) -> Result<(), StreamErrorIncoming> {
-        self.send.send_data(data)
-    }
-
-    fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), StreamErrorIncoming>> {
-        self.send.poll_finish(cx)
-    }
-
-    fn reset(&mut self, reset_code: u64) {
-        self.send.reset(reset_code);
-    }
-
-    fn send_id(&self) -> quic::StreamId {
-        self.send.send_id()
-    }
+/// Both halves of stream `id` of the connection `handle`.
+fn bidi<B: Buf>(handle: ConnectionHandle, id: StreamId) -> BidiStream<B> {
+    mpquic_h3::Bidi::new(SendStream::new(handle, id), RecvStream::new(handle, id))
 }
 
 /// The receiving half of a stream.

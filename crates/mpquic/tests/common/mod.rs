@@ -142,6 +142,15 @@ where
     (endpoint, local)
 }
 
+/// A quinn server's answer to one request stream: read the request (at most 1,000 bytes),
+/// send `data`, finish, and wait until the peer has it all.
+pub async fn quinn_answer(mut send: quinn::SendStream, mut recv: quinn::RecvStream, data: &[u8]) {
+    let _ = recv.read_to_end(1000).await;
+    send.write_all(data).await.expect("quinn write");
+    send.finish().expect("quinn finish");
+    let _ = send.stopped().await;
+}
+
 /// Run `f` with the test timeout.
 pub async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     match tokio::time::timeout(TEST_TIMEOUT, f).await {
