@@ -159,6 +159,7 @@ fn bleaching_path_fails_validation_alone_mpns() {
 fn the_lab_turns_ecn_on_only_where_a_link_marks() {
     let plain = run_completed(&download(&[ONE], BYTES, MultipathMode::Auto, SEED));
     let ecn = &plain.paths[0].ecn;
+    assert_eq!(ecn.state, EcnState::Disabled, "{}", describe(&plain));
     assert_eq!(
         ecn.marked_acked + ecn.marked_lost,
         0,

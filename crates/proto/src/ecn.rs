@@ -99,6 +99,8 @@ pub enum EcnState {
     Capable,
     /// Validation failed: not marking on this path any more.
     Failed,
+    /// ECN is switched off in the configuration (`TransportConfig::ecn`): never marking.
+    Disabled,
 }
 
 /// What one ACK frame says about one path's marks.

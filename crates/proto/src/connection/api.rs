@@ -166,7 +166,16 @@ impl Connection {
 
     /// Statistics of every path (including abandoned ones still in their closing period).
     pub fn path_stats(&self) -> Vec<PathStats> {
-        self.paths.values().map(|p| p.stats()).collect()
+        self.paths
+            .values()
+            .map(|p| {
+                let mut stats = p.stats();
+                if !self.config.ecn {
+                    stats.ecn.state = crate::ecn::EcnState::Disabled;
+                }
+                stats
+            })
+            .collect()
     }
 
     /// The negotiated ALPN protocol.
