@@ -11,7 +11,9 @@
 //! The requests use the lab's custom stream protocol ([`crate::workload`]); each
 //! condition also runs once with MPNS and once with SPNS over HTTP/3 ([`H3_DESIGNS`],
 //! `protocol = "h3"`: the same requests as parallel `GET`s through the h3 crate), and
-//! every table row says which protocol it ran over.
+//! every table row says which protocol it ran over. The MPNS and SPNS designs also run with
+//! session resumption and 0-RTT ([`ZERO_RTT_DESIGNS`], `transport.zero_rtt = true`):
+//! connections 2-4 resume and send their requests in 0-RTT packets.
 
 use std::path::Path;
 
@@ -108,7 +110,7 @@ impl Suite for Rpc {
     }
 
     fn description(&self) -> &'static str {
-        "SPNS report Tables 2-3, Fig 5: short connections, parallel requests 2 KB..>1 MB, MPNS vs SPNS vs SPNS limit 4 (custom protocol), MPNS and SPNS over HTTP/3"
+        "SPNS report Tables 2-3, Fig 5: short connections, parallel requests 2 KB..>1 MB, MPNS vs SPNS vs SPNS limit 4 (custom protocol), MPNS and SPNS over HTTP/3, MPNS and SPNS with 0-RTT"
     }
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
