@@ -411,9 +411,14 @@ pub struct TransportSettings {
     /// early data, the client keeps one session store for the whole run, so every connection
     /// after the first resumes and, over the custom protocol, sends its requests in 0-RTT
     /// packets. Off (and absent from the JSON) by default, which keeps tickets out of the
-    /// recorded figures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// recorded figures (`zero_rtt = false` is not echoed either).
+    #[serde(default, skip_serializing_if = "zero_rtt_off")]
     pub zero_rtt: Option<bool>,
+}
+
+/// Whether `transport.zero_rtt` is off (not serialized then).
+fn zero_rtt_off(v: &Option<bool>) -> bool {
+    *v != Some(true)
 }
 
 /// How the simulated endpoints protect 1-RTT packets (`transport.crypto`, `--crypto`).

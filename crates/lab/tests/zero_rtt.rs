@@ -21,7 +21,11 @@ fn scenario(mode: &str, zero_rtt: bool) -> mpquic_lab::Scenario {
         multipath = "{mode}"
         {}
         "#,
-        if zero_rtt { "zero_rtt = true" } else { "" }
+        if zero_rtt {
+            "zero_rtt = true"
+        } else {
+            "zero_rtt = false"
+        }
     );
     mpquic_lab::Scenario::from_toml_str(&text, "zero-rtt").expect("valid")
 }
