@@ -12,6 +12,9 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use mpquic_netsim::{Datagram, Ecn, Node, SimTime};
+use mpquic_proto::crypto::resumption::{
+    client_enable_0rtt, memory_session_store, server_allow_0rtt,
+};
 use mpquic_proto::crypto::testing::test_tls_configs;
 use mpquic_proto::crypto::PacketProtection;
 use mpquic_proto::EcnCodepoint;
@@ -39,6 +42,16 @@ const RX_ARENA: usize = 64 * 1024;
 const MAX_SPARE: usize = 256;
 /// Capacity of a new send buffer (the largest datagram the lab sends fits).
 const TX_CAPACITY: usize = 1500;
+
+/// How a simulated client connects.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientOptions {
+    /// The protocol of the requests (and the ALPN).
+    pub protocol: Protocol,
+    /// Session resumption and 0-RTT across successive connections
+    /// (`transport.zero_rtt`).
+    pub zero_rtt: bool,
+}
 
 /// The application running on a node.
 #[derive(Debug)]
@@ -113,11 +126,44 @@ impl QuicNode {
         (interfaces, servers): (&[SocketAddr], &[SocketAddr]),
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
+        Self::client_with(
+            ClientOptions {
+                protocol,
+                zero_rtt: false,
+            },
+            transport,
+            endpoint_config,
+            rng_seed,
+            protection,
+            (interfaces, servers),
+            response_sizes,
+        )
+    }
+
+    /// [`QuicNode::client_over`] with `options`. With `options.zero_rtt` the client's TLS
+    /// configuration keeps one session store for all its connections (the configuration
+    /// lives in the [`ClientApp`] for the whole run) and offers 0-RTT; the app then writes
+    /// each new connection's requests as soon as 0-RTT keys are available.
+    pub fn client_with(
+        options: ClientOptions,
+        transport: TransportConfig,
+        endpoint_config: Arc<EndpointConfig>,
+        rng_seed: [u8; 32],
+        protection: PacketProtection,
+        (interfaces, servers): (&[SocketAddr], &[SocketAddr]),
+        response_sizes: &[u64],
+    ) -> Result<Self, LabError> {
+        let ClientOptions { protocol, zero_rtt } = options;
         let alpn = match protocol {
             Protocol::Custom => ALPN,
             Protocol::H3 => H3_ALPN,
         };
-        let (tls, _) = test_tls_configs(&[alpn]);
+        let (mut tls, _) = test_tls_configs(&[alpn]);
+        if zero_rtt {
+            let mut c = Arc::unwrap_or_clone(tls);
+            client_enable_0rtt(&mut c, memory_session_store());
+            tls = Arc::new(c);
+        }
         let config = ClientConfig::new(tls, Arc::new(transport));
         let mut endpoint =
             Endpoint::new_for_simulation(endpoint_config, None, rng_seed, protection);
@@ -139,6 +185,7 @@ impl QuicNode {
         let mut app = ClientApp::new(handle, response_sizes, &extra);
         app.set_redial(config, local, remote, SERVER_NAME);
         app.set_protocol(protocol);
+        app.set_zero_rtt(zero_rtt);
         Ok(Self::with_app(endpoint, App::Client(Box::new(app))))
     }
 
@@ -151,7 +198,24 @@ impl QuicNode {
         rng_seed: [u8; 32],
         protection: PacketProtection,
     ) -> Self {
-        let (_, tls) = test_tls_configs(&[ALPN, H3_ALPN]);
+        Self::server_with(transport, endpoint_config, rng_seed, protection, false)
+    }
+
+    /// [`QuicNode::server`]; with `zero_rtt` it issues session tickets and accepts 0-RTT
+    /// (rustls' single-use tickets, see `mpquic_proto::crypto::resumption`).
+    pub fn server_with(
+        transport: TransportConfig,
+        endpoint_config: Arc<EndpointConfig>,
+        rng_seed: [u8; 32],
+        protection: PacketProtection,
+        zero_rtt: bool,
+    ) -> Self {
+        let (_, mut tls) = test_tls_configs(&[ALPN, H3_ALPN]);
+        if zero_rtt {
+            let mut c = Arc::unwrap_or_clone(tls);
+            server_allow_0rtt(&mut c);
+            tls = Arc::new(c);
+        }
         let mut token_rng =
             <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(rng_seed);
         let mut config = ServerConfig::new(tls, Arc::new(transport), &mut token_rng);

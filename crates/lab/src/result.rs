@@ -298,6 +298,13 @@ pub struct ConnectionResult {
     pub handshake_s: Option<f64>,
     /// When the client closed it after its last response (s).
     pub closed_s: Option<f64>,
+    /// 0-RTT packets the client sent on it (with `transport.zero_rtt` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zero_rtt_packets_sent: Option<u64>,
+    /// Whether the server accepted its 0-RTT data (with `transport.zero_rtt`, when the
+    /// client attempted 0-RTT, i.e. resumed a session that allowed early data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zero_rtt_accepted: Option<bool>,
 }
 
 /// Upper bounds of the ACK range histogram buckets, as the core counts

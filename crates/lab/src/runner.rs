@@ -121,14 +121,19 @@ impl<'a> Run<'a> {
         let server_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("server/endpoint")));
         let client_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("client/endpoint")));
         let protection = scenario.transport.crypto.protection();
-        let server_node = QuicNode::server(
+        let zero_rtt = scenario.transport.zero_rtt();
+        let server_node = QuicNode::server_with(
             transport.clone(),
             server_cfg,
             sim.derive_seed("server/rng"),
             protection,
+            zero_rtt,
         );
-        let mut client_node = QuicNode::client_over(
-            scenario.workload.protocol(),
+        let mut client_node = QuicNode::client_with(
+            crate::node::ClientOptions {
+                protocol: scenario.workload.protocol(),
+                zero_rtt,
+            },
             transport,
             client_cfg,
             sim.derive_seed("client/rng"),
@@ -508,6 +513,8 @@ fn connection_results(app: &ClientApp) -> Vec<ConnectionResult> {
             opened_s: secs(c.opened_at),
             handshake_s: c.established_at.map(secs),
             closed_s: c.closed_at.map(secs),
+            zero_rtt_packets_sent: c.zero_rtt.map(|z| z.packets_sent),
+            zero_rtt_accepted: c.zero_rtt.and_then(|z| z.accepted),
         })
         .collect()
 }

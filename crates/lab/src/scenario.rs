@@ -406,6 +406,19 @@ pub struct TransportSettings {
     /// before ECN existed; `--no-ecn` sets false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// TLS session resumption and 0-RTT (RFC 9001 §4.6) across the client's successive
+    /// connections (`requests = { connections = N }`): the server issues tickets and accepts
+    /// early data, the client keeps one session store for the whole run, so every connection
+    /// after the first resumes and, over the custom protocol, sends its requests in 0-RTT
+    /// packets. Off (and absent from the JSON) by default, which keeps tickets out of the
+    /// recorded figures (`zero_rtt = false` is not echoed either).
+    #[serde(default, skip_serializing_if = "zero_rtt_off")]
+    pub zero_rtt: Option<bool>,
+}
+
+/// Whether `transport.zero_rtt` is off (not serialized then).
+fn zero_rtt_off(v: &Option<bool>) -> bool {
+    *v != Some(true)
 }
 
 /// How the simulated endpoints protect 1-RTT packets (`transport.crypto`, `--crypto`).
@@ -460,6 +473,7 @@ impl Default for TransportSettings {
             key_update_interval: d.key_update_interval,
             crypto: CryptoMode::Real,
             ecn: None,
+            zero_rtt: None,
         }
     }
 }
@@ -528,6 +542,11 @@ impl TransportSettings {
 }
 
 impl TransportSettings {
+    /// Whether the endpoints use session resumption and 0-RTT (see the field).
+    pub fn zero_rtt(&self) -> bool {
+        self.zero_rtt == Some(true)
+    }
+
     /// The discovery settings: None unless `mtu_discovery` is true (see the field).
     fn mtu_discovery(&self) -> Result<Option<MtuDiscoveryConfig>, LabError> {
         if self.mtu_discovery != Some(true) {

@@ -169,6 +169,28 @@ pub struct ConnectionTimes {
     pub established_at: Option<SimTime>,
     /// When the client closed it (after its last response).
     pub closed_at: Option<SimTime>,
+    /// Its 0-RTT figures, with session resumption and 0-RTT on ([`ClientApp::set_zero_rtt`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zero_rtt: Option<ZeroRttFigures>,
+}
+
+/// 0-RTT figures of one client connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ZeroRttFigures {
+    /// 0-RTT packets the client sent.
+    pub packets_sent: u64,
+    /// The server's answer to the 0-RTT data: None while unknown or when 0-RTT was not
+    /// attempted (no ticket allowing early data).
+    pub accepted: Option<bool>,
+}
+
+impl ZeroRttFigures {
+    fn of(conn: &Connection) -> Self {
+        Self {
+            packets_sent: conn.stats().zero_rtt_packets_sent,
+            accepted: conn.zero_rtt_accepted(),
+        }
+    }
 }
 
 /// What the client needs to open its next connection.
@@ -223,6 +245,8 @@ pub struct ClientApp {
     pub closed_figures: Vec<crate::result::ConnectionFigures>,
     /// The protocol the requests use.
     protocol: Protocol,
+    /// Session resumption and 0-RTT on ([`ClientApp::set_zero_rtt`]).
+    zero_rtt: bool,
     /// HTTP/3 state of the current connection ([`Protocol::H3`] only).
     h3: H3Client,
     /// Progress of each request over HTTP/3, parallel to `requests`.
@@ -262,6 +286,7 @@ impl ClientApp {
             connections: vec![ConnectionTimes::default()],
             closed_figures: Vec::new(),
             protocol: Protocol::Custom,
+            zero_rtt: false,
             h3: H3Client::default(),
             fetches: Vec::new(),
         }
@@ -271,6 +296,20 @@ impl ClientApp {
     /// [`crate::QuicNode::client_over`]).
     pub fn set_protocol(&mut self, protocol: Protocol) {
         self.protocol = protocol;
+    }
+
+    /// Records each connection's 0-RTT figures and, over the custom protocol, writes the
+    /// requests of a new connection as soon as it has 0-RTT keys (before its handshake
+    /// completes), so that they leave in 0-RTT packets. The client's TLS configuration must
+    /// keep a session store and offer early data (see [`crate::QuicNode::client_with`]).
+    /// HTTP/3 requests still wait for the handshake.
+    pub fn set_zero_rtt(&mut self, on: bool) {
+        self.zero_rtt = on;
+        if on {
+            for c in &mut self.connections {
+                c.zero_rtt.get_or_insert_with(ZeroRttFigures::default);
+            }
+        }
     }
 
     /// Lets the client open further connections with `config` from
@@ -336,6 +375,9 @@ impl ClientApp {
             }
         };
         if let Some(conn) = endpoint.connection_mut(self.handle) {
+            if let Some(c) = self.connections.last_mut().filter(|_| self.zero_rtt) {
+                c.zero_rtt = Some(ZeroRttFigures::of(conn));
+            }
             self.closed_figures
                 .push(crate::result::ConnectionFigures::of(conn));
             conn.close(Timestamp::from_nanos(now), close_code, bytes::Bytes::new());
@@ -362,8 +404,10 @@ impl ClientApp {
                 self.path_retry_at = None;
                 self.connections.push(ConnectionTimes {
                     opened_at: now,
+                    zero_rtt: self.zero_rtt.then(ZeroRttFigures::default),
                     ..ConnectionTimes::default()
                 });
+                self.send_early(handle, endpoint);
             }
             Err(e) => self.failure = Some(format!("cannot open connection {k}: {e}")),
         }
@@ -420,7 +464,16 @@ impl ClientApp {
                 .map_or_else(|| "closed".to_owned(), ToString::to_string);
             self.failure = Some(format!("connection closed: {why}"));
         }
-        if self.failure.is_some() || !conn.is_established() {
+        if self.zero_rtt {
+            if let Some(c) = self.connections.last_mut() {
+                c.zero_rtt = Some(ZeroRttFigures::of(conn));
+            }
+        }
+        if self.failure.is_none() && !conn.is_established() {
+            self.send_early(self.handle, endpoint);
+            return;
+        }
+        if self.failure.is_some() {
             return;
         }
         self.established_at.get_or_insert(now);
@@ -441,6 +494,22 @@ impl ClientApp {
         if self.failure.is_none() && self.batch_done() {
             self.next_connection(now, endpoint);
         }
+    }
+
+    /// With 0-RTT on, over the custom protocol: opens the current batch's streams and writes
+    /// its requests while the connection has 0-RTT keys (before its handshake completes);
+    /// the core sends them in 0-RTT packets.
+    fn send_early(&mut self, handle: ConnectionHandle, endpoint: &mut Endpoint) {
+        if !self.zero_rtt || self.protocol != Protocol::Custom || self.video.is_some() {
+            return;
+        }
+        let Some(conn) = endpoint.connection_mut(handle) else {
+            return;
+        };
+        if conn.is_zero_rtt_available() {
+            self.issue_requests(conn);
+        }
+        endpoint.after_connection_call(handle);
     }
 
     fn drain_events(&mut self, now: SimTime, conn: &mut Connection) {

@@ -88,13 +88,30 @@ fn rpc_design(runs: &[(String, Value)], tag: &str) -> [Option<f64>; 3] {
 }
 
 fn check_rpc_comparison(dir: &Path, stem: &str, a: &str, b: &str) -> Check {
+    check_rpc_pairs(dir, stem, &[(a, b)])
+}
+
+/// Table `stem` holds, for each pair `(a, b)` in order, three rows: design `a`, design `b`,
+/// the rates.
+fn check_rpc_pairs(dir: &Path, stem: &str, pairs: &[(&str, &str)]) -> Check {
     let runs = read_runs(dir);
     let t = read_table(dir, stem)?;
-    let (x, y) = (rpc_design(&runs, a), rpc_design(&runs, b));
-    if t.rows.len() != 3 {
+    if t.rows.len() != 3 * pairs.len() {
         return Err(format!("{stem}: {} rows", t.rows.len()));
     }
-    for (row, fig) in t.rows.iter().zip([x, y]) {
+    for (rows, &(a, b)) in t.rows.chunks(3).zip(pairs) {
+        check_rpc_rows(stem, rows, rpc_design(&runs, a), rpc_design(&runs, b))?;
+    }
+    Ok(())
+}
+
+fn check_rpc_rows(
+    stem: &str,
+    rows: &[Vec<mpquic_report::Cell>],
+    x: [Option<f64>; 3],
+    y: [Option<f64>; 3],
+) -> Check {
+    for (row, fig) in rows.iter().zip([x, y]) {
         for (i, e) in fig.iter().enumerate() {
             num_cell(
                 &row[i + 1],
@@ -104,13 +121,9 @@ fn check_rpc_comparison(dir: &Path, stem: &str, a: &str, b: &str) -> Check {
         }
     }
     let diff = x[1].zip(y[1]).map(|(p, q)| q - p);
-    num_cell(
-        &t.rows[2][1],
-        rate(x[0], y[0]),
-        &format!("{stem} rate time"),
-    )?;
-    num_cell(&t.rows[2][2], diff, &format!("{stem} completion diff"))?;
-    num_cell(&t.rows[2][3], rate(x[2], y[2]), &format!("{stem} rate ack"))
+    num_cell(&rows[2][1], rate(x[0], y[0]), &format!("{stem} rate time"))?;
+    num_cell(&rows[2][2], diff, &format!("{stem} completion diff"))?;
+    num_cell(&rows[2][3], rate(x[2], y[2]), &format!("{stem} rate ack"))
 }
 
 /// Lower bounds of the Fig. 5a size bins in KB (the last is open).
@@ -157,11 +170,17 @@ fn check_rpc(dir: &Path) -> Check {
     check_rpc_comparison(dir, "table2", "mpns", "spns")?;
     check_rpc_comparison(dir, "table3", "mpns", "spns-l04")?;
     check_rpc_comparison(dir, "table2_h3", "mpns-h3", "spns-h3")?;
+    check_rpc_pairs(
+        dir,
+        "zero_rtt",
+        &[("mpns", "mpns-0rtt"), ("spns", "spns-0rtt")],
+    )?;
     // Every row says which protocol it ran over.
     let expect = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     let want = [
         ("table2", expect(&["custom", "custom", "custom"])),
         ("table2_h3", expect(&["HTTP/3", "HTTP/3", "HTTP/3"])),
+        ("zero_rtt", expect(&["custom"; 6])),
         (
             "custom_vs_h3",
             expect(&[
@@ -189,7 +208,7 @@ fn rpc_tables_match_runs_of_successive_connections() {
     let out = tmp.path().join("rpc");
     run_suite(&Rpc { tiny: Some(2) }, &tiny_opts(&out)).expect("run");
     let runs = read_runs(&out);
-    assert_eq!(runs.len(), 10, "two conditions x five designs");
+    assert_eq!(runs.len(), 14, "two conditions x seven designs");
     for (id, r) in &runs {
         assert_eq!(r["completed"].as_bool(), Some(true), "{id}: {}", r["error"]);
         let conns = r["connections"].as_array().expect("connections");
@@ -205,6 +224,16 @@ fn rpc_tables_match_runs_of_successive_connections() {
             .map(|q| q["connection"].as_u64().expect("connection"))
             .collect();
         assert_eq!(used.len(), 4, "{id}: every connection carries requests");
+        // The 0-RTT arms resume and send requests in 0-RTT on connections 2-4; the other
+        // arms record nothing about 0-RTT.
+        if id.ends_with("-0rtt") {
+            for c in &conns[1..] {
+                assert!(c["zero_rtt_packets_sent"].as_u64() > Some(0), "{id}: {c}");
+                assert_eq!(c["zero_rtt_accepted"], true, "{id}: {c}");
+            }
+        } else {
+            assert!(!r.to_string().contains("zero_rtt"), "{id}");
+        }
     }
     report_dir(&out).expect("report");
     check_rpc(&out).unwrap_or_else(|e| panic!("{e}"));

@@ -220,6 +220,8 @@ pub(crate) fn assemble(
             opened_s: 0.0,
             handshake_s: obs.handshake_s,
             closed_s: completion,
+            zero_rtt_packets_sent: None,
+            zero_rtt_accepted: None,
         }],
         bytes_requested: scenario.workload.total_bytes(),
         bytes_received,

@@ -11,7 +11,9 @@
 //! The requests use the lab's custom stream protocol ([`crate::workload`]); each
 //! condition also runs once with MPNS and once with SPNS over HTTP/3 ([`H3_DESIGNS`],
 //! `protocol = "h3"`: the same requests as parallel `GET`s through the h3 crate), and
-//! every table row says which protocol it ran over.
+//! every table row says which protocol it ran over. The MPNS and SPNS designs also run with
+//! session resumption and 0-RTT ([`ZERO_RTT_DESIGNS`], `transport.zero_rtt = true`):
+//! connections 2-4 resume and send their requests in 0-RTT packets.
 
 use std::path::Path;
 
@@ -54,6 +56,14 @@ pub const DESIGNS: [(&str, &str, usize, &str); 3] = [
 pub const H3_DESIGNS: [(&str, &str, usize, &str); 2] = [
     ("mpns-h3", "mpns", 32, "MPNS"),
     ("spns-h3", "spns", 32, "SPNS"),
+];
+
+/// The 0-RTT arms: run-ID tag, multipath mode, ACK-range limit, label. The same runs as
+/// the custom-protocol design of the same mode with `transport.zero_rtt = true`: every
+/// connection after the first resumes the previous session and sends its requests in 0-RTT.
+pub const ZERO_RTT_DESIGNS: [(&str, &str, usize, &str); 2] = [
+    ("mpns-0rtt", "mpns", 32, "MPNS"),
+    ("spns-0rtt", "spns", 32, "SPNS"),
 ];
 
 /// The protocol of a design tag's runs, as the report names it.
@@ -100,7 +110,7 @@ impl Suite for Rpc {
     }
 
     fn description(&self) -> &'static str {
-        "SPNS report Tables 2-3, Fig 5: short connections, parallel requests 2 KB..>1 MB, MPNS vs SPNS vs SPNS limit 4 (custom protocol), MPNS and SPNS over HTTP/3"
+        "SPNS report Tables 2-3, Fig 5: short connections, parallel requests 2 KB..>1 MB, MPNS vs SPNS vs SPNS limit 4 (custom protocol), MPNS and SPNS over HTTP/3, MPNS and SPNS with 0-RTT"
     }
 
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
@@ -114,6 +124,7 @@ impl Suite for Rpc {
             )
         };
         let mut out = Vec::new();
+        let arms = || all_designs().chain(ZERO_RTT_DESIGNS);
         for (i, u) in wsp::design(n, 5, seed).iter().enumerate() {
             let loss = wsp::lin(u[4], 0.0, 1.0);
             let paths = [
@@ -129,7 +140,7 @@ impl Suite for Rpc {
                 ),
             ];
             let limit_s = time_limit_s(&paths, total, TIME_LIMIT_FLOOR_S);
-            for (tag, mode, limit, _) in all_designs() {
+            for (tag, mode, limit, _) in arms() {
                 let id = format!("c{i:02}-{tag}");
                 // The custom protocol is the default: its scenarios (and results) stay
                 // as they were before the HTTP/3 arms existed.
@@ -149,7 +160,11 @@ impl Suite for Rpc {
                     time_limit_s: limit_s,
                     time_series: false,
                 };
-                out.push((id.clone(), spec.build()));
+                let mut scenario = spec.build();
+                if tag.ends_with("-0rtt") {
+                    scenario.transport.zero_rtt = Some(true);
+                }
+                out.push((id.clone(), scenario));
             }
         }
         out
@@ -184,6 +199,16 @@ impl Suite for Rpc {
         let (t2_h3, protocols) = h3_tables(runs, &m);
         rb.table(&mut s, "table2_h3", t2_h3)?;
         rb.table(&mut s, "custom_vs_h3", protocols)?;
+        s.paragraphs.push(
+            "Resumption and 0-RTT: the 0-RTT arms (run IDs cNN-mpns-0rtt, cNN-spns-0rtt) are \
+             the custom-protocol MPNS and SPNS runs with `transport.zero_rtt = true`: the \
+             server issues session tickets and accepts early data, the client keeps its \
+             tickets across its 4 connections, so connections 2-4 resume the previous session \
+             and send their requests in 0-RTT packets (the server answers in 0.5-RTT data). \
+             Network time counts from the start of each connection's handshake, as above."
+                .into(),
+        );
+        rb.table(&mut s, "zero_rtt", zero_rtt_table(runs, &m))?;
         s.reference = Some(reference_table(
             &format!("Paper ({}, Tables 2-3)", SPNS_REPORT.short),
             &[
@@ -268,6 +293,30 @@ fn h3_tables(runs: &[(String, RunRecord)], custom: &[DesignFigures]) -> (Table, 
     (t2, protocols)
 }
 
+/// Each design with and without resumption/0-RTT (`custom` = the figures of [`DESIGNS`]).
+fn zero_rtt_table(runs: &[(String, RunRecord)], custom: &[DesignFigures]) -> Table {
+    let arm = |d: &DesignFigures, on: bool| DesignFigures {
+        label: format!(
+            "{} ({})",
+            d.label,
+            if on { "0-RTT on" } else { "0-RTT off" }
+        ),
+        completed: d.completed.clone(),
+        ..*d
+    };
+    let mut t = Table::new(
+        "Ours: network time with and without resumption/0-RTT (custom protocol)",
+        Vec::new(),
+    );
+    for (i, d) in ZERO_RTT_DESIGNS.iter().enumerate() {
+        let on = design_figures(runs, d.0);
+        let pair = compare("", &arm(&custom[i], false), &arm(&on, true));
+        t.columns = pair.columns;
+        t.rows.extend(pair.rows);
+    }
+    t
+}
+
 fn design_runs<'a>(runs: &'a [(String, RunRecord)], tag: &str) -> Vec<&'a RunRecord> {
     let suffix = format!("-{tag}");
     runs.iter()
@@ -315,6 +364,7 @@ pub fn design_figures(runs: &[(String, RunRecord)], tag: &str) -> DesignFigures 
     let ok = times.iter().filter(|t| t.is_some_and(|t| t <= 1.0)).count();
     DesignFigures {
         label: all_designs()
+            .chain(ZERO_RTT_DESIGNS)
             .find(|d| d.0 == tag)
             .map_or(tag, |d| d.3)
             .to_owned(),

@@ -25,7 +25,7 @@ impl Connection {
     /// What the scheduler sees of each path; also records the earliest pacing release.
     pub(crate) fn path_views(&mut self, now: Timestamp) -> Vec<PathView> {
         let peer = self.peer_udp_limit();
-        let pacing = self.config.pacing;
+        let pacing = self.config.pacing && !self.zero_rtt_half_rtt_burst();
         let mut wake: Option<Timestamp> = None;
         // Reuses the buffer the previous caller handed back (one per packet otherwise).
         let mut views = std::mem::take(&mut self.views_buf);
@@ -48,6 +48,19 @@ impl Connection {
         }
         self.pacing_wakeup = wake;
         views
+    }
+
+    /// Server that accepted 0-RTT, still handshaking, before any RTT sample: its 0.5-RTT
+    /// answer (RFC 9001 §4.1.1) is not paced, like the client's 0-RTT data (`zero_rtt.rs`):
+    /// before a sample the pacer spreads a window over the initial RTT (333 ms), which would
+    /// hold most of the answer until the handshake completes. The congestion window and the
+    /// anti-amplification limit still apply (RFC 9002 §7.7 allows bursts up to the initial
+    /// window). Connections without 0-RTT are unaffected.
+    fn zero_rtt_half_rtt_burst(&self) -> bool {
+        self.side == Side::Server
+            && matches!(self.state, State::Handshaking)
+            && self.zero_rtt.accepted == Some(true)
+            && self.paths.get(&0).is_some_and(|p| !p.rtt.has_sample())
     }
 
     /// Whether one path may carry new data now (the other paths are not looked at).
