@@ -104,31 +104,9 @@ impl QuicNode {
         servers: &[SocketAddr],
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
-        Self::client_over(
-            Protocol::Custom,
-            transport,
-            endpoint_config,
-            rng_seed,
-            protection,
-            (interfaces, servers),
-            response_sizes,
-        )
-    }
-
-    /// [`QuicNode::client`] with the requests over `protocol`: ALPN [`ALPN`] for the
-    /// custom protocol, `h3` for HTTP/3. `(interfaces, servers)` as for `client`.
-    pub fn client_over(
-        protocol: Protocol,
-        transport: TransportConfig,
-        endpoint_config: Arc<EndpointConfig>,
-        rng_seed: [u8; 32],
-        protection: PacketProtection,
-        (interfaces, servers): (&[SocketAddr], &[SocketAddr]),
-        response_sizes: &[u64],
-    ) -> Result<Self, LabError> {
         Self::client_with(
             ClientOptions {
-                protocol,
+                protocol: Protocol::Custom,
                 zero_rtt: false,
             },
             transport,
@@ -140,7 +118,8 @@ impl QuicNode {
         )
     }
 
-    /// [`QuicNode::client_over`] with `options`. With `options.zero_rtt` the client's TLS
+    /// [`QuicNode::client`] with `options`: the requests over `options.protocol` (ALPN [`ALPN`]
+    /// for the custom protocol, `h3` for HTTP/3). With `options.zero_rtt` the client's TLS
     /// configuration keeps one session store for all its connections (the configuration
     /// lives in the [`ClientApp`] for the whole run) and offers 0-RTT; the app then writes
     /// each new connection's requests as soon as 0-RTT keys are available.

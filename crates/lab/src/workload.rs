@@ -293,7 +293,7 @@ impl ClientApp {
     }
 
     /// Sends the requests over `protocol` (the connections' ALPN must match it: see
-    /// [`crate::QuicNode::client_over`]).
+    /// [`crate::QuicNode::client_with`]).
     pub fn set_protocol(&mut self, protocol: Protocol) {
         self.protocol = protocol;
     }
