@@ -608,24 +608,8 @@ impl Connection {
         enc: &PartialEncode,
     ) -> Option<()> {
         let result = match epoch {
-            Epoch::Initial => seal_packet(
-                &self.initial_keys.as_ref()?.local,
-                None,
-                pn,
-                packet,
-                enc.header_len,
-                enc.pn_offset,
-                enc.pn_len,
-            ),
-            Epoch::Handshake => seal_packet(
-                &self.handshake_keys.as_ref()?.local,
-                None,
-                pn,
-                packet,
-                enc.header_len,
-                enc.pn_offset,
-                enc.pn_len,
-            ),
+            Epoch::Initial => seal_long(&self.initial_keys.as_ref()?.local, pn, packet, enc),
+            Epoch::Handshake => seal_long(&self.handshake_keys.as_ref()?.local, pn, packet, enc),
             Epoch::Data => {
                 let nonce_path = self.layout.nonce_path_id(path);
                 self.one_rtt.as_mut()?.seal(
@@ -738,4 +722,23 @@ impl Connection {
             self.streams.on_frames_lost(&copy);
         }
     }
+}
+
+/// Seals a long-header packet (Initial, 0-RTT, Handshake) encoded as `enc` with `keys`:
+/// no path ID in the nonce (RFC 10069 uses it for 1-RTT packets only).
+pub(crate) fn seal_long(
+    keys: &crate::crypto::DirectionalKeys,
+    pn: u64,
+    packet: &mut Vec<u8>,
+    enc: &PartialEncode,
+) -> Result<(), crate::crypto::CryptoError> {
+    seal_packet(
+        keys,
+        None,
+        pn,
+        packet,
+        enc.header_len,
+        enc.pn_offset,
+        enc.pn_len,
+    )
 }

@@ -28,7 +28,7 @@ use mpquic_wire::transport_params::TransportParameters;
 
 use super::send::TAG_LEN;
 use super::{Connection, Transmit};
-use crate::crypto::{seal_packet, DirectionalKeys, Epoch};
+use crate::crypto::{DirectionalKeys, Epoch};
 use crate::error::TransportError;
 use crate::sent_frames::SentFrames;
 use crate::time::Timestamp;
@@ -275,15 +275,7 @@ impl Connection {
         enc.set_length(packet, length);
         let qlog = self.qlog_frames(&header, &enc, packet);
         let keys = self.zero_rtt.keys.as_ref()?;
-        if let Err(e) = seal_packet(
-            keys,
-            None,
-            pn,
-            packet,
-            enc.header_len,
-            enc.pn_offset,
-            enc.pn_len,
-        ) {
+        if let Err(e) = super::send::seal_long(keys, pn, packet, &enc) {
             tracing::warn!("failed to seal a 0-RTT packet: {e}");
             return None;
         }
