@@ -284,7 +284,7 @@ impl Download {
         // timeout is a safety net.
         match tokio::time::timeout(self.timeout + Duration::from_millis(500), connecting).await {
             Ok(Ok(conn)) => Ok((conn, None)),
-            Err(_) | Ok(Err(ConnectionError::Lost(mpquic::proto::ConnectionError::TimedOut))) => {
+            Err(_) | Ok(Err(ConnectionError::Lost(mpquic::CloseReason::TimedOut))) => {
                 bail!(
                     "connecting to {}: no answer within {:?}",
                     self.remote,

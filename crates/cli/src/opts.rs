@@ -21,7 +21,7 @@ pub struct TransportArgs {
     /// Scheduler of new data over paths: min-rtt, round-robin, redundant, backup-aware, ecf or
     /// blest.
     #[arg(long, value_name = "NAME", default_value = "ecf", value_parser = parse_scheduler)]
-    pub scheduler: mpquic::proto::scheduler::SchedulerKind,
+    pub scheduler: mpquic::SchedulerKind,
     /// Default_Limit of ranges per ACK frame (Alibaba report §2.4; never above 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub ack_range_limit: Option<u16>,
@@ -81,7 +81,7 @@ fn parse_cc(s: &str) -> Result<CcAlgorithm, String> {
     s.parse()
 }
 
-fn parse_scheduler(s: &str) -> Result<mpquic::proto::scheduler::SchedulerKind, String> {
+fn parse_scheduler(s: &str) -> Result<mpquic::SchedulerKind, String> {
     s.parse()
 }
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Args;
 use mpquic::config::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
-use mpquic::proto::{RetryPolicy, TokenKeys};
 use mpquic::{config, hq, tls, Endpoint, EndpointConfig, ServerConfig, TransportConfig};
+use mpquic::{RetryPolicy, TokenKeys};
 
 use crate::exit::UsageError;
 use crate::keys::load_key;

@@ -233,7 +233,7 @@ pub(crate) fn consume(conn: &mut Connection) {
         let Some(event) = conn.poll_event() else {
             break;
         };
-        if let Event::Stream(mpquic_proto::streams::StreamEvent::Readable { id }) = event {
+        if let Event::Stream(mpquic_proto::StreamEvent::Readable { id }) = event {
             while let Ok(Some(n)) = conn.read(id, &mut buf) {
                 if n == 0 {
                     break;

@@ -4,7 +4,7 @@
 //! fuzzer's bytes so that they reach frame processing instead of failing authentication.
 
 use bytes::Bytes;
-use mpquic_proto::crypto::{initial_keys, seal_initial};
+use mpquic_proto::crypto::testing::{initial_keys, seal_initial};
 use mpquic_proto::wire::header::PartialDecode;
 use mpquic_proto::wire::stream_id::Side;
 use mpquic_proto::wire::ConnectionId;
@@ -50,5 +50,6 @@ pub fn open_initial(sender: Side, key_dcid: &[u8], datagram: &[u8]) -> Option<Ve
         Side::Server => Side::Client,
     };
     let keys = initial_keys(key_dcid, receiver);
-    mpquic_proto::crypto::open_initial(&keys.remote, &first).map(|(_, frames)| frames)
+    mpquic_proto::crypto::testing::open_initial_packet(&keys.remote, &first)
+        .map(|(_, frames)| frames)
 }

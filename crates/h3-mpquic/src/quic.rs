@@ -269,7 +269,7 @@ fn stream_id(id: mpquic::StreamId) -> StreamId {
 /// Why the connection ended, in h3's terms: an application close carries the HTTP/3 error
 /// code (RFC 9114 §8.1), which h3 uses to tell a graceful end (H3_NO_ERROR) from an error.
 pub fn connection_error(e: mpquic::ConnectionError) -> ConnectionErrorIncoming {
-    use mpquic::proto::ConnectionError as Lost;
+    use mpquic::CloseReason as Lost;
     match e {
         mpquic::ConnectionError::Lost(Lost::PeerApplicationClose { code, .. })
         | mpquic::ConnectionError::Lost(Lost::LocallyClosed { code }) => {

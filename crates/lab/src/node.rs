@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use mpquic_netsim::{Datagram, Ecn, Node, SimTime};
+use mpquic_proto::crypto::identity::fixed_tls_configs as test_tls_configs;
 use mpquic_proto::crypto::resumption::{
     client_enable_0rtt, memory_session_store, server_allow_0rtt,
 };
-use mpquic_proto::crypto::testing::test_tls_configs;
 use mpquic_proto::crypto::PacketProtection;
 use mpquic_proto::EcnCodepoint;
 use mpquic_proto::{

@@ -154,7 +154,7 @@ pub struct PathResult {
     pub mtu: Option<u64>,
     /// Sender's path MTU discovery counters (probes, black holes), with discovery on.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mtu_counters: Option<mpquic_proto::mtud::MtuCounters>,
+    pub mtu_counters: Option<mpquic_proto::MtuCounters>,
     /// Path validated.
     pub validated: bool,
     /// Path abandoned.
@@ -455,7 +455,7 @@ pub struct RttTruth {
 
 /// Whether a path's minimum RTT comes from samples other than the RFC 10069 §5.4 fallback:
 /// from own round trips (the first one restarts the estimator), or from the naive rule.
-pub fn samples_without_fallback(c: &mpquic_proto::path::PathCounters) -> bool {
+pub fn samples_without_fallback(c: &mpquic_proto::PathCounters) -> bool {
     c.own_rtt_samples > 0 || (c.rtt_samples > 0 && c.borrowed_rtt_samples == 0)
 }
 
@@ -484,7 +484,7 @@ pub fn path_result(
     } = truth;
     let c = &sender.counters;
     // Runs without path MTU discovery record what they did before it existed.
-    let discovering = sender.mtu_phase != mpquic_proto::mtud::Phase::Disabled;
+    let discovering = sender.mtu_phase != mpquic_proto::MtuPhase::Disabled;
     let (acks, ack_bytes) = receiver.map_or((0, 0), |r| {
         (r.counters.ack_frames_sent, r.counters.ack_frame_bytes)
     });
@@ -520,7 +520,7 @@ pub fn path_result(
         cwnd: sender.cwnd,
         mtu: discovering.then_some(sender.mtu),
         mtu_counters: discovering.then_some(sender.mtu_counters),
-        validated: sender.validation == mpquic_proto::path::Validation::Validated,
+        validated: sender.validation == mpquic_proto::Validation::Validated,
         abandoned: sender.abandoned,
         receiver_ack_frames: acks,
         receiver_avg_ack_frame_bytes: if acks == 0 {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mpquic_netsim::{LinkConfig, LinkId, NodeId, SimConfig, SimTime, Simulator, StopReason};
-use mpquic_proto::path::Validation;
+use mpquic_proto::Validation;
 use mpquic_proto::{EndpointConfig, PathId};
 
 use crate::error::LabError;

@@ -30,7 +30,7 @@
 //! reinjection = { mode = "qoe", lower_ms = 500, upper_ms = 2000 }   # tail (default) | off
 //!                              # | always | qoe
 //! idle_timeout = "30s"
-//! [transport.ack]              # any mpquic_proto::ack::AckConfig field
+//! [transport.ack]              # any mpquic_proto::AckConfig field
 //! ack_eliciting_threshold = 2
 //!
 //! [record]
@@ -51,11 +51,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use mpquic_netsim::{LinkConfig, PathSpec, ResolvedPath};
-use mpquic_proto::ack::AckConfig;
 use mpquic_proto::cc::CcAlgorithm;
-use mpquic_proto::mtud::MtuDiscoveryConfig;
 use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
+use mpquic_proto::AckConfig;
+use mpquic_proto::MtuDiscoveryConfig;
 use mpquic_proto::{Duration, MultipathMode, SpnsRule, SpnsRules, TransportConfig};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 

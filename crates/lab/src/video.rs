@@ -25,8 +25,8 @@
 use std::fmt;
 
 use mpquic_netsim::time::{as_secs_f64, ms, SimTime};
-use mpquic_proto::connection::QoeReport;
 use mpquic_proto::Connection;
+use mpquic_proto::QoeReport;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;

@@ -26,8 +26,8 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 use mpquic_netsim::time::{ms, SimTime};
-use mpquic_proto::connection::PathError;
 use mpquic_proto::wire::stream_id::{Dir, StreamId};
+use mpquic_proto::PathError;
 use mpquic_proto::{Connection, ConnectionHandle, Endpoint, Event, PathEvent, PathId, Timestamp};
 use serde::Serialize;
 
@@ -628,7 +628,7 @@ impl ClientApp {
                         }
                         break;
                     }
-                    Err(mpquic_proto::streams::ReadError::Blocked) => break,
+                    Err(mpquic_proto::ReadError::Blocked) => break,
                     Err(e) => {
                         r.error = Some(format!("read failed: {e}"));
                         break;
@@ -788,7 +788,7 @@ fn serve(conn: &mut Connection, id: StreamId, r: &mut Response, scratch: &mut [u
                 r.request_len += take;
             }
             Ok(None) => r.request_fin = true,
-            Err(mpquic_proto::streams::ReadError::Blocked) => break,
+            Err(mpquic_proto::ReadError::Blocked) => break,
             Err(_) => {
                 r.request_fin = true;
                 r.finished = true;
@@ -813,7 +813,7 @@ fn serve(conn: &mut Connection, id: StreamId, r: &mut Response, scratch: &mut [u
         // the only copy of response data is the one into each packet.
         match conn.write_bytes(id, Bytes::from_static(&pat[off..off + n])) {
             Ok(k) if k > 0 => r.written += k as u64,
-            Ok(_) | Err(mpquic_proto::streams::WriteError::Blocked) => break,
+            Ok(_) | Err(mpquic_proto::WriteError::Blocked) => break,
             Err(_) => r.finished = true,
         }
     }

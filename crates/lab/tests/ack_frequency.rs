@@ -5,7 +5,7 @@
 mod common;
 
 use common::{download, run_completed};
-use mpquic_proto::ack::AckFrequencyRequest;
+use mpquic_proto::AckFrequencyRequest;
 use mpquic_proto::MultipathMode;
 
 const PATHS: [&str; 2] = [

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{describe_paths, download, path, run_completed, CONEXT_A, CONEXT_B};
-use mpquic_proto::ack::{AckConfig, RangeOrder};
 use mpquic_proto::MultipathMode;
+use mpquic_proto::{AckConfig, RangeOrder};
 
 /// The server receives a packet on a new path (the client's PATH_CHALLENGE)
 /// before it has a destination CID for that path, because the client's

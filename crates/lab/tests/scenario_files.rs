@@ -5,11 +5,11 @@ use std::path::Path;
 
 use mpquic_lab::cli::build_scenario;
 use mpquic_lab::{ByteSize, LabError, Scenario, SimArgs, Workload};
-use mpquic_proto::ack::RangeOrder;
 use mpquic_proto::cc::CcAlgorithm;
 use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_proto::MultipathMode;
+use mpquic_proto::RangeOrder;
 
 fn parse(text: &str) -> Result<Scenario, LabError> {
     Scenario::from_toml_str(text, "test.toml")

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::{ClientConfig, ServerConfig, TransportConfig};
 
-pub use crate::proto::config::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
+pub use mpquic_proto::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES};
 
 /// A client configuration from a rustls configuration (TLS 1.3, with ALPN set; see
 /// [`crate::tls::client_config`]) and transport settings.

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use mpquic_proto::connection::PathError;
 use mpquic_proto::ConnectionHandle;
+use mpquic_proto::PathError;
 
 use crate::state::{ConnState, Shared};
 use crate::streams::{RecvStream, SendStream};

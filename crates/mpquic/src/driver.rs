@@ -75,8 +75,8 @@ impl BoundSocket {
 /// pass, RFC 8899 §3), as quinn does. The largest datagram the driver sends and receives is
 /// the largest IPv4 UDP payload (a 16-bit IP length less the IPv4 and UDP headers); each
 /// path's search finds what its route carries below that and the configured ceiling.
-pub(crate) fn socket_mtu(sockets: &[BoundSocket]) -> mpquic_proto::mtud::SocketMtu {
-    mpquic_proto::mtud::SocketMtu {
+pub(crate) fn socket_mtu(sockets: &[BoundSocket]) -> mpquic_proto::SocketMtu {
+    mpquic_proto::SocketMtu {
         dont_fragment: sockets.iter().all(|s| !s.state.may_fragment()),
         max_udp_payload: MAX_UDP_PAYLOAD,
     }

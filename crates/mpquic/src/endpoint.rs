@@ -24,7 +24,7 @@ pub enum ConnectError {
     NoSocket(SocketAddr),
     /// The core refused the configuration or the server name.
     #[error(transparent)]
-    Proto(#[from] mpquic_proto::connection::ConnectError),
+    Proto(#[from] mpquic_proto::ConnectError),
     /// The endpoint was closed or its driver stopped.
     #[error("the endpoint is closed")]
     EndpointClosed,

@@ -50,12 +50,16 @@ pub use endpoint::{ConnectError, Endpoint};
 pub use streams::{ReadError, ReadToEndError, RecvStream, SendStream, WriteError};
 pub use zero_rtt::ZeroRttAccepted;
 
-pub use mpquic_proto as proto;
+// The core's types a user of the runtime meets; the core itself (`mpquic-proto`) is a separate
+// crate for sans-IO users (the simulator) and is not re-exported whole.
 pub use mpquic_proto::cc::CcAlgorithm;
+pub use mpquic_proto::reinjection::ReinjectionMode;
 pub use mpquic_proto::scheduler::SchedulerKind;
 pub use mpquic_proto::wire::stream_id::{Dir, StreamId};
+pub use mpquic_proto::ConnectionError as CloseReason;
 pub use mpquic_proto::{
-    ClientConfig, ConnectionStats, DatagramStats, Design, EndpointConfig, MultipathMode, PathEvent,
-    PathId, PathStats, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore,
-    TransportConfig,
+    AckConfig, AckFrequencyRequest, ClientConfig, ConnectionStats, DatagramStats, Design,
+    EcnPathStats, EcnState, EndpointConfig, MtuDiscoveryConfig, MtuPhase, MultipathMode, PathError,
+    PathEvent, PathId, PathStats, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore,
+    TokenStore, TransportConfig, TransportError, Validation,
 };

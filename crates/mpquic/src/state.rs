@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
-use mpquic_proto::streams::StreamEvent;
+use mpquic_proto::StreamEvent;
 use mpquic_proto::{ConnectionHandle, ConnectionStats, Event, PathEvent, PathStats, Timestamp};
 use tokio::sync::Notify;
 use tokio::time::Instant;

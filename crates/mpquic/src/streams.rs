@@ -5,7 +5,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mpquic_proto::streams::{ReadError as CoreReadError, WriteError as CoreWriteError};
+use mpquic_proto::{ReadError as CoreReadError, WriteError as CoreWriteError};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::connection::{ConnRef, ConnectionError};

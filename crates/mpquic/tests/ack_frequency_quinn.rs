@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::net::SocketAddr;
 
 use common::{addr, connect_client, payload, server_endpoint, transport, within, MB};
-use mpquic::proto::ack::AckFrequencyRequest;
+use mpquic::AckFrequencyRequest;
 use mpquic::{hq, MultipathMode};
 use mpquic_emulate::{EmulatedPath, Emulator, EmulatorConfig};
 use tokio::io::AsyncWriteExt;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use mpquic::proto::{ClientConfig, Endpoint, EndpointConfig, Timestamp, TransportConfig};
+use mpquic_proto::{ClientConfig, Endpoint, EndpointConfig, Timestamp, TransportConfig};
 
 /// Was: `Connection::idle_deadline` (proto/src/connection/timers.rs) raised the idle timeout to
 /// three times the *backed-off* PTO (`Path::pto` multiplies by 2^pto_count). When the peer is
@@ -69,8 +69,7 @@ fn close_before_handshake_done_reaches_the_server() {
         mpquic::tls::client_config(&[b"x"], mpquic::tls::ServerTrust::Insecure).expect("tls");
     let transport = Arc::new(TransportConfig::default());
     let mut rng = rand::rngs::OsRng;
-    let mut server_config =
-        mpquic::proto::ServerConfig::new(server_tls, transport.clone(), &mut rng);
+    let mut server_config = mpquic::ServerConfig::new(server_tls, transport.clone(), &mut rng);
     server_config.max_connections = 4;
     let mut client = Endpoint::new(Arc::new(EndpointConfig::new(&mut rng)), None, [1; 32]);
     let mut server = Endpoint::new(

@@ -10,7 +10,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{connect_client, payload, quinn_answer, spawn_quinn_server, transport, within, MB};
-use mpquic::proto::EcnState;
+use mpquic::EcnState;
 use mpquic::{hq, MultipathMode};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,8 +9,8 @@ use common::{
     addr, client_config, connect_client, payload, root_with, server_endpoint, spawn_quinn_server,
     start_server, transport, within, MB,
 };
-use mpquic::proto::crypto::testing::CountingSessionStore;
 use mpquic::{hq, MultipathMode};
+use mpquic_proto::crypto::testing::CountingSessionStore;
 use tokio::io::AsyncWriteExt;
 
 /// A quinn server answering `GET /<n>` with `data` and, on any other first line, reading the
@@ -195,7 +195,7 @@ async fn our_client_datagrams_echoed_by_quinn_server() {
     // round trips; the largest datagram is taken once it settled.
     within("path MTU search", async {
         while conn.path_stats().iter().any(|p| {
-            use mpquic::proto::mtud::Phase;
+            use mpquic::MtuPhase as Phase;
             matches!(p.mtu_phase, Phase::Base | Phase::Searching)
         }) {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;

@@ -134,7 +134,7 @@ async fn close_is_reported_to_both_sides() {
     let why = within("closed", conn.closed()).await;
     assert_eq!(
         why,
-        mpquic::ConnectionError::Lost(mpquic::proto::ConnectionError::PeerApplicationClose {
+        mpquic::ConnectionError::Lost(mpquic::CloseReason::PeerApplicationClose {
             code: 7,
             reason: "bye".into()
         })
@@ -151,7 +151,7 @@ async fn close_is_reported_to_both_sides() {
     );
     assert!(matches!(
         accepted.closed().await,
-        mpquic::ConnectionError::Lost(mpquic::proto::ConnectionError::LocallyClosed { code: 7 })
+        mpquic::ConnectionError::Lost(mpquic::CloseReason::LocallyClosed { code: 7 })
     ));
     // Closing the endpoint ends accept().
     server.close(0, b"");
@@ -192,7 +192,7 @@ async fn dropping_the_last_handle_closes_the_connection() {
     let why = within("closed", accepted.closed()).await;
     assert_eq!(
         why,
-        mpquic::ConnectionError::Lost(mpquic::proto::ConnectionError::PeerApplicationClose {
+        mpquic::ConnectionError::Lost(mpquic::CloseReason::PeerApplicationClose {
             code: 0,
             reason: String::new()
         })
@@ -220,9 +220,7 @@ async fn handshake_with_a_silent_peer_times_out() {
     .await;
     assert_eq!(
         result.err(),
-        Some(mpquic::ConnectionError::Lost(
-            mpquic::proto::ConnectionError::TimedOut
-        ))
+        Some(mpquic::ConnectionError::Lost(mpquic::CloseReason::TimedOut))
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
@@ -232,10 +230,10 @@ async fn handshake_with_a_silent_peer_times_out() {
 /// amplification limit (RFC 9000 §8.1) and answers at once with at least 1,200 bytes (§14.1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn short_initial_in_a_padded_datagram_gets_a_full_answer() {
-    use mpquic::proto::crypto::testing::{open_initial, reshape_client_initial};
-    use mpquic::proto::crypto::{initial_keys, Side};
-    use mpquic::proto::wire::frame::Frame;
-    use mpquic::proto::{Endpoint as CoreEndpoint, EndpointConfig, Timestamp};
+    use mpquic_proto::crypto::testing::{initial_keys, Side};
+    use mpquic_proto::crypto::testing::{open_initial, reshape_client_initial};
+    use mpquic_proto::wire::frame::Frame;
+    use mpquic_proto::{Endpoint as CoreEndpoint, EndpointConfig, Timestamp};
 
     let server = server_endpoint(transport(MultipathMode::Auto));
     let socket = tokio::net::UdpSocket::bind(addr("127.0.0.1:0"))
@@ -262,7 +260,7 @@ async fn short_initial_in_a_padded_datagram_gets_a_full_answer() {
         .poll_transmit(Timestamp::ZERO, &mut buf)
         .expect("client Initial");
     let datagram = reshape_client_initial(&buf[..first.size], 334, 1252);
-    let dcid = mpquic::proto::wire::header::PartialDecode::new(datagram[..].into(), 8)
+    let dcid = mpquic_proto::wire::header::PartialDecode::new(datagram[..].into(), 8)
         .expect("Initial")
         .0
         .dcid();
@@ -298,7 +296,7 @@ async fn short_initial_in_a_padded_datagram_gets_a_full_answer() {
 async fn path_mtu_discovery_reaches_the_ceiling_on_loopback() {
     common::init_tracing();
     let mut t = transport(MultipathMode::Single);
-    t.mtu_discovery = Some(mpquic::proto::mtud::MtuDiscoveryConfig {
+    t.mtu_discovery = Some(mpquic::MtuDiscoveryConfig {
         ceiling: 9000,
         ..Default::default()
     });

@@ -45,9 +45,6 @@ impl<V> SeqMap<V> {
     fn len(&self) -> usize {
         self.0.len()
     }
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
     fn keys(&self) -> impl Iterator<Item = u64> + '_ {
         self.0.iter().map(|(s, _)| *s)
     }
@@ -222,21 +219,6 @@ impl RemoteCids {
         }
     }
 
-    /// Switch to an unused CID, retiring the current one (e.g. on migration). Returns false if
-    /// none is available.
-    pub fn rotate(&mut self) -> bool {
-        let current = self.in_use;
-        let Some(next) = self.available.keys().find(|&s| Some(s) != current) else {
-            return false;
-        };
-        if let Some(c) = current {
-            self.available.remove(c);
-            self.pending_retire.push(c);
-        }
-        self.in_use = Some(next);
-        true
-    }
-
     pub fn take_pending_retire(&mut self) -> Vec<u64> {
         std::mem::take(&mut self.pending_retire)
     }
@@ -249,10 +231,6 @@ impl RemoteCids {
 
     pub fn has_pending_retire(&self) -> bool {
         !self.pending_retire.is_empty()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.available.is_empty()
     }
 }
 

@@ -153,6 +153,7 @@ impl EcnPath {
         matches!(self.state, EcnState::Testing | EcnState::Capable)
     }
 
+    #[cfg(test)]
     pub fn state(&self) -> EcnState {
         self.state
     }

@@ -1,41 +1,46 @@
 //! mpquic-proto: the sans-IO core of mpquic. No sockets, no threads, no clock reads, no global RNG:
 //! time is passed in as [`Timestamp`], randomness is injected, datagrams go in and out as bytes.
 
-pub mod ack;
+// The public surface is what this file re-exports: the modules below are the core's own, and
+// `unreachable_pub` keeps items inside them from claiming a visibility they do not have.
+mod ack;
 pub mod cc;
-pub mod cid;
-pub mod config;
-pub mod connection;
+mod cid;
+mod config;
+mod connection;
 pub mod crypto;
-pub mod ecn;
-pub mod endpoint;
-pub mod error;
-pub mod mtud;
-pub mod path;
+mod ecn;
+mod endpoint;
+mod error;
+mod mtud;
+mod path;
 pub mod qlog;
-pub mod recovery;
+mod recovery;
 pub mod reinjection;
 pub mod scheduler;
-pub mod sent_frames;
-pub mod space;
-pub mod spns_rules;
-pub mod streams;
-pub mod time;
-pub(crate) mod token;
+mod sent_frames;
+mod space;
+mod spns_rules;
+mod streams;
+mod time;
+mod token;
 
+pub use ack::{AckConfig, AckFrequencyRequest, RangeOrder};
 pub use config::{
     ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
-    TokenMemoryStore, TokenStore, TransportConfig,
+    TokenMemoryStore, TokenStore, TransportConfig, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES,
 };
 pub use connection::{
-    Connection, ConnectionError, ConnectionStats, DatagramStats, Event, PathEvent,
-    SendDatagramError, Transmit,
+    ConnectError, Connection, ConnectionError, ConnectionStats, DatagramStats, Event, PathError,
+    PathEvent, QoeReport, SendDatagramError, Transmit,
 };
 pub use ecn::{EcnCodepoint, EcnPathStats, EcnState};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats};
-pub use path::{PathId, PathStats};
+pub use mtud::{MtuCounters, MtuDiscoveryConfig, Phase as MtuPhase, SocketMtu};
+pub use path::{PathCounters, PathId, PathStats, Validation};
 pub use space::Design;
 pub use spns_rules::{SpnsRule, SpnsRules};
+pub use streams::{ReadError, StreamEvent, StreamStats, StreamsConfig, WriteError};
 
 pub use error::TransportError;
 pub use mpquic_wire as wire;

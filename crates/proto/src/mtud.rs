@@ -194,11 +194,6 @@ impl Mtud {
         self.config.is_some()
     }
 
-    /// The largest size that will be probed.
-    pub fn ceiling(&self) -> u16 {
-        self.ceiling
-    }
-
     /// The peer's max_udp_payload_size (RFC 9000 §18.2) caps the search.
     pub fn set_peer_limit(&mut self, peer: u64) {
         let Some(config) = self.config else {

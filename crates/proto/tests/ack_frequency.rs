@@ -6,7 +6,7 @@
 mod common;
 
 use common::{payload, NetConfig, Pair};
-use mpquic_proto::ack::AckFrequencyRequest;
+use mpquic_proto::AckFrequencyRequest;
 use mpquic_proto::{Duration, MultipathMode, TransportConfig};
 
 /// Packets the receiver may take before acknowledging, as requested.

@@ -13,7 +13,7 @@ use common::{NetConfig, Pair, ALPN};
 use mpquic_proto::crypto::testing::{
     self, open_initial, reshape_client_initial, CountingSessionStore,
 };
-use mpquic_proto::crypto::{initial_keys, DirectionalKeys, Side};
+use mpquic_proto::crypto::testing::{initial_keys, DirectionalKeys, Side};
 use mpquic_proto::wire::frame::Frame;
 use mpquic_proto::wire::header::PartialDecode;
 use mpquic_proto::{ConnectionHandle, Duration, Timestamp, TransportConfig};

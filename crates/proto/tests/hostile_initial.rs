@@ -6,7 +6,7 @@ mod common;
 
 use bytes::{Bytes, BytesMut};
 use common::{addr, NetConfig, Pair};
-use mpquic_proto::crypto::{initial_keys, seal_initial};
+use mpquic_proto::crypto::testing::{initial_keys, seal_initial};
 use mpquic_proto::wire::stream_id::Side;
 use mpquic_proto::wire::ConnectionId;
 use mpquic_proto::{Duration, TransportConfig};

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{addr, payload, NetConfig, Pair};
-use mpquic_proto::connection::PathError;
 use mpquic_proto::wire::stream_id::{Dir, StreamId};
+use mpquic_proto::PathError;
 use mpquic_proto::{
     ConnectionHandle, Design, Duration, Event, MultipathMode, PathEvent, TransportConfig,
 };
@@ -266,7 +266,7 @@ fn reinjection_never_duplicates_or_corrupts_data() {
 
 #[test]
 fn qoe_feedback_reaches_the_server_only_when_negotiated() {
-    use mpquic_proto::connection::QoeReport;
+    use mpquic_proto::QoeReport;
     let with_qoe = |mode| TransportConfig {
         qoe_feedback: true,
         ..transport(mode)
@@ -349,7 +349,7 @@ fn idle_path_is_abandoned_and_removed() {
 #[test]
 fn ack_on_all_paths_sends_bounded_copies() {
     // Regression: copies of another path's ACK used to be re-sent on every poll (an ACK storm).
-    use mpquic_proto::ack::{AckConfig, RangeOrder};
+    use mpquic_proto::{AckConfig, RangeOrder};
     for order in [RangeOrder::HighestFirst, RangeOrder::LowestFirst] {
         let ack = AckConfig {
             ack_on_all_paths: true,

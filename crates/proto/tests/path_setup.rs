@@ -6,7 +6,7 @@
 mod common;
 
 use common::{addr, NetConfig, Pair};
-use mpquic_proto::path::Validation;
+use mpquic_proto::Validation;
 use mpquic_proto::{Duration, MultipathMode, TransportConfig};
 
 const SLOW_ONE_WAY_MS: u64 = 30;

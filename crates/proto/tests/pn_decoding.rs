@@ -109,7 +109,7 @@ fn check(mode: MultipathMode, key_update_interval: Option<u64>, seed: u64) {
     }
     for p in server.path_stats() {
         assert!(
-            p.validation == mpquic_proto::path::Validation::Validated,
+            p.validation == mpquic_proto::Validation::Validated,
             "{label}: path {} not validated",
             p.id
         );

@@ -11,9 +11,9 @@ use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes, BytesMut};
 use h3::quic::{self, ConnectionErrorIncoming, StreamErrorIncoming, WriteBuf};
-use mpquic_proto::streams::{ReadError, WriteError};
 use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::{ConnectionError, ConnectionHandle, Timestamp};
+use mpquic_proto::{ReadError, WriteError};
 
 use super::{progressed, with_conn, Unreachable};
 

@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mpquic::proto::Event;
 use mpquic::{Connection, RecvStream, SendStream};
+use mpquic_proto::Event;
 use tokio::sync::mpsc;
 
 use crate::workload::{describe, matches_pattern, pattern, LoggedEvent};

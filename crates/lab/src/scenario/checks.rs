@@ -2,8 +2,8 @@
 //! the peer would refuse fails when it is loaded, naming the key, instead of in the middle of
 //! a run (a transport parameter out of range only shows up as a failed handshake).
 
-use mpquic_proto::ack::AckConfig;
 use mpquic_proto::reinjection::ReinjectionMode;
+use mpquic_proto::AckConfig;
 
 use crate::error::LabError;
 use crate::units::SimDuration;

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use mpquic_proto::ack::AckFrequencyRequest;
+use mpquic_proto::AckFrequencyRequest;
 use mpquic_report::{Axis, Cell, Plot, PlotKind, Section, Table};
 
 use super::common::{

@@ -107,7 +107,7 @@ async fn serve_mpquic(
     }
     config.retry = match limits.retry.parse().map_err(|e: String| anyhow!(e))? {
         // As `mpquic server --retry auto` does: the threshold follows the handshake limit.
-        mpquic::proto::RetryPolicy::UnderLoad { .. } => mpquic::proto::RetryPolicy::UnderLoad {
+        mpquic::RetryPolicy::UnderLoad { .. } => mpquic::RetryPolicy::UnderLoad {
             handshakes: (config.max_handshakes / 2).max(1),
         },
         fixed => fixed,

@@ -79,6 +79,7 @@ impl PeerAckFrequency {
     }
 
     /// The request in force, if the peer sent one.
+    #[cfg(test)]
     pub fn request(&self) -> Option<AckFrequencyRequest> {
         self.request
     }

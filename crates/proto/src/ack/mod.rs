@@ -112,6 +112,7 @@ pub struct PathAckState {
 impl PathAckState {
     /// RFC 9000 §13.2.1–13.2.2: record a received packet and decide when to acknowledge.
     /// `max_ack_delay` is ours; Initial and Handshake packets are acknowledged at once (pass zero).
+    #[cfg(test)]
     pub fn on_packet(
         &mut self,
         pn: u64,

@@ -188,6 +188,17 @@ impl Connection {
         self.tls.server_name().map(str::to_string)
     }
 
+    /// The certificate chain the peer presented (end-entity first), once received; None for a
+    /// client that presented none.
+    pub fn peer_certificates(&self) -> Option<Vec<rustls_pki_types::CertificateDer<'static>>> {
+        self.tls.peer_certificates().map(<[_]>::to_vec)
+    }
+
+    /// The TLS 1.3 cipher suite the handshake negotiated, once known.
+    pub fn negotiated_cipher_suite(&self) -> Option<rustls::SupportedCipherSuite> {
+        self.tls.negotiated_cipher_suite()
+    }
+
     /// Whether all data written to `id` has been acknowledged... exposed through
     /// `StreamEvent::Finished`; this helper reports whether any stream data awaits sending.
     pub fn has_pending_stream_data(&self) -> bool {

@@ -34,12 +34,12 @@ use mpquic_wire::stream_id::Side;
 use mpquic_wire::transport_params::TransportParameters;
 use rand_chacha::ChaCha20Rng;
 
-pub use datagrams::{DatagramStats, SendDatagramError, MAX_DATAGRAM_FRAME_SIZE};
+pub use datagrams::{DatagramStats, SendDatagramError};
 pub(crate) use handshake::random_cid;
 pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams, ServerAccept};
 pub use negotiate::negotiate_design;
 pub use stats::ConnectionStats;
-pub use xlink::{QoeNotNegotiated, QoeReport, FIRST_FRAME_BYTES};
+pub use xlink::QoeReport;
 
 use crate::cid::{LocalCids, RemoteCids};
 use crate::config::TransportConfig;
@@ -305,8 +305,8 @@ impl Connection {
     }
 
     /// Testing hook: send these bytes as-is in the next 1-RTT packet (to check how the peer
-    /// handles malformed or forbidden frames). Not for production use.
-    #[doc(hidden)]
+    /// handles malformed or forbidden frames). Only with the `testing` feature.
+    #[cfg(any(test, feature = "testing"))]
     pub fn inject_raw_frame(&mut self, bytes: Vec<u8>) {
         self.raw_frames.push(bytes);
     }

@@ -14,32 +14,37 @@
 //! - [`resumption`]: rustls settings for session resumption and 0-RTT (RFC 9001 §4.6).
 //! - [`sim`]: the simulator's **not secure** stand-in for 1-RTT packet protection (same sizes,
 //!   checksum tags), enabled only through [`crate::Endpoint::new_for_simulation`].
-//! - [`testing`]: self-signed Ed25519 certificates and ready-made rustls configs for tests.
+//! - [`identity`]: a fixed self-signed Ed25519 identity and ready-made rustls configs for the
+//!   simulator, tests and examples.
+//! - `testing` (feature `testing`): packet helpers and a counting session store for tests.
+//!
+//! Public: [`PacketProtection`], [`identity`], [`resumption`]; the rest is the core's own.
 
-pub mod initial;
-pub mod keys;
-pub mod one_rtt;
-pub mod protect;
+pub mod identity;
+pub(crate) mod initial;
+pub(crate) mod keys;
+pub(crate) mod one_rtt;
+pub(crate) mod protect;
 pub mod resumption;
-pub mod sim;
+pub(crate) mod sim;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod tls;
+pub(crate) mod tls;
 
 #[cfg(test)]
 mod rfc9001_vectors;
 #[cfg(test)]
 mod test_vectors;
 
-pub use initial::{open_initial, seal_initial, INITIAL_TAG_LEN};
-pub use keys::{
+pub(crate) use initial::{open_initial, seal_initial};
+pub(crate) use keys::{
     initial_keys, retry_integrity_tag, verify_retry_integrity, DirectionalKeys, Epoch, KeyPair,
-    RETRY_TAG_LEN,
 };
-pub use mpquic_wire::stream_id::Side;
-pub use one_rtt::{KeyUpdateOutcome, OneRttKeys};
-pub use protect::{open_payload, remove_header_protection, seal_packet};
+pub(crate) use mpquic_wire::stream_id::Side;
+pub(crate) use one_rtt::{KeyUpdateOutcome, OneRttKeys};
+pub(crate) use protect::{open_payload, remove_header_protection, seal_packet};
 pub use sim::PacketProtection;
-pub use tls::{HandshakeOutput, TlsSession};
+pub(crate) use tls::{HandshakeOutput, TlsSession};
 
 use mpquic_wire::error::TransportErrorCode;
 

@@ -152,6 +152,7 @@ impl OneRttKeys {
     }
 
     /// Whether these are the simulator's stand-in keys ([`Self::into_simulation_only`]).
+    #[cfg(test)]
     pub fn protection(&self) -> PacketProtection {
         self.protection
     }
@@ -159,6 +160,7 @@ impl OneRttKeys {
     /// Lowers the AEAD limits below the cipher suite's (RFC 9001 §6.6 allows stricter limits;
     /// used by tests and simulations to exercise key updates and AEAD_LIMIT_REACHED). Values
     /// above the suite's limits are ignored.
+    #[cfg(test)]
     pub fn set_limits(&mut self, confidentiality: u64, integrity: u64) {
         self.confidentiality_limit = confidentiality.min(self.local.confidentiality_limit());
         self.integrity_limit = integrity.min(self.remote.integrity_limit());
@@ -175,20 +177,9 @@ impl OneRttKeys {
         self.generation
     }
 
-    /// Header protection key for packets we send (never changes, RFC 9001 §6.1).
-    pub fn local_header(&self) -> &dyn HeaderProtectionKey {
-        self.local_header.as_ref()
-    }
-
     /// Header protection key for packets we receive (never changes, RFC 9001 §6.1).
     pub fn remote_header(&self) -> &dyn HeaderProtectionKey {
         self.remote_header.as_ref()
-    }
-
-    /// The packet key for packets we send now (RFC 9001 §6.4: only current keys are used to
-    /// send). Prefer [`Self::seal`], which also counts packets against the confidentiality limit.
-    pub fn local_packet_key(&self) -> &dyn PacketKey {
-        self.local.as_ref()
     }
 
     /// The receive key for a packet with Key Phase `phase`, selecting by the key phase bit alone
@@ -196,6 +187,7 @@ impl OneRttKeys {
     /// on): the current key if `phase` is the current phase, else the previous key while it is
     /// retained, else `None` (the packet may start a peer-initiated update: use [`Self::open`],
     /// which also tries the next key and commits the update). Prefer [`Self::open`].
+    #[cfg(test)]
     pub fn remote_key_for(&self, phase: bool) -> Option<&dyn PacketKey> {
         if phase == self.key_phase {
             Some(self.remote.as_ref())
@@ -205,6 +197,7 @@ impl OneRttKeys {
     }
 
     /// Whether the previous receive key is still retained.
+    #[cfg(test)]
     pub fn has_previous_remote(&self) -> bool {
         self.previous_remote.is_some()
     }
@@ -258,12 +251,8 @@ impl OneRttKeys {
         Ok(())
     }
 
-    /// Packets sent with the current keys.
-    pub fn sent_with_current_keys(&self) -> u64 {
-        self.sent_with_current
-    }
-
     /// Packets that may still be sent with the current keys before the confidentiality limit.
+    #[cfg(test)]
     pub fn remaining_before_confidentiality_limit(&self) -> u64 {
         self.confidentiality_limit
             .saturating_sub(self.sent_with_current)
@@ -278,17 +267,20 @@ impl OneRttKeys {
     }
 
     /// The confidentiality limit in force (packets per key).
+    #[cfg(test)]
     pub fn confidentiality_limit(&self) -> u64 {
         self.confidentiality_limit
     }
 
     /// The integrity limit in force (failed authentications per connection).
+    #[cfg(test)]
     pub fn integrity_limit(&self) -> u64 {
         self.integrity_limit
     }
 
     /// Packets that failed authentication so far (1-RTT, plus any recorded with
     /// [`Self::record_auth_failure`]).
+    #[cfg(test)]
     pub fn auth_failures(&self) -> u64 {
         self.auth_failures
     }

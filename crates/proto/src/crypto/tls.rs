@@ -303,6 +303,7 @@ impl TlsSession {
     }
 
     /// Our role.
+    #[cfg(test)]
     pub fn side(&self) -> Side {
         self.side
     }

@@ -329,17 +329,6 @@ impl Ledger {
         self.sent.iter().rev().find_map(Option::as_ref)
     }
 
-    /// An outstanding packet.
-    pub fn get(&self, seq: u64) -> Option<&SentPacket> {
-        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
-        self.sent.get(index)?.as_ref()
-    }
-
-    /// Mutable access to an outstanding packet (e.g. to mark frames re-injected).
-    pub fn get_mut(&mut self, seq: u64) -> Option<&mut SentPacket> {
-        self.slot(seq)?.as_mut()
-    }
-
     pub fn loss_time(&self) -> Option<Timestamp> {
         self.loss_time
     }
@@ -354,14 +343,6 @@ impl Ledger {
 
     pub fn bytes_in_flight(&self) -> u64 {
         self.bytes_in_flight
-    }
-
-    pub fn largest_acked_seq(&self) -> Option<u64> {
-        self.largest_acked_seq
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.live == 0
     }
 }
 

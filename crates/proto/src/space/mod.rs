@@ -13,7 +13,7 @@ mod record;
 use std::collections::BTreeMap;
 
 pub use history::SendHistory;
-pub use layouts::{layout_for, OneSpace, PerPathSpaces};
+pub use layouts::layout_for;
 pub use pn_map::PnMap;
 pub use record::ReceiveRecord;
 
@@ -227,11 +227,6 @@ impl SendSpace {
         window: crate::time::Duration,
     ) -> u64 {
         self.history.numbered_since(now, window, self.next_pn)
-    }
-
-    /// Whether any packet of this space is still outstanding.
-    pub fn has_outstanding(&self) -> bool {
-        !self.outstanding.is_empty()
     }
 
     /// Whether an ACK naming `pn` refers to a packet we never sent (RFC 9000 §13.1:

@@ -34,11 +34,13 @@ impl<V> Default for PnMap<V> {
 
 impl<V> PnMap<V> {
     /// Number of entries.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether there are no entries.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

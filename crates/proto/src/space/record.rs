@@ -135,12 +135,6 @@ impl ReceiveRecord {
             .map(move |r| r.start..r.end.min(largest + 1))
     }
 
-    /// Number of ranges still to acknowledge (an upper bound of what
-    /// [`Self::ack_ranges_desc`] yields).
-    pub fn ack_range_count(&self) -> usize {
-        self.to_ack.len()
-    }
-
     /// [`Self::ack_ranges_desc`] lowest first.
     pub fn ack_ranges_asc(&self, largest: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
         self.to_ack

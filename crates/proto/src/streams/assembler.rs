@@ -152,17 +152,13 @@ impl Assembler {
         self.read
     }
 
-    /// Highest `offset + len` ever inserted.
-    pub fn end(&self) -> u64 {
-        self.end
-    }
-
     /// Bytes held, waiting to be read.
     pub fn bytes_buffered(&self) -> usize {
         self.buffered
     }
 
     /// Number of disjoint chunks held.
+    #[cfg(test)]
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
     }

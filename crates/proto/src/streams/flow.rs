@@ -61,13 +61,9 @@ impl RecvWindow {
     }
 
     /// Current window size.
+    #[cfg(test)]
     pub fn window(&self) -> u64 {
         self.window
-    }
-
-    /// Bytes consumed so far.
-    pub fn consumed(&self) -> u64 {
-        self.consumed
     }
 
     /// Records `n` more bytes consumed. Returns whether an update is now due.

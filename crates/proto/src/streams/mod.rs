@@ -51,7 +51,7 @@ use rustc_hash::FxHashMap;
 use mpquic_wire::stream_id::{Dir, Side, StreamId};
 use mpquic_wire::transport_params::TransportParameters;
 
-pub use assembler::{Assembler, AssemblerError};
+pub use assembler::Assembler;
 pub use flow::RecvWindow;
 pub use send_buffer::SendBuffer;
 
@@ -215,11 +215,13 @@ pub struct SentStreamFrames {
 
 impl SentStreamFrames {
     /// Whether no stream-related frame was recorded.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.stream.is_empty() && !self.has_control()
     }
 
     /// Whether a flow-control or stream-state control frame was recorded.
+    #[cfg(test)]
     pub fn has_control(&self) -> bool {
         self.max_data
             || !self.max_stream_data.is_empty()
@@ -438,32 +440,26 @@ impl Streams {
         &self.stats
     }
 
-    /// Lifetime counters (same as [`Streams::stats`], by value).
-    pub fn send_stats(&self) -> StreamStats {
-        self.stats
-    }
-
-    /// The connection-level receive limit currently advertised (MAX_DATA).
-    pub fn local_max_data(&self) -> u64 {
-        self.conn_window.limit()
-    }
-
     /// The connection-level receive window size (after auto-tuning).
+    #[cfg(test)]
     pub fn local_data_window(&self) -> u64 {
         self.conn_window.window()
     }
 
     /// The receive window size of stream `id`, if it has a live receiving part.
+    #[cfg(test)]
     pub fn stream_recv_window(&self, id: StreamId) -> Option<u64> {
         self.recv.get(&id).map(|r| r.window.window())
     }
 
     /// The peer's connection-level limit and how much of it our writes reserved.
+    #[cfg(test)]
     pub fn send_credit(&self) -> (u64, u64) {
         (self.peer_max_data, self.data_written)
     }
 
     /// Number of streams with live state (sending or receiving part).
+    #[cfg(test)]
     pub fn live_streams(&self) -> usize {
         self.send.len()
             + self

@@ -79,6 +79,7 @@ impl SendBuffer {
     }
 
     /// Offset below which every byte is acknowledged (and freed).
+    #[cfg(test)]
     pub fn acked_offset(&self) -> u64 {
         self.acked
     }
@@ -116,12 +117,6 @@ impl SendBuffer {
     /// Whether every written byte has been acknowledged.
     pub fn is_fully_acked(&self) -> bool {
         self.acked == self.end()
-    }
-
-    /// Offset of the chunk [`SendBuffer::next_chunk`] would return (retransmissions first).
-    pub fn next_offset(&self) -> Option<u64> {
-        self.retransmit_offset()
-            .or(self.has_unsent().then_some(self.unsent))
     }
 
     /// Offset of the next retransmission, if any.
@@ -264,6 +259,7 @@ impl SendBuffer {
     }
 
     /// Number of stored segments (for memory accounting in tests).
+    #[cfg(test)]
     pub fn segment_count(&self) -> usize {
         self.segments.len() + usize::from(!self.tail.is_empty())
     }
