@@ -132,10 +132,13 @@ pub struct EcnPath {
 /// Snapshot of a path's ECN state for the API and the lab.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EcnPathStats {
+    /// Where validation of our marks stands (RFC 9000 §13.4.2).
     pub state: EcnState,
     /// Why validation failed, once it has.
     pub failure: Option<&'static str>,
+    /// Our ECT(0)-marked packets on this path that were acknowledged.
     pub marked_acked: u64,
+    /// Our ECT(0)-marked packets on this path that were declared lost.
     pub marked_lost: u64,
     /// CE increases in the peer's ACKs attributed to this path.
     pub ce_reported: u64,
@@ -143,7 +146,9 @@ pub struct EcnPathStats {
     pub ce_congestion_events: u64,
     /// Datagrams received on this path marked ECT(0), ECT(1), CE.
     pub ect0_received: u64,
+    /// Datagrams received on this path marked ECT(1).
     pub ect1_received: u64,
+    /// Datagrams received on this path marked CE.
     pub ce_received: u64,
 }
 

@@ -7,9 +7,11 @@ use mpquic_wire::error::{FrameError, TransportErrorCode};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {reason}")]
 pub struct TransportError {
+    /// The transport error code (RFC 9000 §20.1), sent in the Error Code field.
     pub code: TransportErrorCode,
     /// The type of the frame that triggered the error, if any (RFC 9000 §19.19 Frame Type).
     pub frame_type: Option<u64>,
+    /// Human-readable reason, sent as the Reason Phrase.
     pub reason: String,
 }
 
@@ -32,18 +34,22 @@ impl TransportError {
         }
     }
 
+    /// PROTOCOL_VIOLATION (0x0a) with no triggering frame.
     pub fn protocol_violation(reason: impl Into<String>) -> Self {
         Self::new(TransportErrorCode::PROTOCOL_VIOLATION, reason)
     }
 
+    /// FLOW_CONTROL_ERROR (0x03) with no triggering frame.
     pub fn flow_control(reason: impl Into<String>) -> Self {
         Self::new(TransportErrorCode::FLOW_CONTROL_ERROR, reason)
     }
 
+    /// STREAM_STATE_ERROR (0x05) with no triggering frame.
     pub fn stream_state(reason: impl Into<String>) -> Self {
         Self::new(TransportErrorCode::STREAM_STATE_ERROR, reason)
     }
 
+    /// INTERNAL_ERROR (0x01) with no triggering frame.
     pub fn internal(reason: impl Into<String>) -> Self {
         Self::new(TransportErrorCode::INTERNAL_ERROR, reason)
     }

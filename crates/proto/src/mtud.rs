@@ -101,9 +101,13 @@ pub enum Phase {
 /// Counters of one path's discovery, for path statistics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MtuCounters {
+    /// Probe packets sent.
     pub probes_sent: u64,
+    /// Probes declared lost (not a congestion signal, RFC 9000 §14.4).
     pub probes_lost: u64,
+    /// Probes acknowledged.
     pub probes_acked: u64,
+    /// Black holes detected (RFC 8899 §4.3): falls back to the base size.
     pub black_holes: u64,
 }
 

@@ -51,11 +51,17 @@ pub struct SpnsRules {
 /// One rule of [`SpnsRules`], for ablations and the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SpnsRule {
+    /// [`SpnsRules::per_path_loss_detection`] (§2.1).
     PerPathLossDetection,
+    /// [`SpnsRules::per_path_rtt_samples`] (§2.2).
     PerPathRttSamples,
+    /// [`SpnsRules::ack_on_receiving_path`] (§2.2).
     AckOnReceivingPath,
+    /// [`SpnsRules::ack_from_path_largest`] (§2.2).
     AckFromPathLargest,
+    /// [`SpnsRules::two_range_limits`] (§2.4).
     TwoRangeLimits,
+    /// [`SpnsRules::ack_threshold_despite_gaps`] (§2.4).
     AckThresholdDespiteGaps,
 }
 

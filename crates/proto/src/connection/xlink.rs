@@ -23,10 +23,15 @@ const REINJECTION_SCAN: usize = 64;
 /// The player state a client reports (XLINK §4.2).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QoeReport {
+    /// Bytes the player has buffered.
     pub cached_bytes: u64,
+    /// Video frames the player has buffered.
     pub cached_frames: u64,
+    /// Play time the buffer holds, in milliseconds (drives QoE-controlled re-injection).
     pub play_time_left_ms: u64,
+    /// The stream's bitrate, in kbit/s.
     pub bitrate_kbps: u64,
+    /// The video's frame rate, in frames per second.
     pub frame_rate: u64,
 }
 

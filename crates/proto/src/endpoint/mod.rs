@@ -485,6 +485,7 @@ impl Endpoint {
         self.incoming.pop_front()
     }
 
+    /// The connection behind `handle`, if the endpoint still holds it.
     pub fn connection(&self, handle: ConnectionHandle) -> Option<&Connection> {
         self.connections.get(&handle).map(|e| &e.conn)
     }

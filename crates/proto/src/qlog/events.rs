@@ -102,14 +102,19 @@ pub fn hex(bytes: &[u8]) -> String {
 /// §"TupleEndpointInfo": one half of a four-tuple.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TupleEndpointInfo {
+    /// The IPv4 address, when the endpoint is IPv4 (§"TupleEndpointInfo" `ip_v4`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_v4: Option<String>,
+    /// The UDP port, when the endpoint is IPv4 (`port_v4`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port_v4: Option<u16>,
+    /// The IPv6 address, when the endpoint is IPv6 (`ip_v6`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_v6: Option<String>,
+    /// The UDP port, when the endpoint is IPv6 (`port_v6`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port_v6: Option<u16>,
+    /// Connection IDs, hex (`connection_ids`); empty when none is known.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub connection_ids: Vec<String>,
 }
@@ -138,7 +143,9 @@ impl TupleEndpointInfo {
 /// §"connection_started".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConnectionStarted {
+    /// Path 0's local address and a connection ID this endpoint issued (`local`).
     pub local: TupleEndpointInfo,
+    /// Path 0's peer address and the connection ID in use towards the peer (`remote`).
     pub remote: TupleEndpointInfo,
 }
 
@@ -157,6 +164,7 @@ pub struct ConnectionClosed {
     /// The raw code when an error above is "unknown".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<u64>,
+    /// The reason phrase of the CONNECTION_CLOSE (`reason`), when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// idle_timeout, application, error, version_mismatch, stateless_reset, unspecified.
@@ -167,8 +175,11 @@ pub struct ConnectionClosed {
 /// §"connection_state_updated" (BaseConnectionStates and GranularConnectionStates).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConnectionStateUpdated {
+    /// The previously logged state (`old`); absent for the first update.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old: Option<&'static str>,
+    /// The new state (`new`): attempted, handshake_started, handshake_complete,
+    /// handshake_confirmed, closing, draining or closed.
     pub new: &'static str,
 }
 
@@ -178,25 +189,43 @@ pub struct ConnectionStateUpdated {
 pub struct ParametersSet {
     /// "local" or "remote".
     pub initiator: &'static str,
+    /// The client's original Destination Connection ID, hex (RFC 9000 §18.2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_destination_connection_id: Option<String>,
+    /// The sender's initial Source Connection ID, hex.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_source_connection_id: Option<String>,
+    /// The Retry packet's Source Connection ID, hex (server only, after a Retry).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_source_connection_id: Option<String>,
+    /// The stateless reset token, hex (server only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stateless_reset_token: Option<String>,
+    /// disable_active_migration (RFC 9000 §18.2).
     pub disable_active_migration: bool,
+    /// max_idle_timeout, in milliseconds (0: no idle timeout).
     pub max_idle_timeout: u64,
+    /// max_udp_payload_size, in bytes.
     pub max_udp_payload_size: u64,
+    /// ack_delay_exponent (the ACK Delay field is scaled by 2^exponent microseconds).
     pub ack_delay_exponent: u64,
+    /// max_ack_delay, in milliseconds.
     pub max_ack_delay: u64,
+    /// active_connection_id_limit, in connection IDs.
     pub active_connection_id_limit: u64,
+    /// initial_max_data: the connection-level flow control limit, in bytes.
     pub initial_max_data: u64,
+    /// initial_max_stream_data_bidi_local: limit for locally initiated bidirectional streams,
+    /// in bytes.
     pub initial_max_stream_data_bidi_local: u64,
+    /// initial_max_stream_data_bidi_remote: limit for peer-initiated bidirectional streams,
+    /// in bytes.
     pub initial_max_stream_data_bidi_remote: u64,
+    /// initial_max_stream_data_uni: limit for unidirectional streams, in bytes.
     pub initial_max_stream_data_uni: u64,
+    /// initial_max_streams_bidi: the number of bidirectional streams the peer may open.
     pub initial_max_streams_bidi: u64,
+    /// initial_max_streams_uni: the number of unidirectional streams the peer may open.
     pub initial_max_streams_uni: u64,
     /// Multipath extension: RFC 10069 initial_max_path_id.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -212,8 +241,10 @@ pub struct ParametersSet {
 /// §"RawInfo" of the main schema: byte counts (the data itself is never logged).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct RawInfo {
+    /// `length`: the whole item's size, in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub length: Option<u64>,
+    /// `payload_length`: the size of its payload, in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payload_length: Option<u64>,
 }
@@ -233,12 +264,15 @@ impl RawInfo {
 pub struct PacketHeader {
     /// initial, handshake, 0RTT, 1RTT (§"PacketType").
     pub packet_type: &'static str,
+    /// The packet number (`packet_number`); the full number, not its truncated wire encoding.
     pub packet_number: u64,
     /// "only if packet_type === initial || handshake || 0RTT": packet number plus payload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub length: Option<u64>,
+    /// Source Connection ID, hex (`scid`); long headers only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scid: Option<String>,
+    /// Destination Connection ID, hex (`dcid`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dcid: Option<String>,
 }
@@ -246,10 +280,13 @@ pub struct PacketHeader {
 /// §"packet_sent" and §"packet_received".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PacketEvent {
+    /// §"PacketHeader" (`header`).
     pub header: PacketHeader,
+    /// The packet's frames in order (`frames`).
     pub frames: Vec<QlogFrame>,
     /// The whole packet (header, payload, AEAD tag) and its payload.
     pub raw: RawInfo,
+    /// Multipath extension: the path the packet was sent or received on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_id: Option<u64>,
 }
@@ -257,11 +294,13 @@ pub struct PacketEvent {
 /// §"packet_lost".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PacketLost {
+    /// §"PacketHeader" of the lost packet (`header`); connection IDs and `length` are not logged.
     pub header: PacketHeader,
     /// reordering_threshold, time_threshold or pto_expired; absent when the packet's path went
     /// away (handover, abandon) and its data moved to other paths.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger: Option<&'static str>,
+    /// Multipath extension: the path the packet was sent on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_id: Option<u64>,
 }
@@ -272,24 +311,31 @@ pub struct RecoveryMetrics {
     /// Milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_rtt: Option<f64>,
+    /// Smoothed RTT (`smoothed_rtt`), milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub smoothed_rtt: Option<f64>,
+    /// Latest RTT sample (`latest_rtt`), milliseconds; absent until the path has a sample.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latest_rtt: Option<f64>,
+    /// RTT variation (`rtt_variance`), milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_variance: Option<f64>,
+    /// Consecutive PTO expirations on the path (`pto_count`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pto_count: Option<u16>,
     /// Bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub congestion_window: Option<u64>,
+    /// Bytes in flight on the path (`bytes_in_flight`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_in_flight: Option<u64>,
+    /// Slow start threshold (`ssthresh`), bytes; absent while the controller has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssthresh: Option<u64>,
     /// Bits per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pacing_rate: Option<u64>,
+    /// Multipath extension: the path the metrics belong to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_id: Option<u64>,
 }
@@ -297,9 +343,13 @@ pub struct RecoveryMetrics {
 /// §"congestion_state_updated".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CongestionStateUpdated {
+    /// The previously logged state (`old`); absent for the path's first update.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old: Option<&'static str>,
+    /// The congestion controller's state (`new`), e.g. slow_start, congestion_avoidance,
+    /// recovery, application_limited.
     pub new: &'static str,
+    /// Multipath extension: the path whose controller changed state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_id: Option<u64>,
 }
@@ -307,13 +357,16 @@ pub struct CongestionStateUpdated {
 /// §"stream_data_moved".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StreamDataMoved {
+    /// The stream (`stream_id`).
     pub stream_id: u64,
     /// application, transport or network (§"$DataLocation").
     pub from: &'static str,
+    /// Where the data went (`to`): application or transport.
     pub to: &'static str,
     /// fin_set or stream_reset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_info: Option<&'static str>,
+    /// Bytes moved, in `raw.length`.
     pub raw: RawInfo,
 }
 
@@ -332,10 +385,14 @@ pub struct KeyEvent {
 /// §"mtu_updated": the path's maximum datagram size changed; `done` when the search ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MtuUpdated {
+    /// The previous maximum datagram size (`old`), bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old: Option<u16>,
+    /// The new maximum datagram size (`new`), bytes.
     pub new: u16,
+    /// Whether path MTU discovery has finished on this path (`done`).
     pub done: bool,
+    /// Multipath extension: the path whose MTU changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_id: Option<u64>,
 }

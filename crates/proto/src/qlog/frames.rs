@@ -16,122 +16,185 @@ use super::events::{hex, RawInfo};
 pub enum QlogFrame {
     /// §"PaddingFrame": one entry for a run of PADDING bytes (`raw.payload_length`).
     Padding {
+        /// The run's size in `raw.payload_length`, bytes.
         raw: RawInfo,
     },
+    /// §"PingFrame".
     Ping,
     /// §"AckFrame"; ack_delay in milliseconds, acked_ranges ascending `[from, to]` or `[pn]`.
     Ack(AckInfo),
+    /// §"ResetStreamFrame".
     ResetStream {
+        /// The stream being reset (`stream_id`).
         stream_id: u64,
+        /// Always "unknown": mpquic's applications define no error names (`error`).
         error: &'static str,
+        /// The application error code (`error_code`).
         error_code: u64,
+        /// The stream's final size, in bytes (`final_size`).
         final_size: u64,
     },
+    /// §"StopSendingFrame".
     StopSending {
+        /// The stream the receiver stops reading (`stream_id`).
         stream_id: u64,
+        /// Always "unknown": mpquic's applications define no error names (`error`).
         error: &'static str,
+        /// The application error code (`error_code`).
         error_code: u64,
     },
     /// §"CryptoFrame": the length goes in `raw.length`.
     Crypto {
+        /// The stream offset of the crypto data, in bytes (`offset`).
         offset: u64,
+        /// The crypto data's size in `raw.length`, bytes.
         raw: RawInfo,
     },
+    /// §"NewTokenFrame".
     NewToken {
+        /// The token (`token`); only its length is logged.
         token: Token,
     },
+    /// §"StreamFrame".
     Stream {
+        /// The stream (`stream_id`).
         stream_id: u64,
+        /// The stream offset of the frame's data, in bytes (`offset`).
         offset: u64,
+        /// Whether the FIN bit is set (`fin`).
         fin: bool,
+        /// The data's size in `raw.length`, bytes.
         raw: RawInfo,
     },
+    /// §"MaxDataFrame".
     MaxData {
+        /// The connection-level flow control limit, in bytes (`maximum`).
         maximum: u64,
     },
+    /// §"MaxStreamDataFrame".
     MaxStreamData {
+        /// The stream (`stream_id`).
         stream_id: u64,
+        /// The stream's flow control limit, in bytes (`maximum`).
         maximum: u64,
     },
+    /// §"MaxStreamsFrame".
     MaxStreams {
+        /// bidirectional or unidirectional (`stream_type`).
         stream_type: &'static str,
+        /// The cumulative number of streams of that type the peer may open (`maximum`).
         maximum: u64,
     },
+    /// §"DataBlockedFrame".
     DataBlocked {
+        /// The connection-level limit the sender is blocked at, in bytes (`limit`).
         limit: u64,
     },
+    /// §"StreamDataBlockedFrame".
     StreamDataBlocked {
+        /// The blocked stream (`stream_id`).
         stream_id: u64,
+        /// The stream limit the sender is blocked at, in bytes (`limit`).
         limit: u64,
     },
+    /// §"StreamsBlockedFrame".
     StreamsBlocked {
+        /// bidirectional or unidirectional (`stream_type`).
         stream_type: &'static str,
+        /// The stream count limit the sender is blocked at (`limit`).
         limit: u64,
     },
+    /// §"NewConnectionIDFrame".
     NewConnectionId(NewCidInfo),
+    /// §"RetireConnectionIDFrame".
     RetireConnectionId {
+        /// The sequence number of the retired connection ID (`sequence_number`).
         sequence_number: u64,
     },
+    /// §"PathChallengeFrame".
     PathChallenge {
+        /// The 8-byte challenge, hex (`data`).
         data: String,
     },
+    /// §"PathResponseFrame".
     PathResponse {
+        /// The 8 bytes echoed from the PATH_CHALLENGE, hex (`data`).
         data: String,
     },
+    /// §"ConnectionCloseFrame" (transport 0x1c or application 0x1d).
     ConnectionClose(CloseInfo),
+    /// §"HandshakeDoneFrame".
     HandshakeDone,
     /// RFC 10069 PATH_ACK: an ACK of one path's packet number space.
     PathAck(AckInfo),
     /// RFC 10069 PATH_ABANDON.
     PathAbandon {
+        /// The abandoned path.
         path_id: u64,
+        /// The multipath error code (RFC 10069 Error Code field).
         error_code: u64,
     },
     /// RFC 10069 PATH_STATUS_AVAILABLE.
     PathStatusAvailable {
+        /// The path whose status is set.
         path_id: u64,
+        /// The Path Status Sequence Number: orders the status frames of one path.
         path_status_sequence_number: u64,
     },
     /// RFC 10069 PATH_STATUS_BACKUP.
     PathStatusBackup {
+        /// The path whose status is set.
         path_id: u64,
+        /// The Path Status Sequence Number: orders the status frames of one path.
         path_status_sequence_number: u64,
     },
     /// RFC 10069 PATH_NEW_CONNECTION_ID.
     PathNewConnectionId(NewCidInfo),
     /// RFC 10069 PATH_RETIRE_CONNECTION_ID.
     PathRetireConnectionId {
+        /// The path the connection ID belongs to.
         path_id: u64,
+        /// The sequence number of the retired connection ID.
         sequence_number: u64,
     },
     /// RFC 10069 MAX_PATH_ID.
     MaxPathId {
+        /// The largest path ID the sender allows the peer to use.
         maximum_path_id: u64,
     },
     /// RFC 10069 PATHS_BLOCKED.
     PathsBlocked {
+        /// The path ID limit the sender is blocked at.
         maximum_path_id: u64,
     },
     /// RFC 10069 PATH_CIDS_BLOCKED.
     PathCidsBlocked {
+        /// The path that has run out of connection IDs.
         path_id: u64,
+        /// The next sequence number the sender expects for that path.
         next_sequence_number: u64,
     },
     /// draft-ietf-quic-ack-frequency ACK_FREQUENCY; request_max_ack_delay in milliseconds.
     AckFrequency {
+        /// The frame's sequence number; the receiver ignores frames older than the latest.
         sequence_number: u64,
+        /// Ack-eliciting packets the receiver may get without acknowledging.
         ack_eliciting_threshold: u64,
+        /// The requested max_ack_delay, in milliseconds.
         request_max_ack_delay: f64,
+        /// Reordering the receiver tolerates before acknowledging at once (0: never at once).
         reordering_threshold: u64,
     },
     /// draft-ietf-quic-ack-frequency IMMEDIATE_ACK.
     ImmediateAck,
     /// §"DatagramFrame" (RFC 9221): the payload's size in `raw.payload_length`.
     Datagram {
+        /// The payload's size in `raw.payload_length`, bytes.
         raw: RawInfo,
     },
     /// §"UnknownFrame": a frame qlog has no definition for.
     Unknown {
+        /// The frame's type, as on the wire (`frame_type_bytes`).
         frame_type_bytes: u64,
     },
 }
@@ -139,14 +202,20 @@ pub enum QlogFrame {
 /// The fields of §"AckFrame" (and PATH_ACK, which adds `path_id`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AckInfo {
+    /// Multipath extension: the acknowledged path's packet number space (PATH_ACK only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_id: Option<u64>,
+    /// The ACK Delay, decoded with the sender's ack_delay_exponent, in milliseconds (`ack_delay`).
     pub ack_delay: f64,
+    /// The acknowledged packet numbers (`acked_ranges`): `[from, to]` or `[pn]`, ascending.
     pub acked_ranges: Vec<Vec<u64>>,
+    /// ECT(1) count (`ect1`); ACK_ECN frames only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ect1: Option<u64>,
+    /// ECT(0) count (`ect0`); ACK_ECN frames only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ect0: Option<u64>,
+    /// ECN-CE count (`ce`); ACK_ECN frames only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ce: Option<u64>,
 }
@@ -154,12 +223,18 @@ pub struct AckInfo {
 /// §"NewConnectionIDFrame" (and PATH_NEW_CONNECTION_ID, which adds `path_id`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NewCidInfo {
+    /// Multipath extension: the path the connection ID is for (PATH_NEW_CONNECTION_ID only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_id: Option<u64>,
+    /// The connection ID's sequence number (`sequence_number`).
     pub sequence_number: u64,
+    /// Connection IDs below this sequence number are to be retired (`retire_prior_to`).
     pub retire_prior_to: u64,
+    /// The connection ID's length, in bytes (`connection_id_length`).
     pub connection_id_length: u8,
+    /// The connection ID, hex (`connection_id`).
     pub connection_id: String,
+    /// The 16-byte stateless reset token, hex (`stateless_reset_token`).
     pub stateless_reset_token: String,
 }
 
@@ -168,10 +243,16 @@ pub struct NewCidInfo {
 pub struct CloseInfo {
     /// transport or application.
     pub error_space: &'static str,
+    /// A `$TransportError` name or `crypto_error_0x1XX` (`error`); "unknown" for application
+    /// closes and unnamed codes.
     pub error: String,
+    /// The raw code, when `error` is "unknown" (`error_code`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<u64>,
+    /// The reason phrase, lossily decoded as UTF-8 (`reason`).
     pub reason: String,
+    /// The type of the frame that triggered the close (`trigger_frame_type`); transport closes
+    /// only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger_frame_type: Option<u64>,
 }
@@ -179,6 +260,7 @@ pub struct CloseInfo {
 /// §"Token": only its length is logged.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Token {
+    /// The token's size in `raw.length`, bytes.
     pub raw: RawInfo,
 }
 

@@ -13,6 +13,8 @@ pub struct QoeControlled {
 }
 
 impl QoeControlled {
+    /// A policy with play-time-left thresholds `lower` and `upper` (swapped if given in the wrong
+    /// order): re-inject below `lower`, never above `upper`.
     pub fn new(lower: Duration, upper: Duration) -> Self {
         Self {
             lower: lower.min(upper),
