@@ -62,7 +62,12 @@ pub fn server_endpoint(transport: TransportConfig) -> Endpoint {
 }
 
 /// [`server_endpoint`] offering the ALPN protocols `alpns` (for the HTTP/3 tests too).
-pub fn server_endpoint_with(alpns: &[&[u8]], transport: TransportConfig) -> Endpoint {
+pub fn server_endpoint_with(alpns: &[&[u8]], mut transport: TransportConfig) -> Endpoint {
+    // $QLOGDIR (if set) gets a qlog of each server connection: for chasing a failure.
+    if let Some(dir) = mpquic::qlog::dir_from_flag_or_env(None) {
+        let qlog = mpquic::qlog::dir_config(dir, mpquic::qlog::QlogClock::Real).expect("qlog dir");
+        transport.qlog = Some(qlog);
+    }
     let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
     let tls = tls::server_config(alpns, vec![cert], key).expect("server tls");
     Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")]).expect("bind server")
