@@ -333,7 +333,7 @@ fn client_of_restarted_server(second_life: &[&str], idle: Duration) -> (String, 
         let conn = tokio::time::timeout(
             Duration::from_secs(10),
             client
-                .connect(server, "localhost", config::client(tls, transport))
+                .connect_with(config::client(tls, transport), server, "localhost")
                 .expect("connect"),
         )
         .await

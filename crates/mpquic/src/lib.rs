@@ -37,25 +37,32 @@ mod connection;
 mod driver;
 mod endpoint;
 pub mod hq;
+mod incoming;
+mod paths;
 pub mod qlog;
 mod state;
+mod stats;
 mod streams;
 pub mod tls;
 mod zero_rtt;
 
-pub use connection::{
-    Connecting, Connection, ConnectionError, OpenPathError, SendDatagramError, OPEN_PATH_WAIT,
-};
+pub use connection::{Connecting, Connection, ConnectionError, SendDatagramError, OPEN_PATH_WAIT};
 pub use endpoint::{ConnectError, Endpoint};
+pub use incoming::{Incoming, RetryError};
+pub use paths::{
+    LocalAddr, OpenPath, OpenPathError, Path, PathEvent, PathEvents, PathEventsError, PathStatus,
+    StatusOrigin,
+};
+pub use stats::{ConnectionCounters, ConnectionStats, PathStats};
 pub use streams::{ReadError, ReadToEndError, RecvStream, SendStream, WriteError};
 pub use zero_rtt::ZeroRttAccepted;
 
 pub use mpquic_proto as proto;
 pub use mpquic_proto::cc::CcAlgorithm;
+pub use mpquic_proto::path::Validation;
 pub use mpquic_proto::scheduler::SchedulerKind;
 pub use mpquic_proto::wire::stream_id::{Dir, StreamId};
 pub use mpquic_proto::{
-    ClientConfig, ConnectionStats, DatagramStats, Design, EndpointConfig, MultipathMode, PathEvent,
-    PathId, PathStats, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore,
-    TransportConfig,
+    ClientConfig, DatagramStats, Design, EndpointConfig, MultipathMode, PathId, RetryPolicy,
+    ServerConfig, TokenKeys, TokenMemoryStore, TokenStore, TransportConfig,
 };

@@ -32,7 +32,7 @@ pub use connection::{
     SendDatagramError, Transmit,
 };
 pub use ecn::{EcnCodepoint, EcnPathStats, EcnState};
-pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats};
+pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Incoming};
 pub use path::{PathId, PathStats};
 pub use space::Design;
 pub use spns_rules::{SpnsRule, SpnsRules};
