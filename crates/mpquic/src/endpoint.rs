@@ -250,6 +250,12 @@ impl Endpoint {
         .await;
     }
 
+    /// What the endpoint counted: Retry packets sent, attempts refused, Initials dropped
+    /// before any state was kept, invalid tokens, stateless resets.
+    pub fn stats(&self) -> crate::EndpointStats {
+        self.shared.lock().proto.stats()
+    }
+
     /// Why the endpoint's driver stopped, if it has (for instance a fatal socket error).
     pub fn error(&self) -> Option<ConnectionError> {
         self.shared.lock().stopped.clone()

@@ -63,6 +63,6 @@ pub use mpquic_proto::path::Validation;
 pub use mpquic_proto::scheduler::SchedulerKind;
 pub use mpquic_proto::wire::stream_id::{Dir, StreamId};
 pub use mpquic_proto::{
-    ClientConfig, DatagramStats, Design, EndpointConfig, MultipathMode, PathId, RetryPolicy,
-    ServerConfig, TokenKeys, TokenMemoryStore, TokenStore, TransportConfig,
+    ClientConfig, DatagramStats, Design, EndpointConfig, EndpointStats, MultipathMode, PathId,
+    RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore, TransportConfig,
 };

@@ -8,12 +8,12 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use common::{
-    accept_one, addr, connect_from, payload, root_with, server_endpoint, start_server,
-    transport, within, MB,
+    accept_one, addr, connect_from, payload, root_with, server_endpoint, start_server, transport,
+    within, MB,
 };
 use mpquic::{
-    config, hq, tls, Endpoint, MultipathMode, OpenPathError, PathEvent, PathEvents, PathEventsError,
-    PathStatus, SchedulerKind, StatusOrigin, TransportConfig, Validation,
+    config, hq, tls, Endpoint, MultipathMode, OpenPathError, PathEvent, PathEvents,
+    PathEventsError, PathStatus, SchedulerKind, StatusOrigin, TransportConfig, Validation,
 };
 
 fn ip(s: &str) -> IpAddr {
@@ -59,7 +59,8 @@ async fn open_path_with_an_ip_alone_resolves_once_validated() {
     );
     // `IP:0` means the same; an IP no socket is bound to is refused at once.
     assert!(matches!(
-        conn.open_path(addr("127.0.0.3:0"), None, PathStatus::Available).await,
+        conn.open_path(addr("127.0.0.3:0"), None, PathStatus::Available)
+            .await,
         Err(OpenPathError::NotBound(_))
     ));
     conn.close(0, b"done");
@@ -98,7 +99,9 @@ async fn path_to_an_unreachable_remote_fails_within_the_validation_timeout() {
     // The connection goes on over path 0.
     let mut body = hq::request(&conn, "/file.bin").await.expect("request");
     assert_eq!(
-        within("download", body.read_to_end(10)).await.expect("read"),
+        within("download", body.read_to_end(10))
+            .await
+            .expect("read"),
         b"x"
     );
     conn.close(0, b"done");
@@ -279,9 +282,12 @@ async fn ipv4_path_zero_and_ipv6_second_path_carry_data() {
     let (v4, v6): (SocketAddr, SocketAddr) = (server.local_addrs()[0], server.local_addrs()[1]);
     let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("[::1]:0")]).expect("bind client");
     client.set_default_client_config(common::client_config(transport(MultipathMode::Auto)));
-    let conn = within("handshake", client.connect(v4, "localhost").expect("connect"))
-        .await
-        .expect("handshake");
+    let conn = within(
+        "handshake",
+        client.connect(v4, "localhost").expect("connect"),
+    )
+    .await
+    .expect("handshake");
     // Without a remote the path would go to the IPv4 address: refused, not left to time out.
     assert!(matches!(
         conn.try_open_path(ip("::1"), None, PathStatus::Available),
