@@ -298,13 +298,7 @@ impl Download {
             None => open_paths(&conn, &extras),
             Some(_) => Vec::new(),
         };
-        let result = self.fetch(&conn, handshake, started).await;
-        // Say what became of each extra path before closing: a path still validating after a
-        // short transfer is reported (ok or failed) within the path validation timeout.
-        let deadline = tokio::time::Instant::now() + self.timeout;
-        for task in opening {
-            let _ = tokio::time::timeout_at(deadline, task).await;
-        }
+        let result = self.fetch(&conn, handshake, started, opening).await;
         let result = match (result, handshake_done) {
             (Ok(mut summary), Some(done)) => {
                 if let Ok(d) = done.await {
@@ -383,6 +377,7 @@ impl Download {
         conn: &Connection,
         handshake: Duration,
         connect_started: Instant,
+        opening: Vec<tokio::task::JoinHandle<()>>,
     ) -> anyhow::Result<Summary> {
         let bar = self.progress_bar();
         let started = Instant::now();
@@ -390,12 +385,20 @@ impl Download {
         let received = self.receive(&mut body, &bar).await;
         bar.finish_and_clear();
         let (bytes, first_byte) = received?;
+        let elapsed = started.elapsed();
+        // Say what became of each extra path, while the connection is still up (the end of an
+        // HTTP/3 response makes the server close it): a path still validating after a short
+        // transfer is reported within the path validation timeout, and the summary shows it.
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        for task in opening {
+            let _ = tokio::time::timeout_at(deadline, task).await;
+        }
         let mut summary = Summary::new(
             &self.target.url,
             (self.protocol.name(), body.status()),
             conn,
             bytes,
-            started.elapsed(),
+            elapsed,
             handshake,
         );
         summary.first_byte_ms =

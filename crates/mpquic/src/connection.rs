@@ -336,8 +336,8 @@ impl Connection {
     ///
     /// The returned [`OpenPath`] resolves to the [`Path`] once path validation succeeded (RFC
     /// 9000 §8.2), or fails: [`OpenPathError::ValidationFailed`] when the remote did not
-    /// answer within the validation timeout (three PATH_CHALLENGEs, about three PTOs, RFC 9000
-    /// §8.2.4). Right after the handshake the peer may not have issued the connection IDs (or
+    /// answer within the validation timeout (three unanswered PATH_CHALLENGEs, RFC 9000
+    /// §8.2.4; about 6 s with the default 333 ms initial RTT). Right after the handshake the peer may not have issued the connection IDs (or
     /// path IDs) a new path needs yet: it waits for them for up to [`OPEN_PATH_WAIT`].
     pub fn open_path(
         &self,

@@ -127,8 +127,9 @@ pub enum PathEvent {
         /// The path.
         id: PathId,
     },
-    /// Path validation failed (no PATH_RESPONSE within the validation timeout, about three
-    /// PTOs: RFC 9000 §8.2.4), or the path stopped delivering; its data moved to other paths.
+    /// Path validation failed (three PATH_CHALLENGEs went unanswered, RFC 9000 §8.2.4: about
+    /// 6 s on a new path with the default 333 ms initial RTT), or the path stopped delivering;
+    /// its data moved to other paths.
     Failed {
         /// The path.
         id: PathId,
