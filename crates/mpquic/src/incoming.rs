@@ -21,7 +21,8 @@ use crate::state::Shared;
 #[derive(Debug)]
 pub struct Incoming {
     shared: Arc<Shared>,
-    inner: Option<mpquic_proto::Incoming>,
+    /// Boxed: a client's Initial and its metadata are a few hundred bytes.
+    inner: Option<Box<mpquic_proto::Incoming>>,
 }
 
 /// Why [`Incoming::retry`] was not possible.
@@ -40,7 +41,7 @@ impl Incoming {
     pub(crate) fn new(shared: Arc<Shared>, inner: mpquic_proto::Incoming) -> Self {
         Self {
             shared,
-            inner: Some(inner),
+            inner: Some(Box::new(inner)),
         }
     }
 
@@ -89,7 +90,7 @@ impl Incoming {
                 .map(|c| c.transport.idle_timeout)
                 .unwrap_or_default();
             let handle = st
-                .accept_incoming(now, incoming)
+                .accept_incoming(now, *incoming)
                 .map_err(|e| ConnectionError::AcceptFailed(e.to_string()))?;
             (handle, timeout)
         };
@@ -111,14 +112,14 @@ impl Incoming {
     pub fn retry(mut self) -> Result<(), RetryError> {
         let incoming = self.inner.take().expect("decided once");
         let now = self.shared.now();
-        let result = self.shared.lock().proto.retry_incoming(now, incoming);
+        let result = self.shared.lock().proto.retry_incoming(now, *incoming);
         match result {
             Ok(()) => {
                 self.shared.wake_driver();
                 Ok(())
             }
             Err(mpquic_proto::endpoint::RetryError(incoming)) => {
-                self.inner = Some(*incoming);
+                self.inner = Some(incoming);
                 Err(RetryError(self))
             }
         }
@@ -127,13 +128,13 @@ impl Incoming {
     /// Drop the attempt without an answer (the client retransmits or times out).
     pub fn ignore(mut self) {
         if let Some(incoming) = self.inner.take() {
-            self.shared.lock().proto.ignore_incoming(incoming);
+            self.shared.lock().proto.ignore_incoming(*incoming);
         }
     }
 
     fn refuse_now(&mut self) {
         if let Some(incoming) = self.inner.take() {
-            self.shared.lock().proto.refuse_incoming(incoming);
+            self.shared.lock().proto.refuse_incoming(*incoming);
             self.shared.wake_driver();
         }
     }

@@ -72,6 +72,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(unreachable_pub, missing_docs)]
+
 pub mod config;
 mod connection;
 mod driver;
