@@ -68,7 +68,7 @@ fn our_h3_server(root: Arc<std::path::PathBuf>, transport: TransportConfig) -> m
             tokio::spawn(async move {
                 let Ok(conn) = incoming.await else { return };
                 assert_eq!(conn.alpn_protocol().as_deref(), Some(ALPN));
-                mpquic_h3::server::serve_connection(conn, root).await;
+                let _ = mpquic_h3::server::serve_connection(conn, root).await;
             });
         }
     });

@@ -29,7 +29,7 @@ async fn h3_get_in_0rtt_is_served() {
             let root = root.clone();
             tokio::spawn(async move {
                 if let Ok(conn) = incoming.await {
-                    mpquic_h3::server::serve_connection(conn, root).await;
+                    let _ = mpquic_h3::server::serve_connection(conn, root).await;
                 }
             });
         }
