@@ -12,8 +12,9 @@
 //! - [`Endpoint::accept`] gives each client attempt as an [`Incoming`], for the server to
 //!   [accept](Incoming::accept), [refuse](Incoming::refuse) (CONNECTION_REFUSED),
 //!   [retry](Incoming::retry) (a Retry packet validating the client's address, RFC 9000
-//!   §8.1.2) or [ignore](Incoming::ignore); awaiting it accepts it. Nothing is allocated for a
-//!   client until it is accepted.
+//!   §8.1.2) or [ignore](Incoming::ignore); awaiting it accepts it. Until it is accepted a
+//!   client has no connection state: only its verified Initial is kept, and pending attempts
+//!   count against the server's `max_handshakes`.
 //! - [`Connection`] opens and accepts streams ([`SendStream`] implements
 //!   [`tokio::io::AsyncWrite`], [`RecvStream`] implements [`tokio::io::AsyncRead`]), sends and
 //!   receives unreliable datagrams (RFC 9221, [`Connection::send_datagram`],
