@@ -12,7 +12,8 @@ use bytes::Bytes;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use mpquic::{
-    config, hq, tls, Connection, ConnectionError, Endpoint, ReadError, RecvStream, TransportConfig,
+    config, hq, tls, Connection, ConnectionError, Endpoint, OpenPathError, PathStatus, ReadError,
+    RecvStream, TransportConfig,
 };
 use tokio::io::AsyncWriteExt;
 
@@ -39,10 +40,12 @@ pub struct ClientArgs {
     /// Trust the certificates of this PEM file.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
-    /// Local address of a path (repeatable): the first carries the handshake, each further one
-    /// opens an extra path after it.
-    #[arg(long = "path", value_name = "LOCAL_ADDR", value_parser = crate::units::parse_addr)]
-    pub paths: Vec<SocketAddr>,
+    /// A path (repeatable): LOCAL is a local address (an IP alone takes any port), REMOTE the
+    /// server's address for this path (default: the URL's address of LOCAL's family). The
+    /// first carries the handshake, each further one opens an extra path after it; a path
+    /// whose remote does not answer is reported as failed (path validation, RFC 9000 §8.2).
+    #[arg(long = "path", value_name = "LOCAL[=REMOTE]", value_parser = parse_path)]
+    pub paths: Vec<PathArg>,
     #[command(flatten)]
     pub transport: TransportArgs,
     /// Give up when the handshake, or the wait for more data, takes longer than this.
@@ -60,6 +63,35 @@ pub struct ClientArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// One `--path LOCAL[=REMOTE]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathArg {
+    pub local: SocketAddr,
+    pub remote: Option<SocketAddr>,
+}
+
+/// Parse `LOCAL[=REMOTE]`: each side in the grammar of [`crate::units::parse_addr`]; the
+/// remote needs a port.
+pub fn parse_path(s: &str) -> Result<PathArg, String> {
+    let (local, remote) = match s.split_once('=') {
+        Some((l, r)) => (l, Some(r)),
+        None => (s, None),
+    };
+    let local = crate::units::parse_addr(local)?;
+    let remote = remote.map(crate::units::parse_addr).transpose()?;
+    if let Some(r) = remote {
+        if r.port() == 0 {
+            return Err(format!("remote address `{r}` of `{s}` needs a port"));
+        }
+        if r.is_ipv4() != local.is_ipv4() {
+            return Err(format!(
+                "`{s}`: local and remote addresses are of different families"
+            ));
+        }
+    }
+    Ok(PathArg { local, remote })
 }
 
 /// A parsed `https://` URL.
@@ -127,6 +159,8 @@ pub struct Download {
     pub remote: SocketAddr,
     /// Local addresses: the first for the handshake, the others for extra paths.
     pub locals: Vec<SocketAddr>,
+    /// The server's address for each extra path (`locals[1..]`); missing or `None`: `remote`.
+    pub path_remotes: Vec<Option<SocketAddr>>,
     /// TLS configuration; its ALPN list must offer `protocol`.
     pub tls: Arc<rustls::ClientConfig>,
     pub protocol: AppProtocol,
@@ -153,12 +187,26 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
             bail!("cannot verify the server's certificate: pass --ca FILE (PEM) or --insecure")
         }
     };
-    let remote = resolve(&args.url, args.paths.first()).await?;
+    let first = args.paths.first();
+    let remote = match first.and_then(|p| p.remote) {
+        Some(remote) => remote,
+        None => resolve(&args.url, first.map(|p| &p.local)).await?,
+    };
     let locals = if args.paths.is_empty() {
         vec![unspecified(remote)]
     } else {
-        args.paths.clone()
+        args.paths.iter().map(|p| p.local).collect()
     };
+    // An extra path of the other address family goes to the host's address of that family
+    // (a dual-stack server): the initial path's remote cannot be reached from it.
+    let mut path_remotes = Vec::new();
+    for p in args.paths.iter().skip(1) {
+        path_remotes.push(match p.remote {
+            Some(r) => Some(r),
+            None if p.local.is_ipv4() == remote.is_ipv4() => None,
+            None => Some(resolve(&args.url, Some(&p.local)).await?),
+        });
+    }
     let tls = if args.zero_rtt {
         tls::client_config_0rtt(&[args.alpn.alpn()], trust, None)?
     } else {
@@ -168,6 +216,7 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
         target: args.url.clone(),
         remote,
         locals,
+        path_remotes,
         tls,
         protocol: args.alpn,
         transport: args.transport.transport(Some(args.timeout))?,
@@ -229,7 +278,11 @@ impl Download {
             Some(_) => Duration::ZERO,
             None => started.elapsed(),
         };
-        let extras = endpoint.local_addrs()[1..].to_vec();
+        let extras: Vec<(SocketAddr, Option<SocketAddr>)> = endpoint.local_addrs()[1..]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (*l, self.path_remotes.get(i).copied().flatten()))
+            .collect();
         // Extra paths need the negotiated multipath parameters: with 0-RTT they are opened
         // once the handshake completes, beside the download rather than before the request.
         let handshake_done = zero_rtt.map(|accepted| {
@@ -237,14 +290,15 @@ impl Download {
             tokio::spawn(async move {
                 accepted.await;
                 let elapsed = started.elapsed();
-                open_paths(&conn, &extras).await;
+                drop(open_paths(&conn, &extras));
                 elapsed
             })
         });
-        if handshake_done.is_none() {
-            open_paths(&conn, &extras).await;
-        }
-        let result = self.fetch(&conn, handshake, started).await;
+        let opening = match handshake_done {
+            None => open_paths(&conn, &extras),
+            Some(_) => Vec::new(),
+        };
+        let result = self.fetch(&conn, handshake, started, opening).await;
         let result = match (result, handshake_done) {
             (Ok(mut summary), Some(done)) => {
                 if let Ok(d) = done.await {
@@ -323,6 +377,7 @@ impl Download {
         conn: &Connection,
         handshake: Duration,
         connect_started: Instant,
+        opening: Vec<tokio::task::JoinHandle<()>>,
     ) -> anyhow::Result<Summary> {
         let bar = self.progress_bar();
         let started = Instant::now();
@@ -330,12 +385,20 @@ impl Download {
         let received = self.receive(&mut body, &bar).await;
         bar.finish_and_clear();
         let (bytes, first_byte) = received?;
+        let elapsed = started.elapsed();
+        // Say what became of each extra path, while the connection is still up (the end of an
+        // HTTP/3 response makes the server close it): a path still validating after a short
+        // transfer is reported within the path validation timeout, and the summary shows it.
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        for task in opening {
+            let _ = tokio::time::timeout_at(deadline, task).await;
+        }
         let mut summary = Summary::new(
             &self.target.url,
             (self.protocol.name(), body.status()),
             conn,
             bytes,
-            started.elapsed(),
+            elapsed,
             handshake,
         );
         summary.first_byte_ms =
@@ -447,13 +510,28 @@ impl Download {
     }
 }
 
-/// Open one extra path from each of `locals` (warning about those that fail).
-async fn open_paths(conn: &Connection, locals: &[SocketAddr]) {
-    for extra in locals {
-        if let Err(e) = conn.open_path(*extra).await {
-            crate::warn(format_args!("cannot open a path from {extra}: {e}"));
-        }
+/// Open one extra path from each local address (to its remote, or the connection's), in
+/// order, beside the transfer; a path that cannot be opened or fails validation is reported
+/// on stderr (one line each). The transfer does not wait for them.
+fn open_paths(
+    conn: &Connection,
+    paths: &[(SocketAddr, Option<SocketAddr>)],
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    for &(local, remote) in paths {
+        let open = conn.open_path(local, remote, PathStatus::Available);
+        let to = remote.or(conn.remote_address());
+        let to = to.map_or(String::new(), |r| format!(" to {r}"));
+        tasks.push(tokio::spawn(async move {
+            match open.await {
+                Ok(_) => {}
+                // The transfer ended (and closed the connection) first.
+                Err(OpenPathError::Connection(_)) => {}
+                Err(e) => crate::warn(format_args!("path from {local}{to} failed: {e}")),
+            }
+        }));
     }
+    tasks
 }
 
 fn reset_meaning(code: u64) -> &'static str {

@@ -89,6 +89,7 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
             .map_err(anyhow::Error::msg)?,
         remote,
         locals,
+        path_remotes: Vec::new(),
         tls: tls::client_config(&[args.alpn.alpn()], tls::ServerTrust::Roots(vec![cert]))?,
         protocol: args.alpn,
         transport: args.transport.transport(Some(args.timeout))?,

@@ -51,7 +51,17 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // An invalid value (a bad `--path`, size, duration...) is said in its first line; the
+        // hint after it is noise in scripts. Other errors keep clap's usage text.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: invalid value"));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     init_tracing();
     let result = match cli.command {
         Command::Server(args) => run_async(server::run(args)),

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
-use mpquic::{Connection, Design, PathStats};
+use mpquic::{Connection, Design, PathStats, Validation};
 use serde::Serialize;
 
 use crate::units::format_bytes;
@@ -54,6 +54,8 @@ pub struct PathSummary {
     pub mtu: u64,
     pub packets_lost: u64,
     pub abandoned: bool,
+    /// Path validation (RFC 9000 §8.2): "pending", "validated" or "failed".
+    pub validation: Validation,
 }
 
 impl PathSummary {
@@ -64,11 +66,12 @@ impl PathSummary {
             remote: p.remote,
             bytes_received: p.counters.bytes_received,
             bytes_sent: p.counters.bytes_sent,
-            srtt_ms: p.srtt_ms,
+            srtt_ms: p.rtt.as_secs_f64() * 1000.0,
             cwnd: p.cwnd,
             mtu: p.mtu,
             packets_lost: p.counters.packets_lost,
             abandoned: p.abandoned,
+            validation: p.validation,
         }
     }
 }
@@ -91,7 +94,7 @@ impl Summary {
             .iter()
             .find(|p| p.id == 0)
             .or(paths.first())
-            .map_or(0.0, |p| p.srtt_ms);
+            .map_or(0.0, |p| p.rtt.as_secs_f64() * 1000.0);
         let design = match conn.design() {
             Some(Design::Single) => "single",
             Some(Design::Spns) => "spns",
@@ -175,7 +178,12 @@ impl Summary {
                     format_bytes(p.cwnd),
                     p.mtu,
                     p.packets_lost,
-                    if p.abandoned { " (abandoned)" } else { "" }
+                    match (p.validation, p.abandoned) {
+                        (Validation::Failed, _) => " (validation failed)",
+                        (_, true) => " (abandoned)",
+                        (Validation::Pending, _) => " (not validated)",
+                        _ => "",
+                    }
                 ));
             }
         }

@@ -182,8 +182,14 @@ pub fn start_with(
     let ep = endpoint.clone();
     let served = root.clone();
     tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
-            tokio::spawn(serve_connection(conn, served.clone()));
+        while let Some(incoming) = ep.accept().await {
+            let served = served.clone();
+            tokio::spawn(async move {
+                // A failed handshake is the client's business (it sees the error).
+                if let Ok(conn) = incoming.await {
+                    serve_connection(conn, served).await;
+                }
+            });
         }
     });
     Ok(Server { endpoint, root })

@@ -333,7 +333,7 @@ fn client_of_restarted_server(second_life: &[&str], idle: Duration) -> (String, 
         let conn = tokio::time::timeout(
             Duration::from_secs(10),
             client
-                .connect(server, "localhost", config::client(tls, transport))
+                .connect_with(config::client(tls, transport), server, "localhost")
                 .expect("connect"),
         )
         .await
@@ -512,4 +512,98 @@ fn output_paths_are_checked_before_the_work() {
         dir.path().to_str().expect("utf-8"),
     ]);
     assert_one_line_error(&out, 2, "is a directory");
+}
+
+/// Issue 16: `--path LOCAL=REMOTE` chooses each path's remote. The second path leaves from
+/// 127.0.0.2 (any port) to the server's address given explicitly; both paths are validated.
+/// A path to a remote that never answers fails with a readable warning, and the transfer
+/// still succeeds on the other path.
+#[test]
+fn client_paths_choose_their_remote_and_report_failures() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::write(root.join("data.bin"), vec![7u8; 500_000]).expect("file");
+    let (server, port) = start_server(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        root.to_str().expect("utf-8"),
+    ]);
+    let url = format!("https://localhost:{port}/data.bin");
+    let json = dir.path().join("summary.json");
+    let second = format!("127.0.0.2=127.0.0.1:{port}");
+    let out = run(&[
+        "client",
+        &url,
+        "--insecure",
+        "--quiet",
+        "--timeout",
+        "5s",
+        "--path",
+        "127.0.0.1",
+        "--path",
+        &second,
+        "--json",
+        json.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("json");
+    let paths = summary["paths"].as_array().expect("paths");
+    assert_eq!(paths.len(), 2, "{summary}");
+    assert_eq!(
+        paths[1]["local"]
+            .as_str()
+            .map(|l| l.starts_with("127.0.0.2:")),
+        Some(true)
+    );
+    assert_eq!(paths[1]["remote"], format!("127.0.0.1:{port}"));
+
+    // A silent remote: path validation fails (RFC 9000 §8.2.4) and the client says so.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let unreachable = format!("127.0.0.2={}", silent.local_addr().expect("silent address"));
+    let out = run(&[
+        "client",
+        &url,
+        "--insecure",
+        "--quiet",
+        "--timeout",
+        "15s",
+        "--path",
+        "127.0.0.1",
+        "--path",
+        &unreachable,
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "stderr: {err}");
+    let warning = err
+        .lines()
+        .find(|l| l.contains("failed validation"))
+        .unwrap_or_else(|| panic!("no readable failure line: {err}"));
+    assert!(
+        warning.starts_with("warning: path from 127.0.0.2:"),
+        "{warning}"
+    );
+    drop(server);
+}
+
+#[test]
+fn bad_path_values_are_one_readable_line() {
+    for (value, needle) in [
+        ("127.0.0.2=nowhere", "invalid address `nowhere`"),
+        ("127.0.0.2=127.0.0.1", "needs a port"),
+        ("::1=127.0.0.1:4433", "different families"),
+    ] {
+        let out = run(&[
+            "client",
+            "https://localhost:4433/x",
+            "--insecure",
+            "--path",
+            "127.0.0.1",
+            "--path",
+            value,
+        ]);
+        assert_one_line_error(&out, 2, needle);
+    }
 }

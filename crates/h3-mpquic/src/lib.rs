@@ -14,7 +14,7 @@
 //! let tls = mpquic::tls::client_config(&[mpquic_h3::ALPN], mpquic::tls::ServerTrust::Insecure)?;
 //! let config = mpquic::config::client(tls, mpquic::TransportConfig::default());
 //! let endpoint = mpquic::Endpoint::client(&["127.0.0.1:0".parse()?])?;
-//! let conn = endpoint.connect("127.0.0.1:4433".parse()?, "localhost", config)?.await?;
+//! let conn = endpoint.connect_with(config, "127.0.0.1:4433".parse()?, "localhost")?.await?;
 //! let mut response = mpquic_h3::client::get(&conn, "https://localhost/index.html".parse()?).await?;
 //! assert_eq!(response.status(), 200);
 //! let body = response.read_to_end(1 << 30).await?;

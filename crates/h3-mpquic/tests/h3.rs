@@ -14,7 +14,7 @@ use common::{
     client_config_with, connect_with, payload, quinn_configs_with, root_with, server_endpoint_with,
     transport, within, MB,
 };
-use mpquic::{MultipathMode, PathEvent, SchedulerKind, TransportConfig};
+use mpquic::{MultipathMode, PathStatus, SchedulerKind, TransportConfig};
 use mpquic_h3::ALPN;
 
 /// Body bytes per DATA frame the quinn server sends.
@@ -63,9 +63,13 @@ fn our_h3_server(root: Arc<std::path::PathBuf>, transport: TransportConfig) -> m
     let endpoint = server_endpoint_with(&[ALPN], transport);
     let ep = endpoint.clone();
     tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
-            assert_eq!(conn.alpn_protocol().as_deref(), Some(ALPN));
-            tokio::spawn(mpquic_h3::server::serve_connection(conn, root.clone()));
+        while let Some(incoming) = ep.accept().await {
+            let root = root.clone();
+            tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
+                assert_eq!(conn.alpn_protocol().as_deref(), Some(ALPN));
+                let _ = mpquic_h3::server::serve_connection(conn, root).await;
+            });
         }
     });
     endpoint
@@ -170,22 +174,6 @@ async fn quinn_h3_client_gets_10mb_from_our_server() {
     assert_eq!(status, 404, "{}", String::from_utf8_lossy(&body));
 }
 
-/// Wait until path `id` of `conn` is validated.
-async fn validated(conn: &mpquic::Connection, id: mpquic::PathId) {
-    within("validation", async {
-        loop {
-            match conn.path_event().await.expect("path event") {
-                PathEvent::Validated { id: v } if v == id => break,
-                PathEvent::Failed { id: f } | PathEvent::Abandoned { id: f, .. } if f == id => {
-                    panic!("path {id} failed")
-                }
-                _ => {}
-            }
-        }
-    })
-    .await;
-}
-
 /// Our client and server over two loopback paths (127.0.0.1 and 127.0.0.2). The server
 /// schedules round robin, as in mpquic's own two-path test: on two identical loopback paths
 /// min-RTT may legitimately keep almost everything on one of them.
@@ -209,8 +197,12 @@ async fn h3_download_over_two_paths_uses_both() {
     )
     .await;
     let second = client.local_addrs()[1];
-    let path = conn.open_path(second).await.expect("open second path");
-    validated(&conn, path).await;
+    within(
+        "validation",
+        conn.open_path(second, None, PathStatus::Available),
+    )
+    .await
+    .expect("open second path");
     get_file_exact(&conn, server.local_addr().port(), &data).await;
     let paths = conn.path_stats();
     for p in &paths {

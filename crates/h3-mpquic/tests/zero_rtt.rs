@@ -25,8 +25,13 @@ async fn h3_get_in_0rtt_is_served() {
     .expect("bind server");
     let ep = server.clone();
     tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
-            tokio::spawn(mpquic_h3::server::serve_connection(conn, root.clone()));
+        while let Some(incoming) = ep.accept().await {
+            let root = root.clone();
+            tokio::spawn(async move {
+                if let Ok(conn) = incoming.await {
+                    let _ = mpquic_h3::server::serve_connection(conn, root).await;
+                }
+            });
         }
     });
     let emulator = Emulator::start(EmulatorConfig {
@@ -45,7 +50,7 @@ async fn h3_get_in_0rtt_is_served() {
     let config = config::client(tls, transport(MultipathMode::Auto));
     for attempt in 0..2 {
         let connecting = client
-            .connect(server_addr, "localhost", config.clone())
+            .connect_with(config.clone(), server_addr, "localhost")
             .expect("connect");
         let (conn, accepted) = match connecting.into_0rtt() {
             Ok((conn, accepted)) => (conn, Some(accepted)),

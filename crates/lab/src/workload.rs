@@ -108,6 +108,12 @@ pub(crate) fn describe(event: &Event) -> Option<String> {
                 if *backup { "backup" } else { "available" }
             )
         }
+        Event::Path(PathEvent::LocalStatusChanged { id, backup }) => {
+            format!(
+                "path {id} local status: {}",
+                if *backup { "backup" } else { "available" }
+            )
+        }
         Event::Path(PathEvent::Abandoned { id, error_code }) => {
             format!("path {id} abandoned (error {error_code:#x})")
         }

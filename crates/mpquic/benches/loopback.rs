@@ -43,9 +43,10 @@ fn mpquic_server(payload: Arc<Vec<u8>>) -> Endpoint {
     .expect("bind");
     let ep = endpoint.clone();
     tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
+        while let Some(incoming) = ep.accept().await {
             let payload = payload.clone();
             tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
                 while let Ok((mut send, mut recv)) = conn.accept_bi().await {
                     let payload = payload.clone();
                     tokio::spawn(async move {
@@ -102,10 +103,10 @@ async fn mpquic_download(server: SocketAddr) -> Duration {
     let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
     let client = Endpoint::client(&["127.0.0.1:0".parse().expect("addr")]).expect("bind");
     let conn = client
-        .connect(
+        .connect_with(
+            config::client(tls, TransportConfig::default()),
             server,
             "localhost",
-            config::client(tls, TransportConfig::default()),
         )
         .expect("connect")
         .await

@@ -1,6 +1,6 @@
 //! Multipath in a few lines: a server echoes every bidirectional stream; a client bound to two
-//! local addresses connects, opens a second path, waits for the path events that say it is
-//! usable, echoes 1 MB and prints what each path carried.
+//! local addresses connects, opens a second path from the second address (waiting until it is
+//! validated), echoes 1 MB and prints what each path carried.
 //!
 //! ```sh
 //! cargo run --release -p mpquic --example multipath_echo
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use mpquic::tls::{self, ServerTrust};
-use mpquic::{config, Endpoint, MultipathMode, PathEvent, SchedulerKind, TransportConfig};
+use mpquic::{config, Endpoint, MultipathMode, PathStatus, SchedulerKind, TransportConfig};
 
 const ALPN: &[u8] = b"echo";
 const SIZE: usize = 1 << 20;
@@ -42,8 +42,11 @@ fn start_echo_server(transport: TransportConfig) -> anyhow::Result<Endpoint> {
     let endpoint = Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")])?;
     let accepting = endpoint.clone();
     tokio::spawn(async move {
-        while let Some(conn) = accepting.accept().await {
+        // Each attempt is accepted (it could be refused or sent a Retry instead) and served
+        // in its own task.
+        while let Some(incoming) = accepting.accept().await {
             tokio::spawn(async move {
+                let conn = incoming.await?;
                 while let Ok((mut send, mut recv)) = conn.accept_bi().await {
                     let data = recv.read_to_end(usize::MAX).await?;
                     send.write_all(&data).await?;
@@ -60,27 +63,21 @@ async fn run_client(server: SocketAddr, transport: TransportConfig) -> anyhow::R
     // One socket per local address: each can carry one path.
     let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")])?;
     let tls = tls::client_config(&[ALPN], ServerTrust::Insecure)?;
-    let conn = client
-        .connect(server, "localhost", config::client(tls, transport))?
-        .await?;
+    client.set_default_client_config(config::client(tls, transport));
+    let conn = client.connect(server, "localhost")?.await?;
     println!("connected, design {:?}", conn.design());
 
-    let second = client.local_addrs()[1];
-    let path = conn.open_path(second).await.context("open second path")?;
-    tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            match conn.path_event().await? {
-                PathEvent::Validated { id } if id == path => return anyhow::Ok(()),
-                PathEvent::Failed { id } | PathEvent::Abandoned { id, .. } if id == path => {
-                    bail!("path {id} failed")
-                }
-                other => println!("path event: {other:?}"),
-            }
-        }
-    })
+    // The second path leaves from 127.0.0.2 (any port: the socket bound to that IP) to the
+    // server's address; the future resolves once path validation succeeded (RFC 9000 §8.2).
+    let local: std::net::IpAddr = "127.0.0.2".parse()?;
+    let path = tokio::time::timeout(
+        Duration::from_secs(10),
+        conn.open_path(local, server, PathStatus::Available),
+    )
     .await
-    .context("path validation timed out")??;
-    println!("path {path} from {second} validated");
+    .context("path validation timed out")?
+    .context("open second path")?;
+    println!("path {} from {local} validated", path.id());
 
     let data: Vec<u8> = (0..SIZE).map(|i| (i % 251) as u8).collect();
     let (mut send, mut recv) = conn.open_bi().await?;
@@ -96,8 +93,8 @@ async fn run_client(server: SocketAddr, transport: TransportConfig) -> anyhow::R
     }
     for p in conn.path_stats() {
         println!(
-            "path {} {} -> {}: sent {} B, received {} B, srtt {:.3} ms",
-            p.id, p.local, p.remote, p.counters.bytes_sent, p.counters.bytes_received, p.srtt_ms
+            "path {} {} -> {}: sent {} B, received {} B, rtt {:?}",
+            p.id, p.local, p.remote, p.counters.bytes_sent, p.counters.bytes_received, p.rtt
         );
     }
     conn.close(0, b"done");

@@ -20,7 +20,12 @@ async fn main() -> anyhow::Result<()> {
     )?;
     let ep = server.clone();
     let served = tokio::spawn(async move {
-        let conn = ep.accept().await.expect("incoming");
+        let conn = ep
+            .accept()
+            .await
+            .expect("incoming")
+            .await
+            .expect("handshake");
         let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
         recv.read_to_end(1024).await.expect("request");
         send.write_all(&payload).await.expect("write");
@@ -31,10 +36,10 @@ async fn main() -> anyhow::Result<()> {
     let client_tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure)?;
     let client = Endpoint::client(&["127.0.0.1:0".parse()?])?;
     let conn = client
-        .connect(
+        .connect_with(
+            config::client(client_tls, TransportConfig::default()),
             server.local_addr(),
             "localhost",
-            config::client(client_tls, TransportConfig::default()),
         )?
         .await?;
     let started = Instant::now();
@@ -58,8 +63,8 @@ async fn main() -> anyhow::Result<()> {
         );
         for p in c.path_stats() {
             println!(
-                "  path {}: srtt {:.3} ms, cwnd {}, cc {:?}",
-                p.id, p.srtt_ms, p.cwnd, p.cc
+                "  path {}: rtt {:?}, cwnd {}, cc {:?}",
+                p.id, p.rtt, p.cwnd, p.congestion
             );
         }
     }

@@ -10,15 +10,19 @@ use bytes::Bytes;
 use mpquic_proto::ConnectionHandle;
 use mpquic_proto::PathError;
 
+use crate::paths::{LocalAddr, OpenPath, OpenPathError, Path, PathEvents, PathStatus};
 use crate::state::{ConnState, Shared};
+use crate::stats::{ConnectionStats, PathStats};
 use crate::streams::{RecvStream, SendStream};
-use crate::{ConnectionStats, Design, Dir, PathEvent, PathId, PathStats};
+use crate::{Design, Dir, PathId};
 
-/// How long [`Connection::open_path`] waits for the peer to issue what a new path needs.
+/// How long [`Connection::open_path`] waits for the peer to issue what a new path needs
+/// (connection IDs, and path IDs: RFC 10069 §2, §5) before failing.
 pub const OPEN_PATH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Why a connection ended or could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConnectionError {
     /// The connection was closed (by us or the peer), timed out or was reset.
     #[error(transparent)]
@@ -29,24 +33,15 @@ pub enum ConnectionError {
     /// The endpoint's driver stopped (its runtime shut down).
     #[error("the endpoint stopped")]
     EndpointStopped,
-}
-
-/// Why [`Connection::open_path`] failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OpenPathError {
-    /// The endpoint has no socket bound to this local address.
-    #[error("no socket of this endpoint is bound to {0}")]
-    NotBound(SocketAddr),
-    /// The core refused (multipath not negotiated, path ID limit, no connection ID...).
-    #[error(transparent)]
-    Path(#[from] PathError),
-    /// The connection is closed.
-    #[error(transparent)]
-    Connection(#[from] ConnectionError),
+    /// [`crate::Incoming::accept`] could not create the connection (the server stopped
+    /// serving, its connection limit was reached meanwhile, or the Initial was unusable).
+    #[error("could not accept the connection: {0}")]
+    AcceptFailed(String),
 }
 
 /// Why [`Connection::send_datagram`] refused a datagram (quinn's `SendDatagramError`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SendDatagramError {
     /// The peer did not advertise max_datagram_frame_size (RFC 9221 §3).
     #[error("datagrams not supported by peer")]
@@ -185,7 +180,7 @@ impl Future for Connecting {
             if let Some(e) = &cs.error {
                 return Some(Err(e.clone()));
             }
-            if cs.established {
+            if cs.established || cs.ready {
                 return Some(Ok(()));
             }
             cs.register_conn(cx.waker());
@@ -332,45 +327,117 @@ impl Connection {
         }
     }
 
-    /// Open a new path from the endpoint's socket bound to `local` to the peer's address
-    /// (multipath, client only). Right after the handshake the peer may not have issued the
-    /// connection IDs (or, with SPNS, the path IDs) a new path needs yet: this waits for them,
-    /// retrying as the connection receives packets, for up to [`OPEN_PATH_WAIT`]. The path carries
-    /// data once it is validated; see [`Connection::path_event`].
-    pub async fn open_path(&self, local: SocketAddr) -> Result<PathId, OpenPathError> {
-        let deadline = tokio::time::Instant::now() + OPEN_PATH_WAIT;
-        loop {
-            match self.try_open_path(local) {
-                Err(OpenPathError::Path(PathError::NoConnectionId | PathError::PathIdLimit))
-                    if tokio::time::Instant::now() < deadline =>
-                {
-                    let _ = tokio::time::timeout_at(deadline, self.next_datagram()).await;
+    /// Open a new path (multipath, client only) from `local` to `remote` with an initial
+    /// `status`, as noq does. `local` is an address of one of the endpoint's sockets, or an IP
+    /// address alone (any socket bound to that IP; a port of 0 means the same); `remote` is the
+    /// peer's address for the path, by default the initial path's remote (which must then be
+    /// of the same address family: a path from an IPv6 address to a dual-stack server needs
+    /// the server's IPv6 address).
+    ///
+    /// The returned [`OpenPath`] resolves to the [`Path`] once path validation succeeded (RFC
+    /// 9000 §8.2), or fails: [`OpenPathError::ValidationFailed`] when the remote did not
+    /// answer within the validation timeout (three unanswered PATH_CHALLENGEs, RFC 9000
+    /// §8.2.4; about 6 s with the default 333 ms initial RTT). Right after the handshake the peer may not have issued the connection IDs (or
+    /// path IDs) a new path needs yet: it waits for them for up to [`OPEN_PATH_WAIT`].
+    pub fn open_path(
+        &self,
+        local: impl Into<LocalAddr>,
+        remote: impl Into<Option<SocketAddr>>,
+        status: PathStatus,
+    ) -> OpenPath {
+        let conn = self.clone();
+        let (local, remote) = (local.into(), remote.into());
+        // Started at once, so that paths opened one after the other get IDs in that order.
+        let first = self.try_open_path(local, remote, status);
+        OpenPath::new(async move {
+            let deadline = tokio::time::Instant::now() + OPEN_PATH_WAIT;
+            let mut attempt = first;
+            let id = loop {
+                match attempt {
+                    Err(OpenPathError::Path(
+                        PathError::NoConnectionId | PathError::PathIdLimit,
+                    )) if tokio::time::Instant::now() < deadline => {
+                        let _ = tokio::time::timeout_at(deadline, conn.next_datagram()).await;
+                        attempt = conn.try_open_path(local, remote, status);
+                    }
+                    other => break other?,
                 }
-                other => return other,
-            }
-        }
+            };
+            conn.path_validated(id).await?;
+            Ok(Path {
+                conn: conn.inner.clone(),
+                id,
+            })
+        })
     }
 
-    /// [`Connection::open_path`] without waiting: fails at once if the peer has not issued what
-    /// a new path needs.
-    pub fn try_open_path(&self, local: SocketAddr) -> Result<PathId, OpenPathError> {
+    /// Start opening a path without waiting: fails at once if the peer has not issued what a
+    /// new path needs; the path is usable once [`PathEvent::Validated`](crate::PathEvent)
+    /// is reported for the returned ID.
+    pub fn try_open_path(
+        &self,
+        local: impl Into<LocalAddr>,
+        remote: impl Into<Option<SocketAddr>>,
+        status: PathStatus,
+    ) -> Result<PathId, OpenPathError> {
+        let (local, remote) = (local.into(), remote.into());
         let now = self.inner.shared.now();
-        if !self.inner.shared.lock().locals.contains(&local) {
-            return Err(OpenPathError::NotBound(local));
-        }
+        let bound = {
+            let st = self.inner.shared.lock();
+            // A socket of the remote's family bound to `local`; any one if no remote given.
+            let fits = |l: &&SocketAddr| remote.is_none_or(|r| r.is_ipv4() == l.is_ipv4());
+            st.locals
+                .iter()
+                .filter(|l| local.matches(**l))
+                .find(fits)
+                .copied()
+        };
+        let local = bound.ok_or(OpenPathError::NotBound(local))?;
         let id = self.inner.with(|conn, _| {
             let paths = conn.path_stats();
-            let remote = paths
+            let initial = paths
                 .iter()
                 .find(|p| p.id == 0 && !p.abandoned)
                 .or(paths.first())
-                .map(|p| p.remote);
-            remote
-                .ok_or(PathError::NotEstablished)
-                .and_then(|remote| conn.open_path(now, local, remote))
+                .map(|p| p.remote)
+                .ok_or(OpenPathError::Path(PathError::NotEstablished))?;
+            let remote = match remote {
+                Some(r) => r,
+                None if initial.is_ipv4() == local.is_ipv4() => initial,
+                None => return Err(OpenPathError::NoRemote(local)),
+            };
+            let id = conn.open_path(now, local, remote)?;
+            if status.is_backup() {
+                conn.set_path_status(id, true)?;
+            }
+            Ok(id)
         })??;
         self.inner.shared.wake_driver();
         Ok(id)
+    }
+
+    /// Resolves once path `id` is validated, or with why it never will be.
+    async fn path_validated(&self, id: PathId) -> Result<(), OpenPathError> {
+        use crate::state::PathOutcome;
+        poll_fn(|cx| {
+            let r = self.inner.with(|_, cs| match cs.path_outcomes.get(&id) {
+                Some(PathOutcome::Validated) => Some(Ok(())),
+                Some(PathOutcome::Failed) => Some(Err(OpenPathError::ValidationFailed(id))),
+                Some(&PathOutcome::Abandoned(error_code)) => {
+                    Some(Err(OpenPathError::Abandoned { id, error_code }))
+                }
+                None => {
+                    cs.register_path(cx.waker());
+                    None
+                }
+            });
+            match r {
+                Ok(Some(r)) => Poll::Ready(r),
+                Ok(None) => Poll::Pending,
+                Err(e) => Poll::Ready(Err(e.into())),
+            }
+        })
+        .await
     }
 
     /// Resolves when the connection receives its next datagram (or has ended).
@@ -469,35 +536,29 @@ impl Connection {
         Ok(())
     }
 
-    /// Mark a path as backup (or available again) and tell the peer (RFC 10069 §3.3).
-    pub fn set_path_status(&self, id: PathId, backup: bool) -> Result<(), OpenPathError> {
+    /// Change the status we advertise for a path (RFC 10069 §3.3). Subscribers of
+    /// [`Connection::path_events`] see [`PathEvent::StatusChanged`](crate::PathEvent) with
+    /// [`StatusOrigin::Local`](crate::StatusOrigin) when the status changed.
+    pub fn set_path_status(&self, id: PathId, status: PathStatus) -> Result<(), OpenPathError> {
         self.inner
-            .with(|conn, _| conn.set_path_status(id, backup))??;
+            .with(|conn, _| conn.set_path_status(id, status.is_backup()))??;
         self.inner.shared.wake_driver();
         Ok(())
     }
 
-    /// The next path event (opened, validated, failed, status changed, abandoned), or the
-    /// connection error once the connection has ended and every event was taken.
-    pub async fn path_event(&self) -> Result<PathEvent, ConnectionError> {
-        poll_fn(|cx| {
-            let r = self.inner.with_state(|cs| {
-                if let Some(e) = cs.path_events.pop_front() {
-                    return Some(Ok(e));
-                }
-                if let Some(e) = &cs.error {
-                    return Some(Err(e.clone()));
-                }
-                cs.register_path(cx.waker());
-                None
-            });
-            match r {
-                None => Poll::Ready(Err(ConnectionError::EndpointStopped)),
-                Some(None) => Poll::Pending,
-                Some(Some(r)) => Poll::Ready(r),
-            }
-        })
-        .await
+    /// A new subscription to the connection's path events (opened, validated, failed, status
+    /// changed by either side, abandoned). Each subscription sees every event sent after it
+    /// was made; subscribe before opening a path to see all of its events. Once the
+    /// connection has ended, a subscription returns what was sent before, then
+    /// [`PathEventsError::Closed`](crate::PathEventsError).
+    pub fn path_events(&self) -> PathEvents {
+        let rx = self
+            .inner
+            .with_state(|cs| cs.path_events.as_ref().map(|tx| tx.subscribe()))
+            .flatten()
+            // Already ended: a receiver whose sender is gone reports Closed at once.
+            .unwrap_or_else(|| tokio::sync::broadcast::channel(1).1);
+        PathEvents { rx }
     }
 
     /// Close the connection with an application error code and reason (RFC 9000 §10.2).
@@ -537,12 +598,16 @@ impl Connection {
 
     /// Connection statistics (the last ones, once the connection is gone).
     pub fn stats(&self) -> ConnectionStats {
-        self.snapshot().0
+        ConnectionStats::from_core(&self.inner.shared, self.core_stats().0)
     }
 
     /// Statistics of every path (the last ones, once the connection is gone).
     pub fn path_stats(&self) -> Vec<PathStats> {
-        self.snapshot().1
+        self.core_stats()
+            .1
+            .into_iter()
+            .map(PathStats::from)
+            .collect()
     }
 
     /// Stream bytes sent again after a loss (the stream layer's count; 0 once the connection
@@ -553,7 +618,10 @@ impl Connection {
             .unwrap_or(0)
     }
 
-    fn snapshot(&self) -> (ConnectionStats, Vec<PathStats>) {
+    /// The core's own statistics snapshot, in the core's units (milliseconds as `f64`,
+    /// `Timestamp`s since the endpoint was created): for tools that record it as it is, like
+    /// the lab. Applications want [`Connection::stats`] and [`Connection::path_stats`].
+    pub fn core_stats(&self) -> (mpquic_proto::ConnectionStats, Vec<mpquic_proto::PathStats>) {
         match self.inner.with(|conn, _| (conn.stats(), conn.path_stats())) {
             Ok(s) => s,
             Err(_) => self
@@ -567,12 +635,11 @@ impl Connection {
     /// The smoothed RTT of the initial path (or the first path still listed).
     pub fn rtt(&self) -> std::time::Duration {
         let paths = self.path_stats();
-        let ms = paths
+        paths
             .iter()
             .find(|p| p.id == 0)
             .or(paths.first())
-            .map_or(0.0, |p| p.srtt_ms);
-        std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+            .map_or(std::time::Duration::ZERO, |p| p.rtt)
     }
 
     /// The peer's address on the initial path.

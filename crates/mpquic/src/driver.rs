@@ -234,7 +234,7 @@ impl Driver {
             self.tx_data.extend_from_slice(&self.scratch[..t.size]);
             self.outgoing.push(t);
         }
-        st.process(now);
+        st.process();
         let more = self.outgoing.len() == SEND_BATCH;
         let timeout = st.proto.next_timeout();
         // A timer still due right after it was handled would make the loop spin: sleep a little.

@@ -11,14 +11,19 @@ use mpquic_proto::EndpointConfig;
 use rand::rngs::OsRng;
 use rand::RngCore;
 
-use crate::connection::{ConnRef, Connecting, Connection, ConnectionError};
+use crate::connection::{ConnRef, Connecting, ConnectionError};
 use crate::driver::{self, BoundSocket};
+use crate::incoming::Incoming;
 use crate::state::{ConnState, Shared, State};
 use crate::{ClientConfig, ServerConfig};
 
 /// Why [`Endpoint::connect`] could not start a connection.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConnectError {
+    /// [`Endpoint::connect`] without [`Endpoint::set_default_client_config`].
+    #[error("no default client configuration: call Endpoint::set_default_client_config or use connect_with")]
+    NoDefaultClientConfig,
     /// No bound socket has the address family of the remote address (or the given local one).
     #[error("no local socket can reach {0} (bind an address of the same family)")]
     NoSocket(SocketAddr),
@@ -104,6 +109,8 @@ impl Endpoint {
         rng.fill_bytes(&mut seed);
         let config = Arc::new(endpoint.unwrap_or_else(|| EndpointConfig::new(&mut rng)));
         let mut proto = mpquic_proto::Endpoint::new(config, server.map(Arc::new), seed);
+        // Every client attempt goes to the application as an `Incoming` (accept/refuse/retry).
+        proto.set_incoming_decisions(true);
         proto.set_socket_mtu(driver::socket_mtu(&sockets));
         let shared = Arc::new(Shared::new(State::new(proto, locals)));
         driver::spawn(shared.clone(), sockets);
@@ -120,13 +127,37 @@ impl Endpoint {
         self.shared.lock().locals[0]
     }
 
-    /// Start a connection to `remote` from the first bound socket of its address family.
-    /// `server_name` is checked against the server's certificate (and sent as SNI).
+    /// Set the configuration [`Endpoint::connect`] uses (quinn's
+    /// `set_default_client_config`); it applies to every handle of this endpoint.
+    pub fn set_default_client_config(&self, config: ClientConfig) {
+        self.shared.lock().default_client_config = Some(config);
+    }
+
+    /// Start a connection to `remote` with the endpoint's default client configuration
+    /// ([`Endpoint::set_default_client_config`]), from the first bound socket of the remote's
+    /// address family. `server_name` is checked against the server's certificate (and sent as
+    /// SNI).
     pub fn connect(
         &self,
         remote: SocketAddr,
         server_name: &str,
+    ) -> Result<Connecting, ConnectError> {
+        let config = self
+            .shared
+            .lock()
+            .default_client_config
+            .clone()
+            .ok_or(ConnectError::NoDefaultClientConfig)?;
+        self.connect_with(config, remote, server_name)
+    }
+
+    /// Start a connection to `remote` with `config`, from the first bound socket of the
+    /// remote's address family.
+    pub fn connect_with(
+        &self,
         config: ClientConfig,
+        remote: SocketAddr,
+        server_name: &str,
     ) -> Result<Connecting, ConnectError> {
         let local = self
             .shared
@@ -167,20 +198,16 @@ impl Endpoint {
         ))
     }
 
-    /// The next incoming connection whose handshake completed, or `None` once the endpoint is
-    /// closed (or it is not a server).
-    pub async fn accept(&self) -> Option<Connection> {
+    /// The next client connection attempt, for the application to accept, refuse, retry or
+    /// ignore (quinn's `accept`); `None` once the endpoint is closed (or it is not a server).
+    /// `endpoint.accept().await?.await` accepts it and waits for its handshake: serve each
+    /// attempt in its own task so that one slow handshake does not hold up the others.
+    pub async fn accept(&self) -> Option<Incoming> {
         poll_fn(|cx| {
             let mut st = self.shared.lock();
-            if let Some(h) = st.incoming.pop_front() {
-                if let Some(cs) = st.conns.get_mut(&h) {
-                    cs.refs += 1;
-                    drop(st);
-                    return Poll::Ready(Some(Connection::new(ConnRef::adopt(
-                        self.shared.clone(),
-                        h,
-                    ))));
-                }
+            if let Some(incoming) = st.incoming.pop_front() {
+                drop(st);
+                return Poll::Ready(Some(Incoming::new(self.shared.clone(), incoming)));
             }
             if st.closed || st.stopped.is_some() {
                 return Poll::Ready(None);
@@ -221,6 +248,12 @@ impl Endpoint {
             Poll::Pending
         })
         .await;
+    }
+
+    /// What the endpoint counted: Retry packets sent, attempts refused, Initials dropped
+    /// before any state was kept, invalid tokens, stateless resets.
+    pub fn stats(&self) -> crate::EndpointStats {
+        self.shared.lock().proto.stats()
     }
 
     /// Why the endpoint's driver stopped, if it has (for instance a fatal socket error).

@@ -31,18 +31,25 @@ pub mod code {
 /// Errors of requests and of serving them.
 #[derive(Debug, thiserror::Error)]
 pub enum HqError {
+    /// The request is not `GET /path`.
     #[error("bad request: {0}")]
     BadRequest(String),
+    /// The path leaves the served directory.
     #[error("forbidden path: {0}")]
     Forbidden(String),
+    /// No such file.
     #[error("not found: {0}")]
     NotFound(String),
+    /// Reading the served file failed.
     #[error("I/O error: {0}")]
     Io(#[from] io::Error),
+    /// The connection ended.
     #[error(transparent)]
     Connection(#[from] ConnectionError),
+    /// Writing to the stream failed.
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// Reading from the stream failed.
     #[error(transparent)]
     Read(#[from] ReadToEndError),
 }

@@ -13,16 +13,20 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
 use mpquic_proto::StreamEvent;
-use mpquic_proto::{ConnectionHandle, ConnectionStats, Event, PathEvent, PathStats, Timestamp};
-use tokio::sync::Notify;
+use mpquic_proto::{
+    ConnectionHandle, ConnectionStats, Event, PathEvent as CorePathEvent, PathId, PathStats,
+    Timestamp,
+};
+use tokio::sync::{broadcast, Notify};
 use tokio::time::Instant;
 
 use crate::connection::ConnectionError;
-use crate::{Dir, StreamId};
+use crate::paths::PathEvent;
+use crate::{ClientConfig, Dir, StreamId};
 
-/// Path events kept per connection for [`crate::Connection::path_event`] before old ones are
-/// dropped.
-const MAX_QUEUED_PATH_EVENTS: usize = 256;
+/// Path events each subscriber of [`crate::Connection::path_events`] may fall behind by
+/// before it gets [`crate::PathEventsError::Lagged`].
+pub(crate) const PATH_EVENT_CAPACITY: usize = 128;
 
 /// What the driver and the handles of one endpoint share.
 #[derive(Debug)]
@@ -79,10 +83,13 @@ pub(crate) struct State {
     pub conns: HashMap<ConnectionHandle, ConnState>,
     /// Local addresses of the bound sockets.
     pub locals: Vec<SocketAddr>,
-    /// Established server connections not yet taken by [`crate::Endpoint::accept`].
-    pub incoming: VecDeque<ConnectionHandle>,
-    /// Server connections still in their handshake.
+    /// Connection attempts not yet taken by [`crate::Endpoint::accept`].
+    pub incoming: VecDeque<mpquic_proto::Incoming>,
+    /// Server connections accepted and not yet handed to their [`crate::Connecting`]: they
+    /// become ready at handshake completion or when the client's 0-RTT is accepted.
     handshaking: HashSet<ConnectionHandle>,
+    /// The configuration of [`crate::Endpoint::connect`].
+    pub default_client_config: Option<ClientConfig>,
     accept_wakers: Vec<Waker>,
     idle_wakers: Vec<Waker>,
     /// Live [`crate::Endpoint`] handles; the driver stops when none is left and every
@@ -112,6 +119,7 @@ impl State {
             locals,
             incoming: VecDeque::new(),
             handshaking: HashSet::new(),
+            default_client_config: None,
             accept_wakers: Vec::new(),
             idle_wakers: Vec::new(),
             endpoint_refs: 1,
@@ -123,15 +131,18 @@ impl State {
 
     /// Turn the core's events into wake-ups, move newly established server connections to the
     /// accept queue and forget drained connections.
-    pub(crate) fn process(&mut self, now: Timestamp) {
-        while let Some(h) = self.proto.accept() {
-            self.conns.insert(h, ConnState::new(0));
-            self.handshaking.insert(h);
+    pub(crate) fn process(&mut self) {
+        let mut arrived = false;
+        while let Some(incoming) = self.proto.poll_incoming() {
             if self.closed {
-                if let Some(c) = self.proto.connection_mut(h) {
-                    c.close(now, 0, bytes::Bytes::from_static(b"endpoint closed"));
-                }
+                self.proto.refuse_incoming(incoming);
+            } else {
+                self.incoming.push_back(incoming);
+                arrived = true;
             }
+        }
+        if arrived {
+            wake_all(&mut self.accept_wakers);
         }
         // Only connections with activity since the last round can have new events.
         let mut handles = std::mem::take(&mut self.handles_scratch);
@@ -175,8 +186,8 @@ impl State {
         let early = conn.side() == mpquic_proto::wire::stream_id::Side::Server
             && conn.zero_rtt_accepted() == Some(true);
         if (connected || early) && self.handshaking.remove(&h) {
-            self.incoming.push_back(h);
-            wake_all(&mut self.accept_wakers);
+            cs.ready = true;
+            cs.wake_conn();
         }
         if cs.error.is_some() {
             self.handshaking.remove(&h);
@@ -187,7 +198,7 @@ impl State {
             cs.fail(ConnectionError::Lost(
                 mpquic_proto::ConnectionError::TimedOut,
             ));
-            if cs.refs == 0 && !self.incoming.contains(&h) {
+            if cs.refs == 0 {
                 self.conns.remove(&h);
             }
         }
@@ -197,6 +208,18 @@ impl State {
     /// drain), or the driver stopped and failed them all.
     pub(crate) fn is_idle(&self) -> bool {
         self.stopped.is_some() || self.proto.connection_count() == 0
+    }
+
+    /// Create the connection of an accepted attempt, referred to by one handle.
+    pub(crate) fn accept_incoming(
+        &mut self,
+        now: Timestamp,
+        incoming: mpquic_proto::Incoming,
+    ) -> Result<ConnectionHandle, mpquic_proto::AcceptError> {
+        let h = self.proto.accept_incoming(now, incoming)?;
+        self.conns.insert(h, ConnState::new(1));
+        self.handshaking.insert(h);
+        Ok(h)
     }
 
     pub(crate) fn register_accept(&mut self, waker: &Waker) {
@@ -217,7 +240,9 @@ impl State {
                 }
             }
         }
-        self.incoming.clear();
+        for incoming in self.incoming.drain(..) {
+            self.proto.refuse_incoming(incoming);
+        }
         self.conns.retain(|_, cs| !(cs.drained && cs.refs == 0));
         wake_all(&mut self.accept_wakers);
     }
@@ -234,12 +259,22 @@ impl State {
     }
 }
 
+/// How a path's validation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PathOutcome {
+    Validated,
+    Failed,
+    Abandoned(u64),
+}
+
 /// What the runtime tracks of one connection besides the core's state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ConnState {
     /// Live application handles ([`crate::Connection`], streams, [`crate::Connecting`]).
     pub refs: usize,
     pub established: bool,
+    /// Server side: handed to the application (handshake complete, or 0-RTT accepted).
+    pub ready: bool,
     /// Set once the connection is closing, draining or gone.
     pub error: Option<ConnectionError>,
     /// The core forgot the connection (or the driver stopped).
@@ -256,7 +291,12 @@ pub(crate) struct ConnState {
     pub finish_wakers: HashMap<StreamId, Waker>,
     accept_wakers: [Vec<Waker>; 2],
     open_wakers: [Vec<Waker>; 2],
-    pub path_events: VecDeque<PathEvent>,
+    /// Path events to every subscriber ([`crate::Connection::path_events`]); dropped when
+    /// the connection ends, which ends the subscriptions once they read what was sent.
+    pub path_events: Option<broadcast::Sender<PathEvent>>,
+    /// How each path's validation ended (the first outcome wins), for [`crate::OpenPath`].
+    pub path_outcomes: HashMap<PathId, PathOutcome>,
+    /// Tasks waiting for a path's outcome ([`crate::OpenPath`]).
     path_wakers: Vec<Waker>,
     /// Tasks waiting for the next datagram of this connection (to retry an operation that
     /// waits for something the core has no event for, like connection IDs for a new path).
@@ -269,8 +309,29 @@ impl ConnState {
     pub(crate) fn new(refs: usize) -> Self {
         Self {
             refs,
-            ..Self::default()
+            established: false,
+            ready: false,
+            error: None,
+            drained: false,
+            final_stats: None,
+            conn_wakers: Vec::new(),
+            read_wakers: HashMap::new(),
+            write_wakers: HashMap::new(),
+            send_streams: HashSet::new(),
+            send_outcome: HashMap::new(),
+            finish_wakers: HashMap::new(),
+            accept_wakers: Default::default(),
+            open_wakers: Default::default(),
+            path_events: Some(broadcast::channel(PATH_EVENT_CAPACITY).0),
+            path_outcomes: HashMap::new(),
+            path_wakers: Vec::new(),
+            rx_wakers: Vec::new(),
+            datagram_wakers: Vec::new(),
         }
+    }
+
+    pub(crate) fn wake_conn(&mut self) {
+        wake_all(&mut self.conn_wakers);
     }
 
     fn on_event(&mut self, event: Event) {
@@ -282,10 +343,21 @@ impl ConnState {
             Event::ConnectionLost(e) => self.fail(ConnectionError::Lost(e)),
             Event::Stream(e) => self.on_stream_event(e),
             Event::Path(e) => {
-                if self.path_events.len() >= MAX_QUEUED_PATH_EVENTS {
-                    self.path_events.pop_front();
+                let outcome = match e {
+                    CorePathEvent::Validated { id } => Some((id, PathOutcome::Validated)),
+                    CorePathEvent::Failed { id } => Some((id, PathOutcome::Failed)),
+                    CorePathEvent::Abandoned { id, error_code } => {
+                        Some((id, PathOutcome::Abandoned(error_code)))
+                    }
+                    _ => None,
+                };
+                if let Some((id, outcome)) = outcome {
+                    self.path_outcomes.entry(id).or_insert(outcome);
                 }
-                self.path_events.push_back(e);
+                if let Some(tx) = &self.path_events {
+                    // No subscriber is not an error: nobody asked for events.
+                    let _ = tx.send(PathEvent::from(e));
+                }
                 wake_all(&mut self.path_wakers);
             }
             Event::DatagramReceived => wake_all(&mut self.datagram_wakers),
@@ -317,6 +389,7 @@ impl ConnState {
     /// Record why the connection ended (the first reason wins) and wake every waiting task.
     pub(crate) fn fail(&mut self, error: ConnectionError) {
         self.error.get_or_insert(error);
+        self.path_events = None;
         wake_all(&mut self.conn_wakers);
         wake_all(&mut self.path_wakers);
         wake_all(&mut self.rx_wakers);

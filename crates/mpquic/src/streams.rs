@@ -46,6 +46,7 @@ pub enum ReadToEndError {
     /// The stream carried more than the limit.
     #[error("the stream is longer than {0} bytes")]
     TooLong(usize),
+    /// Reading failed.
     #[error(transparent)]
     Read(#[from] ReadError),
 }

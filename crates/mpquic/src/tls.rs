@@ -22,12 +22,21 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 /// Errors building TLS configurations or reading certificates.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
+    /// rustls refused the configuration.
     #[error("TLS: {0}")]
     Rustls(#[from] rustls::Error),
+    /// The self-signed certificate could not be generated.
     #[error("certificate generation: {0}")]
     Rcgen(#[from] rcgen::Error),
+    /// A PEM file could not be read or parsed.
     #[error("cannot read {path}: {message}")]
-    Pem { path: String, message: String },
+    Pem {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A PEM file without a certificate.
     #[error("{0} contains no certificate")]
     NoCertificate(String),
 }
@@ -226,6 +235,7 @@ pub struct InsecureVerifier {
 }
 
 impl InsecureVerifier {
+    /// A verifier checking handshake signatures with `provider`'s algorithms.
     pub fn new(provider: Arc<CryptoProvider>) -> Self {
         Self { provider }
     }

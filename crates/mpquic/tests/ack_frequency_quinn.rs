@@ -38,7 +38,12 @@ async fn quinn_uploads_to_us(request_threshold: Option<u64>) -> (u64, u64) {
     let emulator = emulated_path_to(server.local_addr());
     let server_addr = emulator.listen_addr();
     let receiver = tokio::spawn(async move {
-        let conn = server.accept().await.expect("incoming");
+        let conn = server
+            .accept()
+            .await
+            .expect("incoming")
+            .await
+            .expect("server handshake");
         let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
         let got = recv.read_to_end(2 * UPLOAD).await.expect("upload");
         send.write_all(b"ok").await.expect("reply");

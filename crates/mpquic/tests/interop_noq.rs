@@ -27,7 +27,7 @@ use common::noq::{noq_client, noq_get, noq_transport, our_server};
 use common::{
     addr, connect_from, payload, quinn_configs, root_with, transport, within, MB, TEST_TIMEOUT,
 };
-use mpquic::{hq, Design, Endpoint, MultipathMode, PathEvent, SchedulerKind, TransportConfig};
+use mpquic::{hq, Design, Endpoint, MultipathMode, PathStatus, SchedulerKind, TransportConfig};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
@@ -101,20 +101,13 @@ async fn our_client(
 
 /// Open a path from `local` and wait until it is validated.
 async fn open_validated_path(conn: &mpquic::Connection, local: SocketAddr) -> mpquic::PathId {
-    let path = conn.open_path(local).await.expect("open second path");
-    within("validation of the second path", async {
-        loop {
-            match conn.path_event().await.expect("path event") {
-                PathEvent::Validated { id } if id == path => break,
-                PathEvent::Failed { id } | PathEvent::Abandoned { id, .. } if id == path => {
-                    panic!("path {id} failed")
-                }
-                _ => {}
-            }
-        }
-    })
-    .await;
-    path
+    within(
+        "validation of the second path",
+        conn.open_path(local, None, PathStatus::Available),
+    )
+    .await
+    .expect("open second path")
+    .id()
 }
 
 fn print_our_paths(what: &str, conn: &mpquic::Connection) -> Vec<mpquic::PathStats> {
@@ -122,7 +115,7 @@ fn print_our_paths(what: &str, conn: &mpquic::Connection) -> Vec<mpquic::PathSta
     for p in &paths {
         eprintln!(
             "{what}: path {} {} -> {}: received {} B, sent {} B, stream bytes sent {}, \
-             lost {} pkts ({} spurious), srtt {:.3} ms from {} samples, min rtt {:.3} ms",
+             lost {} pkts ({} spurious), rtt {:?} from {} samples, min rtt {:?}",
             p.id,
             p.local,
             p.remote,
@@ -131,9 +124,9 @@ fn print_our_paths(what: &str, conn: &mpquic::Connection) -> Vec<mpquic::PathSta
             p.counters.stream_bytes_sent,
             p.counters.packets_lost,
             p.counters.spurious_losses,
-            p.srtt_ms,
+            p.rtt,
             p.counters.rtt_samples,
-            p.min_rtt_ms
+            p.min_rtt
         );
     }
     paths
@@ -290,8 +283,8 @@ fn assert_each_path_sent_a_tenth(what: &str, paths: &[mpquic::PathStats], len: u
         .iter()
         .map(|p| {
             format!(
-                "path {}: {} stream bytes, srtt {:.3} ms from {} RTT samples",
-                p.id, p.counters.stream_bytes_sent, p.srtt_ms, p.counters.rtt_samples
+                "path {}: {} stream bytes, rtt {:?} from {} RTT samples",
+                p.id, p.counters.stream_bytes_sent, p.rtt, p.counters.rtt_samples
             )
         })
         .collect();
@@ -385,7 +378,7 @@ async fn noq_client_downloads_from_round_robin_server_over_two_paths() {
 /// Without multipath negotiated a second path cannot be opened; the download works on one path.
 async fn single_path_download(client: &Endpoint, conn: &mpquic::Connection, data: &[u8]) {
     assert!(matches!(
-        conn.try_open_path(client.local_addrs()[1]),
+        conn.try_open_path(client.local_addrs()[1], None, PathStatus::Available),
         Err(mpquic::OpenPathError::Path(_))
     ));
     let mut body = hq::request(conn, "/file.bin").await.expect("request");

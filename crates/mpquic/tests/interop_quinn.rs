@@ -128,7 +128,12 @@ async fn quinn_client_uploads_to_our_server() {
     let server = server_endpoint(transport(MultipathMode::Auto));
     let server_addr = server.local_addr();
     let receiver = tokio::spawn(async move {
-        let conn = server.accept().await.expect("incoming");
+        let conn = server
+            .accept()
+            .await
+            .expect("incoming")
+            .await
+            .expect("server handshake");
         let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
         let got = recv.read_to_end(20 * MB).await.expect("upload");
         send.write_all(got.len().to_string().as_bytes())
@@ -239,7 +244,12 @@ async fn quinn_client_datagrams_echoed_by_our_server() {
     let server = server_endpoint(transport(MultipathMode::Auto));
     let server_addr = server.local_addr();
     let echo = tokio::spawn(async move {
-        let conn = server.accept().await.expect("incoming");
+        let conn = server
+            .accept()
+            .await
+            .expect("incoming")
+            .await
+            .expect("server handshake");
         let mut count = 0u64;
         while let Ok(d) = conn.read_datagram().await {
             conn.send_datagram(d).expect("our send_datagram");
@@ -287,7 +297,7 @@ async fn fetch_many(
             let (client, config, expected) = (client.clone(), config.clone(), expected.to_vec());
             tasks.spawn(async move {
                 let conn = client
-                    .connect(server, "localhost", config)
+                    .connect_with(config, server, "localhost")
                     .map_err(|e| format!("{i}: connect: {e}"))?
                     .await
                     .map_err(|e| format!("{i}: handshake: {e}"))?;

@@ -20,8 +20,13 @@ fn retrying_server(root: Arc<std::path::PathBuf>) -> Endpoint {
     let endpoint = Endpoint::server(server_config, &[addr("127.0.0.1:0")]).expect("bind server");
     let ep = endpoint.clone();
     tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
-            tokio::spawn(hq::serve_connection(conn, root.clone()));
+        while let Some(incoming) = ep.accept().await {
+            let root = root.clone();
+            tokio::spawn(async move {
+                if let Ok(conn) = incoming.await {
+                    hq::serve_connection(conn, root).await;
+                }
+            });
         }
     });
     endpoint

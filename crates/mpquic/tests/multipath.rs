@@ -8,7 +8,7 @@
 mod common;
 
 use common::{addr, connect_from, payload, root_with, start_server, transport, within, MB};
-use mpquic::{hq, Design, MultipathMode, PathEvent, SchedulerKind, TransportConfig};
+use mpquic::{hq, Design, MultipathMode, PathStatus, SchedulerKind, TransportConfig};
 
 async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     common::init_tracing();
@@ -29,19 +29,13 @@ async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     .await;
     let second = client.local_addrs()[1];
     assert_eq!(conn.design(), Some(design));
-    let path = conn.open_path(second).await.expect("open second path");
-    within("validation", async {
-        loop {
-            match conn.path_event().await.expect("path event") {
-                PathEvent::Validated { id } if id == path => break,
-                PathEvent::Failed { id } | PathEvent::Abandoned { id, .. } if id == path => {
-                    panic!("path {id} failed")
-                }
-                _ => {}
-            }
-        }
-    })
-    .await;
+    let path = within(
+        "validation",
+        conn.open_path(second, None, PathStatus::Available),
+    )
+    .await
+    .expect("open second path");
+    assert_eq!(path.id(), 1);
     let mut body = hq::request(&conn, "/file.bin").await.expect("request");
     let got = within("download", body.read_to_end(20 * MB))
         .await
@@ -55,8 +49,8 @@ async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     let paths = conn.path_stats();
     for p in &paths {
         eprintln!(
-            "{mode:?} path {} {} -> {}: received {} B, sent {} B, srtt {:.3} ms",
-            p.id, p.local, p.remote, p.counters.bytes_received, p.counters.bytes_sent, p.srtt_ms
+            "{mode:?} path {} {} -> {}: received {} B, sent {} B, rtt {:?}",
+            p.id, p.local, p.remote, p.counters.bytes_received, p.counters.bytes_sent, p.rtt
         );
     }
     assert_eq!(paths.len(), 2, "{paths:?}");
@@ -95,12 +89,13 @@ async fn open_path_needs_a_bound_address_and_multipath() {
     .await;
     assert_eq!(conn.design(), Some(Design::Single));
     let unbound = addr("127.0.0.3:9");
-    assert_eq!(
-        conn.open_path(unbound).await,
-        Err(mpquic::OpenPathError::NotBound(unbound))
-    );
     assert!(matches!(
-        conn.open_path(client.local_addrs()[1]).await,
+        conn.open_path(unbound, None, PathStatus::Available).await,
+        Err(mpquic::OpenPathError::NotBound(l)) if l == unbound.into()
+    ));
+    assert!(matches!(
+        conn.open_path(client.local_addrs()[1], None, PathStatus::Available)
+            .await,
         Err(mpquic::OpenPathError::Path(_))
     ));
 }

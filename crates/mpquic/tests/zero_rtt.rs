@@ -31,9 +31,10 @@ fn our_server(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let ep = endpoint.clone();
     tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
+        while let Some(incoming) = ep.accept().await {
             let (root, tx) = (root.clone(), tx.clone());
             tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
                 serve(&conn, &root).await;
                 let _ = tx.send(conn.stats());
             });
@@ -86,7 +87,7 @@ fn client_0rtt() -> mpquic::ClientConfig {
 /// A first connection that fetches `/file` and leaves its tickets in the config's store.
 async fn warm_up(client: &Endpoint, server: SocketAddr, config: &mpquic::ClientConfig) {
     let connecting = client
-        .connect(server, "localhost", config.clone())
+        .connect_with(config.clone(), server, "localhost")
         .expect("connect");
     let connecting = match connecting.into_0rtt() {
         Ok(_) => panic!("0-RTT without a ticket"),
@@ -112,7 +113,7 @@ async fn fetch_0rtt(
     config: &mpquic::ClientConfig,
 ) -> (Connection, Vec<u8>, bool) {
     let connecting = client
-        .connect(server, "localhost", config.clone())
+        .connect_with(config.clone(), server, "localhost")
         .expect("connect");
     let (conn, accepted) = match connecting.into_0rtt() {
         Ok(pair) => pair,
@@ -220,7 +221,7 @@ async fn rejected_0rtt_is_resent_in_1rtt() {
     warm_up(&client, first.local_addr(), &config).await;
     let (_relay, second_addr) = delayed(second.local_addr());
     let connecting = client
-        .connect(second_addr, "localhost", config)
+        .connect_with(config, second_addr, "localhost")
         .expect("connect");
     let (conn, accepted) = connecting.into_0rtt().expect("0-RTT with a stored ticket");
     let data = payload(200_000, 4);
@@ -259,7 +260,7 @@ async fn many_0rtt_connections_to_quinn_all_succeed() {
             let (client, config, data) = (client.clone(), config.clone(), data.clone());
             tasks.spawn(async move {
                 let connecting = client
-                    .connect(server_addr, "localhost", config)
+                    .connect_with(config, server_addr, "localhost")
                     .map_err(|e| format!("{i}: connect: {e}"))?;
                 let (conn, zero_rtt) = match connecting.into_0rtt() {
                     Ok((conn, accepted)) => (conn, Some(accepted)),
@@ -307,7 +308,7 @@ async fn time_to_first_byte(
 ) -> (std::time::Duration, Option<bool>) {
     let started = std::time::Instant::now();
     let connecting = client
-        .connect(server, "localhost", config.clone())
+        .connect_with(config.clone(), server, "localhost")
         .expect("connect");
     let conn = match connecting.into_0rtt() {
         Ok((conn, _)) => conn,

@@ -35,7 +35,7 @@ pub use connection::{
     PathEvent, QoeReport, SendDatagramError, Transmit,
 };
 pub use ecn::{EcnCodepoint, EcnPathStats, EcnState};
-pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats};
+pub use endpoint::{AcceptError, ConnectionHandle, Endpoint, EndpointStats, Incoming, RetryError};
 pub use mtud::{MtuCounters, MtuDiscoveryConfig, Phase as MtuPhase, SocketMtu};
 pub use path::{PathCounters, PathId, PathStats, Validation};
 pub use space::Design;

@@ -7,18 +7,16 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mpquic::{Connection, RecvStream, SendStream};
-use mpquic_proto::Event;
+use mpquic::{Connection, PathEvent, PathStatus, RecvStream, SendStream, StatusOrigin};
 use tokio::sync::mpsc;
 
-use crate::workload::{describe, matches_pattern, pattern, LoggedEvent};
+use crate::workload::{matches_pattern, pattern, LoggedEvent};
 
 /// Largest single write of response data (as in the simulated server).
 const WRITE_CHUNK: usize = 16 * 1024;
 
-/// Attempts to open one extra path (each waits up to [`mpquic::OPEN_PATH_WAIT`] for what the
-/// peer must issue first).
-const PATH_ATTEMPTS: u32 = 5;
+/// How long to keep trying to open one extra path while the peer has not issued what it needs.
+const PATH_OPEN_WAIT: Duration = Duration::from_secs(10);
 
 /// Seconds since the run started.
 fn since(start: Instant) -> f64 {
@@ -51,13 +49,19 @@ impl EventLog {
         self.events.lock().map(|e| e.clone()).unwrap_or_default()
     }
 
-    /// Logs the connection's path events until it ends.
+    /// Logs the connection's path events until it ends, in the simulated runs' words
+    /// ([`crate::workload::describe`]).
     pub(crate) fn follow(&self, conn: Connection) {
         let log = self.clone();
+        let mut events = conn.path_events();
         tokio::spawn(async move {
-            while let Ok(ev) = conn.path_event().await {
-                if let Some(what) = describe(&Event::Path(ev)) {
-                    log.push(what);
+            loop {
+                match events.recv().await {
+                    Ok(ev) => log.push(describe_path(&ev)),
+                    Err(mpquic::PathEventsError::Lagged(n)) => {
+                        log.push(format!("{n} path events missed"));
+                    }
+                    Err(_) => break,
                 }
             }
         });
@@ -72,11 +76,13 @@ pub(crate) fn serve(
     log: EventLog,
 ) {
     tokio::spawn(async move {
-        while let Some(conn) = endpoint.accept().await {
-            log.push("connected".to_owned());
-            log.follow(conn.clone());
-            let _ = conns.send(conn.clone());
+        while let Some(incoming) = endpoint.accept().await {
+            let (log, conns) = (log.clone(), conns.clone());
             tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
+                log.push("connected".to_owned());
+                log.follow(conn.clone());
+                let _ = conns.send(conn.clone());
                 while let Ok((send, recv)) = conn.accept_bi().await {
                     tokio::spawn(respond(send, recv));
                 }
@@ -192,22 +198,49 @@ async fn fetch(
     Ok(())
 }
 
-/// Opens a path from each of `locals` (interfaces 1, 2, ...) in order, as the simulated client
-/// does (so path IDs follow the interfaces), retrying while the peer has not issued what a new
-/// path needs; failures are logged.
+/// Opens a path from each of `locals` (interfaces 1, 2, ...) in order, back to back as the
+/// simulated client does (so path IDs follow the interfaces; validation is not awaited),
+/// retrying while the peer has not issued what a new path needs; failures are logged.
 pub(crate) fn open_paths(conn: &Connection, locals: &[SocketAddr], log: &EventLog) {
     let (conn, log, locals) = (conn.clone(), log.clone(), locals.to_vec());
     tokio::spawn(async move {
         for (i, local) in locals.into_iter().enumerate() {
-            for attempt in 1..=PATH_ATTEMPTS {
-                match conn.open_path(local).await {
+            let deadline = Instant::now() + PATH_OPEN_WAIT;
+            loop {
+                match conn.try_open_path(local, None, PathStatus::Available) {
                     Ok(_) => break,
-                    Err(e) if attempt == PATH_ATTEMPTS => {
+                    Err(e) if Instant::now() >= deadline => {
                         log.push(format!("interface {}: cannot open a path: {e}", i + 1));
+                        break;
                     }
                     Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
                 }
             }
         }
     });
+}
+
+/// A runtime path event in the words of the simulated runs' event log.
+fn describe_path(event: &PathEvent) -> String {
+    let status = |s: &PathStatus| match s {
+        PathStatus::Backup => "backup",
+        _ => "available",
+    };
+    match event {
+        PathEvent::Opened { id } => format!("path {id} opened"),
+        PathEvent::Validated { id } => format!("path {id} validated"),
+        PathEvent::Failed { id } => format!("path {id} failed"),
+        PathEvent::StatusChanged {
+            id,
+            status: s,
+            origin: StatusOrigin::Local,
+        } => format!("path {id} local status: {}", status(s)),
+        PathEvent::StatusChanged { id, status: s, .. } => {
+            format!("path {id} status: {}", status(s))
+        }
+        PathEvent::Abandoned { id, error_code } => {
+            format!("path {id} abandoned (error {error_code:#x})")
+        }
+        other => format!("path event {other:?}"),
+    }
 }

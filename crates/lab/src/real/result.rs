@@ -3,8 +3,9 @@
 
 use std::net::IpAddr;
 
-use mpquic::{Connection, ConnectionStats, Design, PathStats};
+use mpquic::{Connection, Design};
 use mpquic_emulate::{PathReport, Report};
+use mpquic_proto::{ConnectionStats, PathStats};
 
 use super::app::Progress;
 use super::client_addr;
@@ -26,10 +27,12 @@ pub(crate) struct Side {
 
 impl Side {
     pub(crate) fn of(conn: &Connection) -> Self {
+        // The core's own snapshot: the lab records it exactly as in a simulated run.
+        let (stats, paths) = conn.core_stats();
         Self {
-            stats: conn.stats(),
+            stats,
             retransmitted: conn.retransmitted_bytes(),
-            paths: conn.path_stats(),
+            paths,
             design: conn.design(),
             error: conn.close_reason().map(|e| e.to_string()),
         }

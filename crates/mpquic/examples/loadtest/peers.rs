@@ -114,8 +114,9 @@ async fn serve_mpquic(
     };
     let endpoint = mpquic::Endpoint::server(config, &[bind])?;
     ready(endpoint.local_addr());
-    while let Some(conn) = endpoint.accept().await {
+    while let Some(incoming) = endpoint.accept().await {
         tokio::spawn(async move {
+            let Ok(conn) = incoming.await else { return };
             while let Ok((send, recv)) = conn.accept_bi().await {
                 tokio::spawn(answer_mpquic(send, recv));
             }
@@ -266,7 +267,9 @@ impl Clients {
         match self {
             Clients::Mpquic { endpoints, config } => {
                 let ep = &endpoints[i % endpoints.len()];
-                let conn = ep.connect(server, "localhost", config.clone())?.await?;
+                let conn = ep
+                    .connect_with(config.clone(), server, "localhost")?
+                    .await?;
                 Ok(Conn::Mpquic(conn))
             }
             Clients::Quinn { endpoints } => {

@@ -78,8 +78,13 @@ pub fn start_server(root: Arc<PathBuf>, transport: TransportConfig) -> Endpoint 
     let endpoint = server_endpoint(transport);
     let ep = endpoint.clone();
     tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
-            tokio::spawn(hq::serve_connection(conn, root.clone()));
+        while let Some(incoming) = ep.accept().await {
+            let root = root.clone();
+            tokio::spawn(async move {
+                if let Ok(conn) = incoming.await {
+                    hq::serve_connection(conn, root).await;
+                }
+            });
         }
     });
     endpoint
@@ -193,10 +198,20 @@ pub async fn connect_with(
     let conn = within(
         "handshake",
         client
-            .connect(server, "localhost", config)
+            .connect_with(config, server, "localhost")
             .expect("connect"),
     )
     .await
     .expect("handshake");
     (client, conn)
+}
+
+/// Accept the next connection attempt on `server` and wait for its handshake, in a task of its
+/// own (the handshake only proceeds once the attempt is accepted).
+pub fn accept_one(server: &Endpoint) -> tokio::task::JoinHandle<mpquic::Connection> {
+    let server = server.clone();
+    tokio::spawn(async move {
+        let incoming = server.accept().await.expect("incoming");
+        incoming.await.expect("server handshake")
+    })
 }

@@ -30,9 +30,13 @@ pub fn our_server(
     let (tx, rx) = mpsc::unbounded_channel();
     let ep = endpoint.clone();
     tokio::spawn(async move {
-        while let Some(conn) = ep.accept().await {
-            let _ = tx.send(conn.clone());
-            tokio::spawn(hq::serve_connection(conn, root.clone()));
+        while let Some(incoming) = ep.accept().await {
+            let (root, tx) = (root.clone(), tx.clone());
+            tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
+                let _ = tx.send(conn.clone());
+                hq::serve_connection(conn, root).await;
+            });
         }
     });
     (endpoint, rx)

@@ -48,8 +48,11 @@ pub enum PathEvent {
     Validated { id: PathId },
     /// Path validation failed or the path stopped delivering; data moved to other paths.
     Failed { id: PathId },
-    /// The peer's or our status for the path changed (RFC 10069 §3.3).
+    /// The peer advertised a new status for the path (PATH_STATUS_BACKUP or
+    /// PATH_STATUS_AVAILABLE, RFC 10069 §3.3).
     StatusChanged { id: PathId, backup: bool },
+    /// Our application changed the status we advertise for the path (`set_path_status`).
+    LocalStatusChanged { id: PathId, backup: bool },
     /// PATH_ABANDON sent or received with this error code (RFC 10069 §3.4).
     Abandoned { id: PathId, error_code: u64 },
 }

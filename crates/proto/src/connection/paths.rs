@@ -67,8 +67,12 @@ impl Connection {
             .get_mut(&id)
             .filter(|p| p.is_active())
             .ok_or(PathError::UnknownPath(id))?;
+        let changed = path.local_backup != backup;
         path.local_backup = backup;
         path.status_pending = true;
+        if changed {
+            self.push_path_event(PathEvent::LocalStatusChanged { id, backup });
+        }
         Ok(())
     }
 

@@ -11,6 +11,7 @@ use mpquic_wire::error::TransportErrorCode;
 use mpquic_wire::header::PartialDecode;
 use mpquic_wire::stream_id::Side;
 
+use super::incoming::InitialDatagram;
 use super::{ConnectionHandle, Endpoint, MIN_INITIAL_DATAGRAM};
 use crate::config::{RetryPolicy, ServerConfig};
 use crate::connection::random_cid;
@@ -64,7 +65,10 @@ impl Endpoint {
                 }
                 TokenCheck::Absent => None,
             };
-        if self.open >= server.max_connections || self.handshaking >= server.max_handshakes {
+        // Initials waiting for the application's decision count as handshakes: they are what
+        // bounds the state an unanswered flood of (verified) Initials can make us keep.
+        let handshaking = self.handshaking + self.pending.len();
+        if self.open >= server.max_connections || handshaking >= server.max_handshakes {
             // RFC 9000 §5.2.2 / §20.1: refuse explicitly rather than let the client time out.
             self.send_initial_close(
                 local,
@@ -76,28 +80,53 @@ impl Endpoint {
             );
             return None;
         }
-        if validated.is_none() && self.wants_retry(&server) {
-            let retry_scid = random_cid(&mut self.rng, self.config.cid_len.max(8));
-            let token = token::seal_retry(
-                &server.token_keys,
-                &mut self.rng,
-                now,
-                remote,
-                &dcid,
-                &retry_scid,
-            );
-            self.send_retry(local, remote, &dcid, scid, retry_scid, token);
+        if validated.is_none() && self.wants_retry(&server, handshaking) {
+            self.retry_from(now, &server, (local, remote), dcid, scid);
             return None;
         }
-        let accept = self.server_accept(now, &server, remote, dcid, scid, validated, keys);
+        let initial = InitialDatagram {
+            local,
+            remote,
+            ecn,
+            first,
+            rest,
+        };
+        if self.incoming_decisions {
+            // The application decides (accept, refuse, retry, ignore); only this verified
+            // Initial is kept meanwhile, and the handshake limit above counts it.
+            self.hand_to_application(now, initial, validated, scid);
+            return None;
+        }
+        let handle = self.establish(now, &server, (initial, keys), validated, scid)?;
+        self.incoming.push_back(handle);
+        Some(handle)
+    }
+
+    /// Create the server connection for a verified client Initial and feed it the datagram.
+    pub(super) fn establish(
+        &mut self,
+        now: Timestamp,
+        server: &ServerConfig,
+        (initial, keys): (InitialDatagram, KeyPair),
+        validated: Option<ValidToken>,
+        scid: ConnectionId,
+    ) -> Option<ConnectionHandle> {
+        let InitialDatagram {
+            local,
+            remote,
+            ecn,
+            first,
+            rest,
+        } = initial;
+        let dcid = first.dcid();
+        let accept = self.server_accept(now, server, remote, dcid, scid, validated, keys);
         let params = self.connection_params(now, local, remote);
-        let conn = Connection::new_server(&server, accept, params).ok()?;
+        let conn = Connection::new_server(server, accept, params).ok()?;
         let handle = self.insert(conn);
         // The client keeps using its chosen DCID until it sees our SCID (RFC 9000 §7.2).
         self.routes.insert(dcid, (handle, 0));
         let entry = self.connections.get_mut(&handle)?;
         entry.cids.push(dcid);
-        self.incoming.push_back(handle);
         entry.conn.rx_ecn = ecn;
         entry
             .conn
@@ -107,12 +136,33 @@ impl Endpoint {
         Some(handle)
     }
 
+    /// Answer a client Initial with a Retry (RFC 9000 §8.1.2) carrying a fresh token.
+    pub(super) fn retry_from(
+        &mut self,
+        now: Timestamp,
+        server: &ServerConfig,
+        (local, remote): (SocketAddr, SocketAddr),
+        dcid: ConnectionId,
+        scid: ConnectionId,
+    ) {
+        let retry_scid = random_cid(&mut self.rng, self.config.cid_len.max(8));
+        let token = token::seal_retry(
+            &server.token_keys,
+            &mut self.rng,
+            now,
+            remote,
+            &dcid,
+            &retry_scid,
+        );
+        self.send_retry(local, remote, &dcid, scid, retry_scid, token);
+    }
+
     /// Whether a client without a valid token must prove its address first.
-    fn wants_retry(&self, server: &ServerConfig) -> bool {
+    fn wants_retry(&self, server: &ServerConfig, handshaking: usize) -> bool {
         match server.retry {
             RetryPolicy::Never => false,
             RetryPolicy::Always => true,
-            RetryPolicy::UnderLoad { handshakes } => self.handshaking >= handshakes,
+            RetryPolicy::UnderLoad { handshakes } => handshaking >= handshakes,
         }
     }
 

@@ -11,7 +11,10 @@
 //! nothing: a datagram, a timer, an application call).
 
 mod accept;
+mod incoming;
 mod stateless;
+
+pub use incoming::{AcceptError, Incoming, RetryError};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -96,6 +99,13 @@ pub struct Endpoint {
     /// Server connections whose handshake has not completed.
     handshaking: usize,
     incoming: VecDeque<ConnectionHandle>,
+    /// Client Initials are handed to the application ([`Endpoint::set_incoming_decisions`]).
+    incoming_decisions: bool,
+    /// Decisions not yet taken from [`Endpoint::poll_incoming`].
+    incoming_queue: VecDeque<Incoming>,
+    /// Destination CIDs of Initials waiting for a decision, with the datagrams that arrived
+    /// for them meanwhile.
+    pending: HashMap<ConnectionId, Vec<incoming::InitialDatagram>>,
     /// Each connection's next timeout.
     timers: BTreeSet<(Timestamp, ConnectionHandle)>,
     /// Connections whose timer must be recomputed (see `Entry::stale`). Computing a
@@ -147,6 +157,9 @@ impl Endpoint {
             open: 0,
             handshaking: 0,
             incoming: VecDeque::new(),
+            incoming_decisions: false,
+            incoming_queue: VecDeque::new(),
+            pending: HashMap::new(),
             timers: BTreeSet::new(),
             stale: Vec::new(),
             dirty: Vec::new(),
@@ -439,6 +452,20 @@ impl Endpoint {
             self.ready.insert(handle);
             self.sync(handle);
             return Some(handle);
+        }
+        if matches!(first.kind(), PacketKind::Initial | PacketKind::ZeroRtt)
+            && self.pending.contains_key(&dcid)
+        {
+            // The client's attempt awaits the application's decision: keep this for it.
+            let datagram = incoming::InitialDatagram {
+                local,
+                remote,
+                ecn,
+                first,
+                rest,
+            };
+            self.buffer_for_pending(datagram);
+            return None;
         }
         match first.kind() {
             PacketKind::Initial => self.accept_initial(now, local, remote, first, rest, (len, ecn)),
