@@ -37,7 +37,7 @@
 //! println!("{}", emulator.stop().unwrap());
 //! ```
 
-#![warn(missing_docs)]
+#![warn(unreachable_pub, missing_docs)]
 
 mod config;
 mod engine;
