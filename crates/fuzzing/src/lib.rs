@@ -11,7 +11,7 @@
 
 mod connection;
 mod net;
-pub mod packets;
+mod packets;
 pub mod seeds;
 mod text;
 
