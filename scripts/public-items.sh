@@ -33,7 +33,7 @@ fi
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/nightly}"
 mkdir -p "$CARGO_TARGET_DIR"
-printf '%-16s %5s %5s %5s %6s %6s %6s %6s\n' crate mod type fn const field total undoc
+printf '%-16s %5s %5s %5s %6s %6s %6s %6s %6s\n' crate mod type fn const field total undoc nonex
 for crate in "${crates[@]}"; do
     cargo +nightly rustdoc -q -p "$crate" --lib -- -Z unstable-options --output-format json \
         >/dev/null 2>"$CARGO_TARGET_DIR/public-items-$crate.log" || {
@@ -54,7 +54,7 @@ groups = {
     "struct_field": "field",
 }
 counts = {k: 0 for k in ("mod", "type", "fn", "const", "field")}
-total = undoc = 0
+total = undoc = nonex = 0
 for item in doc["index"].values():
     if item["crate_id"] != 0 or item["visibility"] != "public":
         continue
@@ -67,7 +67,10 @@ for item in doc["index"].values():
     total += 1
     if not (item.get("docs") or "").strip():
         undoc += 1
+    # `attrs` holds strings in some format versions and objects in others: match the text.
+    if kind in ("struct", "enum") and any("non_exhaustive" in str(a) for a in item["attrs"]):
+        nonex += 1
 print(f"{crate:<16} {counts['mod']:5} {counts['type']:5} {counts['fn']:5} {counts['const']:6} "
-      f"{counts['field']:6} {total:6} {undoc:6}")
+      f"{counts['field']:6} {total:6} {undoc:6} {nonex:6}")
 PY
 done
