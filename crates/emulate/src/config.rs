@@ -10,6 +10,7 @@ use mpquic_netsim::{PathSpec, ResolvedPath};
 /// Why an emulator could not start. Every variant but [`EmulateError::Io`]
 /// is about the input (a bad spec, an address that cannot be used).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EmulateError {
     /// A path argument does not parse or resolve.
     #[error("--path #{index} `{arg}`: {message}")]

@@ -37,7 +37,7 @@
 //! println!("{}", emulator.stop().unwrap());
 //! ```
 
-#![warn(missing_docs)]
+#![warn(unreachable_pub, missing_docs)]
 
 mod config;
 mod engine;
@@ -53,7 +53,7 @@ use std::time::Instant;
 
 pub use config::{EmulateError, EmulatedPath, EmulatorConfig};
 pub use relay::MAX_CLIENTS;
-pub use report::{DirectionReport, JitterHistogram, JitterStats, PathReport, Report};
+pub use report::{DirectionReport, JitterStats, PathReport, Report};
 
 use engine::{Engine, Msg};
 use relay::{Listener, Tally};

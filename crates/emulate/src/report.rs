@@ -1,4 +1,7 @@
 //! What an emulator measured: release jitter and per-path counters.
+//!
+//! The report types are `#[non_exhaustive]`: only the emulator builds them, so a new counter
+//! is not a breaking change for the programs that read them (the CLI, the lab).
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
@@ -16,7 +19,7 @@ const BUCKETS: usize = 20_000;
 /// in 1 µs buckets (later than 20 ms counts in one overflow bucket; the
 /// maximum is exact).
 #[derive(Debug, Clone)]
-pub struct JitterHistogram {
+pub(crate) struct JitterHistogram {
     buckets: Vec<u64>,
     count: u64,
     sum_ns: u128,
@@ -36,7 +39,7 @@ impl Default for JitterHistogram {
 
 impl JitterHistogram {
     /// Records one datagram that left `late_ns` after its scheduled time.
-    pub fn record(&mut self, late_ns: u64) {
+    pub(crate) fn record(&mut self, late_ns: u64) {
         let i = usize::try_from(late_ns / BUCKET_NS).map_or(BUCKETS, |i| i.min(BUCKETS));
         self.buckets[i] += 1;
         self.count += 1;
@@ -65,7 +68,7 @@ impl JitterHistogram {
     }
 
     /// The summary figures.
-    pub fn stats(&self) -> JitterStats {
+    pub(crate) fn stats(&self) -> JitterStats {
         JitterStats {
             datagrams: self.count,
             p50_us: self.quantile_us(0.5),
@@ -83,6 +86,7 @@ impl JitterHistogram {
 /// Release jitter: how late datagrams left compared with the time their
 /// link model scheduled (µs; quantiles at 1 µs resolution).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct JitterStats {
     /// Datagrams released.
     pub datagrams: u64,
@@ -98,6 +102,7 @@ pub struct JitterStats {
 
 /// Counters of one direction of a path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct DirectionReport {
     /// Datagrams that crossed the link and were sent on.
     pub forwarded: Counter,
@@ -114,7 +119,7 @@ pub struct DirectionReport {
 
 impl DirectionReport {
     /// The counters of a link model.
-    pub fn of(model: &LinkModel, index: usize) -> Self {
+    pub(crate) fn of(model: &LinkModel, index: usize) -> Self {
         let link = model.summary(index);
         Self {
             forwarded: link.delivered,
@@ -128,6 +133,7 @@ impl DirectionReport {
 
 /// Counters of one path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PathReport {
     /// Position of the path (0-based).
     pub index: usize,
@@ -145,6 +151,7 @@ pub struct PathReport {
 
 /// Everything an emulator measured, at exit or on request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Report {
     /// Where clients sent.
     pub listen: SocketAddr,

@@ -43,6 +43,7 @@ fn design(bits: u8) -> MultipathMode {
 /// What the first input byte of `established_frames` selects.
 #[derive(Debug, Clone, Copy)]
 pub struct FrameSetup {
+    /// The multipath design both endpoints are configured with (bits 0-1).
     pub mode: MultipathMode,
     /// Frames go to the client (sent by the server) instead of to the server.
     pub into_client: bool,
@@ -51,6 +52,8 @@ pub struct FrameSetup {
 }
 
 impl FrameSetup {
+    /// Decodes the first input byte: bits 0-1 the design (single path, SPNS, MPNS, auto), bit 2
+    /// [`FrameSetup::into_client`], bit 3 [`FrameSetup::second_path`]; higher bits are ignored.
     pub fn from_byte(b: u8) -> Self {
         Self {
             mode: design(b),
@@ -59,6 +62,7 @@ impl FrameSetup {
         }
     }
 
+    /// The byte [`FrameSetup::from_byte`] reads back as `self`: seeds are written with it.
     pub fn to_byte(self) -> u8 {
         let mode = match self.mode {
             MultipathMode::Single => 0,
@@ -81,7 +85,7 @@ pub(crate) struct Established {
 impl Established {
     /// Panics if the handshake does not complete: the harness itself would be broken, and a
     /// fuzzer that only sees failed handshakes finds nothing.
-    pub fn new(mode: MultipathMode, second_path: bool) -> Self {
+    pub(crate) fn new(mode: MultipathMode, second_path: bool) -> Self {
         let mut net = Net::new(mode);
         let client = net
             .client

@@ -7,9 +7,11 @@
 //! without bound. Where a harness asserts (round trips, path confinement), the assertion is a
 //! property of the code under test, not of the harness.
 
+#![warn(unreachable_pub, missing_docs)]
+
 mod connection;
 mod net;
-pub mod packets;
+mod packets;
 pub mod seeds;
 mod text;
 

@@ -102,7 +102,7 @@ pub(crate) struct Net {
 }
 
 impl Net {
-    pub fn new(mode: MultipathMode) -> Self {
+    pub(crate) fn new(mode: MultipathMode) -> Self {
         Self {
             client: client_endpoint(),
             server: server_endpoint(mode, false),
@@ -115,7 +115,7 @@ impl Net {
     }
 
     /// Move every datagram both endpoints want to send now onto the link.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         for to_server in [true, false] {
             for n in 0.. {
                 let ep = if to_server {
@@ -141,7 +141,7 @@ impl Net {
 
     /// Advance to the next arrival or timer and process it, never past `horizon`; false when
     /// nothing is left before it.
-    pub fn step(&mut self) -> bool {
+    pub(crate) fn step(&mut self) -> bool {
         self.flush();
         let next_packet = self.queue.front().map(|p| p.at);
         let next_timer = [self.client.poll_timeout(), self.server.poll_timeout()]
@@ -168,11 +168,11 @@ impl Net {
 
     /// Let the next steps run for at most `d` of virtual time from now: without a bound, a
     /// quiet pair would jump from timer to timer up to the idle timeout.
-    pub fn allow(&mut self, d: Duration) {
+    pub(crate) fn allow(&mut self, d: Duration) {
         self.horizon = self.now + d;
     }
 
-    pub fn deliver(&mut self, p: InFlight) {
+    pub(crate) fn deliver(&mut self, p: InFlight) {
         let ep = if p.to_server {
             &mut self.server
         } else {
@@ -185,7 +185,11 @@ impl Net {
     }
 
     /// Step until `done` holds, at most `steps` times; whether it held.
-    pub fn run_until(&mut self, steps: usize, mut done: impl FnMut(&mut Net) -> bool) -> bool {
+    pub(crate) fn run_until(
+        &mut self,
+        steps: usize,
+        mut done: impl FnMut(&mut Net) -> bool,
+    ) -> bool {
         for _ in 0..steps {
             if done(self) {
                 return true;
@@ -198,7 +202,7 @@ impl Net {
     }
 
     /// Run `steps` steps, with both applications consuming whatever arrives.
-    pub fn run_with_apps(&mut self, steps: usize) {
+    pub(crate) fn run_with_apps(&mut self, steps: usize) {
         for _ in 0..steps {
             self.serve_apps();
             if !self.step() {

@@ -18,7 +18,7 @@ pub type Seed = (&'static str, String, Vec<u8>);
 
 /// One frame of each type, as a peer could send it in a 1-RTT packet of an established
 /// connection whose client has opened stream 0 (17 bytes sent, 700 received).
-pub fn frames() -> Vec<(&'static str, Vec<u8>)> {
+pub(crate) fn frames() -> Vec<(&'static str, Vec<u8>)> {
     let cid = [0x11u8; 8];
     let token = [0x22u8; 16];
     let mut new_cid = vec![0x18, 0x05, 0x00, 0x08];

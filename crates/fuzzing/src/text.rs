@@ -13,7 +13,8 @@ use mpquic_netsim::toy::{CbrSender, Sink, ToyNode};
 use mpquic_netsim::{LinkConfig, MahimahiTrace, PathSpec, Simulator};
 
 /// The CLI is a binary crate; its unit parsers are compiled in here from their source file.
-#[allow(dead_code)]
+/// Its `pub` items are public only to the binary's own modules, hence the allowances.
+#[allow(dead_code, unreachable_pub)]
 #[path = "../../cli/src/units.rs"]
 mod cli_units;
 

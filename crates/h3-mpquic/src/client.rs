@@ -11,6 +11,7 @@ use crate::quic::{BidiStream, Connection, OpenStreams};
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GetError {
     /// The request could not be built (a bad authority or path).
     #[error("invalid request: {0}")]

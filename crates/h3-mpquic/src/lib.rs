@@ -22,6 +22,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(unreachable_pub, missing_docs)]
+
 mod bidi;
 pub mod client;
 pub mod quic;

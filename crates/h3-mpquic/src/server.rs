@@ -26,9 +26,12 @@ type Stream = RequestStream<BidiStream<Bytes>, Bytes>;
 
 /// Why serving a request failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
+    /// The HTTP/3 layer failed: the request stream or the connection under it (h3's error).
     #[error(transparent)]
     Stream(#[from] StreamError),
+    /// The requested file could not be read after it was found.
     #[error("reading the file: {0}")]
     Io(#[from] std::io::Error),
 }

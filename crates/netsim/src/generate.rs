@@ -39,7 +39,10 @@ pub const MAX_DURATION_MS: u64 = 3_600_000;
 /// Invalid generator parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid trace generator configuration: {0}")]
-pub struct GenerateError(pub String);
+pub struct GenerateError(
+    /// What is wrong with the configuration.
+    pub String,
+);
 
 /// One state of the capacity chain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

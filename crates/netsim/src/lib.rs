@@ -36,7 +36,7 @@
 //! # let _ = tx;
 //! ```
 
-#![warn(missing_docs)]
+#![warn(unreachable_pub, missing_docs)]
 
 mod event;
 pub mod generate;

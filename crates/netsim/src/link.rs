@@ -53,6 +53,7 @@ impl LinkId {
 /// How fast a link drains its queue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Capacity {
     /// Fixed rate.
     Rate {
@@ -86,6 +87,7 @@ impl Capacity {
 /// Optional random extra delay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Jitter {
     /// Maximum extra delay; each packet gets a uniform value in `[0, max]`.
     pub max: SimTime,
@@ -97,6 +99,7 @@ pub struct Jitter {
 /// A change applied to a running link.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum LinkAction {
     /// Take the link down: arriving packets are dropped, and everything in
     /// the link (queued, transmitting, propagating) is lost.
@@ -141,6 +144,7 @@ impl LinkAction {
 /// A [`LinkAction`] at an absolute virtual time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ScheduledAction {
     /// When the action takes effect.
     pub at: SimTime,
@@ -149,7 +153,8 @@ pub struct ScheduledAction {
 }
 
 /// Configuration of a one-way link. Build it with the constructors and
-/// `with_*` methods:
+/// `with_*` methods (it is `#[non_exhaustive]`, so new link properties are not breaking
+/// changes; its fields stay public to read and adjust):
 ///
 /// ```
 /// use mpquic_netsim::{LinkConfig, LossModel, QueueLimit, time::ms};
@@ -163,6 +168,7 @@ pub struct ScheduledAction {
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LinkConfig {
     /// Transmission capacity.
     pub capacity: Capacity,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 /// A random loss process, evaluated once per packet entering a link.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum LossModel {
     /// No random loss.
     #[default]

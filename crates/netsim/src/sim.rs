@@ -29,6 +29,7 @@ impl NodeId {
 
 /// Errors from building or modifying a simulation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SimError {
     /// The IP address already belongs to another node.
     #[error("address {0} is already assigned to a node")]
@@ -88,6 +89,7 @@ pub enum StopReason {
 
 /// Result of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RunOutcome {
     /// Why the run stopped.
     pub reason: StopReason,

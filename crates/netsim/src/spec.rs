@@ -89,6 +89,7 @@ pub use value::{byte_multiplier, parse_duration, split_number, DURATION_EXPECTED
 /// Errors from parsing or resolving a path spec. Messages name the key (with
 /// its `up.`/`down.` prefix) and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpecError {
     /// An item is not of the form `key=value`.
     #[error("`{item}` is not a key=value pair")]

@@ -4,6 +4,10 @@
 //! most one sample per `sample_interval` (1 ms by default); if a series grows
 //! past [`MAX_SERIES_SAMPLES`] its interval doubles and existing samples are
 //! merged, so memory stays bounded for arbitrarily long runs.
+//!
+//! The summaries and [`DropCause`] are `#[non_exhaustive]`: the simulator produces them and
+//! callers read them, so a new counter or drop cause (as `mtu_exceeded` was) is not a
+//! breaking change.
 
 use std::net::IpAddr;
 
@@ -39,6 +43,7 @@ impl Counter {
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DropCause {
     /// The drop-tail queue was full.
     QueueOverflow,
@@ -55,6 +60,7 @@ pub enum DropCause {
 
 /// Drop counters, one per [`DropCause`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct DropCounters {
     /// Drops because the queue was full.
     pub queue_overflow: Counter,
@@ -115,6 +121,7 @@ impl DropCounters {
 
 /// Aggregate delay statistics (nanoseconds).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct DelayStats {
     /// Number of samples.
     pub count: u64,
@@ -164,6 +171,7 @@ pub struct QueueSample {
 
 /// Queue occupancy over time for one link.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct QueueOccupancy {
     /// Bucket width of `samples` (grows when the series is coarsened).
     pub sample_interval: SimTime,
@@ -254,6 +262,7 @@ impl QueueOccupancy {
 
 /// Ground truth of one link, updated live.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LinkStats {
     /// Packets that arrived at the link (before loss, queue or down checks).
     pub entered: Counter,
@@ -302,6 +311,7 @@ pub struct DelaySample {
 
 /// Ground truth of one `(src_ip, dst_ip)` route, updated live.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RouteStats {
     /// Source IP of the route.
     pub src: IpAddr,
@@ -376,6 +386,7 @@ impl RouteStats {
 
 /// Compact per-link summary for reports and determinism checks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LinkSummary {
     /// Link index ([`crate::LinkId::index`]).
     pub link: usize,
@@ -400,6 +411,7 @@ pub struct LinkSummary {
 
 /// Compact per-route summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RouteSummary {
     /// Source IP.
     pub src: IpAddr,
@@ -415,6 +427,7 @@ pub struct RouteSummary {
 
 /// Snapshot of all ground truth (excluding the long time series).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GroundTruth {
     /// Virtual time of the snapshot.
     pub now: SimTime,

@@ -28,6 +28,7 @@ pub const OPPORTUNITY_BYTES: u64 = 1500;
 /// Errors from parsing or loading a Mahimahi trace. The `Display` form is
 /// `file:line: reason` for line-level problems.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TraceError {
     /// A specific line is malformed.
     #[error("{file}:{line}: {reason}")]

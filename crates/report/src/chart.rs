@@ -48,7 +48,7 @@ pub(crate) struct Theme {
 const PLOTTERS_FONT_FACTOR: f64 = 1.24;
 
 impl Theme {
-    pub fn new(width: u32, height: u32) -> Theme {
+    pub(crate) fn new(width: u32, height: u32) -> Theme {
         let (w0, h0) = DEFAULT_SVG_SIZE;
         let scale = (f64::from(width) / f64::from(w0))
             .min(f64::from(height) / f64::from(h0))
@@ -63,44 +63,44 @@ impl Theme {
     fn px(&self, base: f64) -> f64 {
         (base * self.scale).max(6.0)
     }
-    pub fn title_px(&self) -> f64 {
+    pub(crate) fn title_px(&self) -> f64 {
         self.px(18.0)
     }
-    pub fn label_px(&self) -> f64 {
+    pub(crate) fn label_px(&self) -> f64 {
         self.px(15.0)
     }
-    pub fn tick_px(&self) -> f64 {
+    pub(crate) fn tick_px(&self) -> f64 {
         self.px(13.5)
     }
-    pub fn legend_px(&self) -> f64 {
+    pub(crate) fn legend_px(&self) -> f64 {
         self.px(13.5)
     }
-    pub fn marker(&self) -> i32 {
+    pub(crate) fn marker(&self) -> i32 {
         (3.5 * self.scale).round().max(2.0) as i32
     }
-    pub fn stroke(&self) -> u32 {
+    pub(crate) fn stroke(&self) -> u32 {
         (1.8 * self.scale).round().max(1.0) as u32
     }
-    pub fn margin(&self) -> i32 {
+    pub(crate) fn margin(&self) -> i32 {
         (10.0 * self.scale).round() as i32
     }
     /// A text style whose glyphs are `px` real pixels high (em size).
-    pub fn font(&self, px: f64) -> TextStyle<'static> {
+    pub(crate) fn font(&self, px: f64) -> TextStyle<'static> {
         self.font_styled(px, FontStyle::Normal)
     }
     /// Like [`Theme::font`] with a font style (bold, italic).
-    pub fn font_styled(&self, px: f64, style: FontStyle) -> TextStyle<'static> {
+    pub(crate) fn font_styled(&self, px: f64, style: FontStyle) -> TextStyle<'static> {
         (FAMILY, px * PLOTTERS_FONT_FACTOR, style)
             .into_font()
             .color(&BLACK)
     }
     /// Target number of ticks along an axis of `pixels` length, one tick
     /// per `spacing` reference pixels.
-    pub fn ticks(&self, pixels: f64, spacing: f64) -> usize {
+    pub(crate) fn ticks(&self, pixels: f64, spacing: f64) -> usize {
         ((pixels / (spacing * self.scale)).round() as usize).clamp(3, 10)
     }
     /// Rough width in pixels of `text` at `px` (DejaVu Sans averages ~0.6 em).
-    pub fn text_width(&self, text: &str, px: f64) -> f64 {
+    pub(crate) fn text_width(&self, text: &str, px: f64) -> f64 {
         text.chars().count() as f64 * px * 0.6
     }
 }
@@ -159,7 +159,7 @@ pub(crate) struct Marker<C> {
 }
 
 impl<C> Marker<C> {
-    pub fn new(at: C, shape: Shape, size: i32, color: RGBColor) -> Self {
+    pub(crate) fn new(at: C, shape: Shape, size: i32, color: RGBColor) -> Self {
         Marker {
             at,
             shape,

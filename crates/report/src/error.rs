@@ -6,7 +6,10 @@ use std::path::PathBuf;
 ///
 /// Every variant that concerns a file carries the path, so a failing
 /// experiment suite can say which artefact it could not produce.
+///
+/// Non-exhaustive: a new kind of artefact may bring a new way to fail.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReportError {
     /// Creating a directory or writing/reading a file failed.
     #[error("I/O error on {}: {source}", path.display())]

@@ -44,7 +44,11 @@ fn url_path(path: &str) -> String {
 }
 
 /// A chart in the report, as files relative to the report directory.
+///
+/// Made by [`Figure::render`] (or `Figure::default()` and its fields); `#[non_exhaustive]` so
+/// that another file format is not a breaking change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[non_exhaustive]
 pub struct Figure {
     /// SVG file, relative to the report directory (shown when present).
     pub svg_path_relative: String,

@@ -41,7 +41,7 @@
 //! backend wins and PNG text needs system fonts again, so depend on this
 //! crate rather than on plotters with `ttf`.
 
-#![warn(missing_docs)]
+#![warn(unreachable_pub, missing_docs)]
 
 mod bar;
 mod chart;

@@ -31,7 +31,11 @@ impl Series {
 }
 
 /// How the series of a [`Plot`] are drawn.
+///
+/// Non-exhaustive: more kinds (areas, error bars) may come; callers pick one, they do not
+/// need to match on them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum PlotKind {
     /// Points joined by straight lines, with a few markers to tell series apart.
     Line,
@@ -148,7 +152,7 @@ pub(crate) struct CleanSeries {
 
 impl CleanSeries {
     /// All points, ignoring the breaks.
-    pub fn points(&self) -> impl Iterator<Item = &(f64, f64)> + '_ {
+    pub(crate) fn points(&self) -> impl Iterator<Item = &(f64, f64)> + '_ {
         self.runs.iter().flatten()
     }
 }

@@ -30,7 +30,7 @@ pub(crate) struct Scale {
 impl Scale {
     /// Maps a data value into transformed space, or `None` if it cannot be
     /// shown on this kind of axis (non-finite, huge, or `<= 0` on a log axis).
-    pub fn forward(log: bool, v: f64) -> Option<f64> {
+    pub(crate) fn forward(log: bool, v: f64) -> Option<f64> {
         if !v.is_finite() || v.abs() > MAX_ABS {
             None
         } else if log {
@@ -41,7 +41,7 @@ impl Scale {
     }
 
     /// Builds a scale over `[lo, hi]` (transformed) with about `target` ticks.
-    pub fn new(log: bool, lo: f64, hi: f64, target: usize) -> Scale {
+    pub(crate) fn new(log: bool, lo: f64, hi: f64, target: usize) -> Scale {
         let (major, minor) = if log {
             log_ticks(lo, hi)
         } else {
@@ -57,7 +57,7 @@ impl Scale {
     }
 
     /// The label of the tick at transformed position `t`.
-    pub fn label(&self, t: f64) -> String {
+    pub(crate) fn label(&self, t: f64) -> String {
         let eps = (self.hi - self.lo).abs() * 1e-9;
         self.major
             .iter()
@@ -70,12 +70,12 @@ impl Scale {
     }
 
     /// Whether transformed position `t` lies within the axis.
-    pub fn contains(&self, t: f64) -> bool {
+    pub(crate) fn contains(&self, t: f64) -> bool {
         t >= self.lo && t <= self.hi
     }
 
     /// The plotters coordinate for this axis.
-    pub fn coord(&self) -> AxisCoord {
+    pub(crate) fn coord(&self) -> AxisCoord {
         AxisCoord {
             lo: self.lo,
             hi: self.hi,

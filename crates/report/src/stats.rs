@@ -81,7 +81,10 @@ pub fn ecdf(samples: &[f64]) -> Vec<(f64, f64)> {
 }
 
 /// A one-line summary of a sample, handy for table rows.
+///
+/// Computed by [`summary`] only (`#[non_exhaustive]`: another statistic may join).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Summary {
     /// Number of finite samples.
     pub n: usize,

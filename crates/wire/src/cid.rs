@@ -10,7 +10,10 @@ pub const MAX_CID_LEN: usize = 20;
 /// Error returned when a connection ID would be longer than [`MAX_CID_LEN`].
 #[derive(Debug, Copy, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("connection ID longer than 20 bytes ({0})")]
-pub struct CidTooLong(pub usize);
+pub struct CidTooLong(
+    /// The length that was asked for, in bytes.
+    pub usize,
+);
 
 /// A connection ID of 0 to 20 bytes, stored inline (cheap to copy).
 ///
@@ -124,7 +127,10 @@ impl fmt::Display for ConnectionId {
 
 /// A 16-byte stateless reset token (RFC 9000 §10.3).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
-pub struct ResetToken(pub [u8; 16]);
+pub struct ResetToken(
+    /// The token's bytes, as sent in NEW_CONNECTION_ID and at the end of a stateless reset.
+    pub [u8; 16],
+);
 
 impl ResetToken {
     /// Length of a stateless reset token in bytes.

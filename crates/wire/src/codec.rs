@@ -6,6 +6,7 @@
 
 /// Error produced when decoding fails.
 #[derive(Debug, Copy, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// The input ended before the value was complete.
     #[error("unexpected end of input")]

@@ -6,7 +6,10 @@ use std::fmt;
 /// A QUIC transport error code, as carried in CONNECTION_CLOSE (type 0x1c)
 /// frames (RFC 9000 §20.1).
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct TransportErrorCode(pub u64);
+pub struct TransportErrorCode(
+    /// The code as carried on the wire (a varint).
+    pub u64,
+);
 
 impl TransportErrorCode {
     /// An endpoint uses this with CONNECTION_CLOSE to signal that the

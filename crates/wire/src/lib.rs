@@ -17,7 +17,7 @@
 //! - [`transport_params`]: transport parameters (RFC 9000 §18).
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![warn(unreachable_pub, missing_docs)]
 
 pub mod cid;
 pub mod codec;

@@ -44,7 +44,10 @@ pub enum Dir {
 /// (bit 0x01: 0 = client, 1 = server) and the direction (bit 0x02: 0 = bidi,
 /// 1 = uni), RFC 9000 §2.1.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct StreamId(pub u64);
+pub struct StreamId(
+    /// The stream ID as a number (below 2^62, as every varint).
+    pub u64,
+);
 
 impl StreamId {
     /// Builds the `index`-th stream of the given initiator and direction.

@@ -21,6 +21,7 @@ use crate::time::{SimTime, MILLISECOND};
 
 /// A datagram that reached the end of the link, and when it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Delivery {
     /// Model time at which the datagram leaves the link (its scheduled
     /// release time, which a real-time caller may already have passed).

@@ -13,6 +13,7 @@ use std::ops::Range;
 /// the packet" except [`HeaderError::UnsupportedVersion`], to which a server
 /// may reply with Version Negotiation (RFC 9000 §6.1).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HeaderError {
     /// The datagram ends inside the header, or the packet is too short to
     /// contain a header-protection sample (RFC 9001 §5.4.2).
