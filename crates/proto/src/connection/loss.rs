@@ -36,7 +36,7 @@ impl Connection {
         } else {
             Duration::ZERO
         };
-        LossReference::for_rules(&self.config.spns_rules, largest, grace)
+        LossReference::for_rules(self.layout.report_rules(), largest, grace)
     }
 
     /// Packets of `path_id` are lost: requeue their frames and, if `congestion`, tell the

@@ -12,7 +12,6 @@ mod frames;
 mod handshake;
 mod loss;
 mod mtu;
-mod negotiate;
 mod paths;
 mod pn_len;
 mod recv;
@@ -37,7 +36,6 @@ use rand_chacha::ChaCha20Rng;
 pub use datagrams::{DatagramStats, SendDatagramError, MAX_DATAGRAM_FRAME_SIZE};
 pub(crate) use handshake::random_cid;
 pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams, ServerAccept};
-pub use negotiate::negotiate_design;
 pub use stats::ConnectionStats;
 pub use xlink::{QoeNotNegotiated, QoeReport, FIRST_FRAME_BYTES};
 
@@ -236,7 +234,7 @@ impl std::fmt::Debug for Connection {
         f.debug_struct("Connection")
             .field("side", &self.side)
             .field("state", &self.state)
-            .field("design", &self.layout.design())
+            .field("layout", &self.layout)
             .field("paths", &self.paths.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -269,11 +267,6 @@ impl Connection {
     /// Why the connection ended, once it has.
     pub fn error(&self) -> Option<&ConnectionError> {
         self.error.as_ref()
-    }
-
-    /// The negotiated multipath design.
-    pub fn design(&self) -> crate::space::Design {
-        self.layout.design()
     }
 
     /// Take the next event for the endpoint (CID routing).

@@ -94,7 +94,7 @@ impl Connection {
         let mtu = crate::mtud::Mtud::for_config(&self.config, self.socket_mtu);
         let cc = self
             .config
-            .congestion_for(id)
+            .controller_factory_for(id)
             .build(CcConfig::new(u64::from(mtu.current())));
         let mut path = Path::new(id, local, remote, cc, self.config.initial_rtt, mtu, now);
         let mut challenge = [0u8; 8];

@@ -5,7 +5,6 @@
 use super::{Connection, ConnectionError, EndpointEvent, Event, State};
 use crate::crypto::Epoch;
 use crate::path::{epoch_index, PathId, PathState, Validation};
-use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
 
 /// Path validation gives up after this many challenges (RFC 9000 §8.2.4 leaves it open).
@@ -170,19 +169,16 @@ impl Connection {
         }
         self.remote_cids.remove(&id);
         if let Some(mut path) = self.paths.remove(&id) {
-            let space = self.layout.space_for(id);
             for p in path.ledger(Epoch::Data).drain() {
                 // Given up with the path, like its stream data (which moves to other paths).
                 self.stats.datagram_frames.lost += p.frames.datagrams;
                 self.send_space(p.space).forget(p.pn);
                 self.requeue_frames(Epoch::Data, &p.frames);
             }
-            if space != self.layout.space_for(0) || !self.paths.is_empty() {
-                // MPNS: the path's own space goes with it.
-                if matches!(space, SpaceId::Data(p) if p == id) && id != 0 {
-                    self.send_spaces.remove(&space);
-                    self.records.remove(&space);
-                }
+            // A space of the path's own goes with it.
+            if let Some(space) = self.layout.space_retired_with(id) {
+                self.send_spaces.remove(&space);
+                self.records.remove(&space);
             }
         }
     }
