@@ -207,8 +207,7 @@ impl Connection {
             return None;
         }
         // RFC 9002 §6.2.1: an acknowledgement resets the PTO backoff of its path.
-        path.pto_count = 0;
-        path.failed = false;
+        path.on_acknowledged();
         for p in outcome.packets.iter().filter(|p| p.in_flight) {
             path.delivery
                 .on_packet_acked(now, &p.delivery, p.size, p.time_sent);

@@ -19,7 +19,7 @@ use crate::cid::{LocalCids, RemoteCids};
 use crate::config::{ClientConfig, ServerConfig, TransportConfig};
 use crate::crypto::{initial_keys, Epoch, HandshakeOutput, KeyPair, PacketProtection, TlsSession};
 use crate::error::TransportError;
-use crate::path::{Path, Validation};
+use crate::path::Path;
 use crate::space::{negotiate, SpaceId};
 use crate::streams::Streams;
 use crate::time::Timestamp;
@@ -213,7 +213,7 @@ impl Connection {
         // The client trusts the address it chose; the server validates the client by the
         // handshake (RFC 9000 §8.1) and applies the amplification limit until then.
         if side == Side::Client {
-            path.validation = Validation::Validated;
+            path.validate();
             path.amplification_limited = false;
         }
         let mut local_cids = LocalCids::default();
@@ -264,9 +264,7 @@ impl Connection {
             handshake_done_pending: false,
             connected_event_sent: false,
             idle_since: params.now,
-            local_max_path_id: config.max_path_id,
-            remote_max_path_id: 0,
-            max_path_id_pending: false,
+            path_ids: super::path_ids::PathIdLimits::new(config.max_path_id),
             pacing_wakeup: None,
             drop_previous_key_at: None,
             packets_since_key_update: 0,
@@ -422,10 +420,10 @@ impl Connection {
         self.qoe.negotiated = self.local_params.enable_qoe_feedback && params.enable_qoe_feedback;
         self.layout = negotiate::negotiate(&self.config, &self.local_params, &params);
         if let Some(max) = self.layout.peer_max_path_id(&params) {
-            self.remote_max_path_id = max;
+            self.path_ids.set_remote(max);
         }
         if self.layout.grants_path_ids_by_frame() {
-            self.max_path_id_pending = true;
+            self.path_ids.queue_grant();
         }
         self.peer_params = Some(params);
         self.qlog_peer_params();

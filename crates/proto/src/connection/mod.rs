@@ -12,6 +12,7 @@ mod frames;
 mod handshake;
 mod loss;
 mod mtu;
+mod path_ids;
 mod paths;
 mod pn_len;
 mod recv;
@@ -183,11 +184,8 @@ pub struct Connection {
     pub(crate) connected_event_sent: bool,
     /// Time of the last activity for the idle timeout (RFC 9000 §10.1).
     pub(crate) idle_since: Timestamp,
-    /// Highest path ID we allow the peer to use (we advertised it).
-    pub(crate) local_max_path_id: u32,
-    /// Highest path ID the peer allows us to use.
-    pub(crate) remote_max_path_id: u32,
-    pub(crate) max_path_id_pending: bool,
+    /// Path ID limits of both sides (RFC 10069 §2.1).
+    pub(crate) path_ids: path_ids::PathIdLimits,
     /// Time of the earliest pacing release among paths blocked only by pacing.
     pub(crate) pacing_wakeup: Option<Timestamp>,
     /// When the previous 1-RTT remote key may be dropped after a key update.

@@ -18,7 +18,7 @@ const MAX_EARLY_DATAGRAMS: usize = 8;
 use crate::ack::AckPolicy;
 use crate::crypto::{open_payload, remove_header_protection, Epoch, KeyUpdateOutcome};
 use crate::error::TransportError;
-use crate::path::{PathId, Validation};
+use crate::path::PathId;
 use crate::qlog::PacketMeta;
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
@@ -542,9 +542,7 @@ impl Connection {
     /// Initial (RFC 9000 §8.1).
     fn validate_handshake_path(&mut self) {
         if let Some(path) = self.paths.get_mut(&0) {
-            if path.validation != Validation::Validated {
-                path.validation = Validation::Validated;
-            }
+            path.validate();
         }
     }
 
