@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use mpquic_proto::{PathCounters, Validation};
-use mpquic_proto::{cc::CcStats, EcnPathStats, MtuCounters, MtuPhase};
 use crate::state::Shared;
 use crate::PathId;
+use mpquic_proto::{cc::CcStats, EcnPathStats, MtuCounters, MtuPhase};
+use mpquic_proto::{PathCounters, Validation};
 
 /// The core's counters of one connection (packets, bytes, ACK frames, 0-RTT, ...); its
 /// `handshake_completed_at` is in the core's clock: use [`ConnectionStats::handshake_completed_at`].

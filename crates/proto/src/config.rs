@@ -57,6 +57,10 @@ pub struct TransportConfig {
     pub congestion: CcAlgorithm,
     /// Per-path overrides of `congestion`, by path ID (issue 6).
     pub path_congestion: std::collections::BTreeMap<crate::path::PathId, CcAlgorithm>,
+    /// The application's own congestion controller (as quinn's
+    /// `congestion_controller_factory`): when set, every path without an entry in
+    /// `path_congestion` gets its controller from it instead of `congestion`.
+    pub congestion_controller_factory: Option<Arc<dyn crate::cc::ControllerFactory>>,
     /// Acknowledgement policy (thresholds, ranges, which path).
     pub ack: AckConfig,
     /// Stream limits and flow-control windows.
@@ -67,6 +71,8 @@ pub struct TransportConfig {
     pub max_path_id: u32,
     /// Scheduler choosing the path of new data.
     pub scheduler: SchedulerKind,
+    /// The application's own scheduler: when set, used instead of `scheduler`.
+    pub scheduler_factory: Option<Arc<dyn crate::scheduler::SchedulerFactory>>,
     /// active_connection_id_limit we advertise (RFC 9000 §18.2); per path in multipath.
     pub active_connection_id_limit: u8,
     /// The Alibaba report's SPNS rules (§2.1 loss detection, §2.2 RTT and ACK path, §2.4 ACK
@@ -89,6 +95,8 @@ pub struct TransportConfig {
     ///
     /// [`ReinjectionMode::Tail`]: crate::reinjection::ReinjectionMode::Tail
     pub reinjection: crate::reinjection::ReinjectionMode,
+    /// The application's own re-injection policy: when set, used instead of `reinjection`.
+    pub reinjection_factory: Option<Arc<dyn crate::reinjection::ReinjectionFactory>>,
     /// Offer / accept the XLINK QoE feedback extension (QOE_CONTROL_SIGNAL frames).
     pub qoe_feedback: bool,
     /// qlog (docs/QLOG.md): makes the event sink of each connection; None logs nothing.
@@ -113,12 +121,43 @@ pub struct TransportConfig {
 }
 
 impl TransportConfig {
-    /// The congestion controller a path uses.
+    /// The congestion controller a path uses, by name (ignores
+    /// `congestion_controller_factory`; see [`Self::controller_factory_for`]).
     pub fn congestion_for(&self, path: crate::path::PathId) -> CcAlgorithm {
         self.path_congestion
             .get(&path)
             .copied()
             .unwrap_or(self.congestion)
+    }
+
+    /// The factory making the congestion controller of `path`: its entry in `path_congestion`,
+    /// else the application's factory, else `congestion`.
+    pub fn controller_factory_for(
+        &self,
+        path: crate::path::PathId,
+    ) -> Arc<dyn crate::cc::ControllerFactory> {
+        match (
+            self.path_congestion.get(&path),
+            &self.congestion_controller_factory,
+        ) {
+            (Some(algorithm), _) => algorithm.factory(),
+            (None, Some(factory)) => factory.clone(),
+            (None, None) => self.congestion.factory(),
+        }
+    }
+
+    /// The factory making each connection's scheduler.
+    pub fn scheduler_factory(&self) -> Arc<dyn crate::scheduler::SchedulerFactory> {
+        self.scheduler_factory
+            .clone()
+            .unwrap_or_else(|| self.scheduler.factory())
+    }
+
+    /// The factory making each connection's re-injection policy.
+    pub fn reinjection_factory(&self) -> Arc<dyn crate::reinjection::ReinjectionFactory> {
+        self.reinjection_factory
+            .clone()
+            .unwrap_or_else(|| self.reinjection.factory())
     }
 }
 
@@ -131,11 +170,13 @@ impl Default for TransportConfig {
             mtu_discovery: Some(crate::mtud::MtuDiscoveryConfig::default()),
             congestion: CcAlgorithm::default(),
             path_congestion: Default::default(),
+            congestion_controller_factory: None,
             ack: AckConfig::default(),
             streams: StreamsConfig::default(),
             multipath: MultipathMode::Auto,
             max_path_id: 7,
             scheduler: SchedulerKind::default(),
+            scheduler_factory: None,
             active_connection_id_limit: 4,
             spns_rules: SpnsRules::report(),
             pacing: true,
@@ -143,6 +184,7 @@ impl Default for TransportConfig {
             path_failure_ptos: 3,
             path_idle_timeout: None,
             reinjection: crate::reinjection::ReinjectionMode::default(),
+            reinjection_factory: None,
             qoe_feedback: false,
             qlog: None,
             datagram_receive_buffer: Some(DEFAULT_DATAGRAM_RECEIVE_BUFFER),

@@ -109,14 +109,16 @@ pub struct Path {
     pub id: PathId,
     pub local: SocketAddr,
     pub remote: SocketAddr,
-    pub validation: Validation,
-    pub state: PathState,
+    /// Validation, life cycle, status and failure change only through the transition methods
+    /// below, so every rule about them is in this file.
+    validation: Validation,
+    state: PathState,
     /// Our view of the status we advertised (RFC 10069 §3.3): true = backup.
-    pub local_backup: bool,
+    local_backup: bool,
     /// The status the peer advertised for this path.
-    pub remote_backup: bool,
+    remote_backup: bool,
     /// Highest PATH_STATUS sequence number received from the peer.
-    pub remote_status_seq: Option<u64>,
+    remote_status_seq: Option<u64>,
     /// Sequence number for our next PATH_STATUS frame.
     pub local_status_seq: u64,
     pub status_pending: bool,
@@ -152,7 +154,7 @@ pub struct Path {
     /// Packet number of the last same-path RTT sample (samples only move forward).
     pub last_sampled_pn: Option<u64>,
     /// Declared failed after repeated PTOs: no new data is scheduled on it.
-    pub failed: bool,
+    failed: bool,
     /// A PTO fired: send probes on this path.
     pub probes_pending: u8,
     pub abandon_pending: Option<u64>,
@@ -213,6 +215,88 @@ impl Path {
             mtu,
             ecn: Default::default(),
         }
+    }
+
+    /// The path is validated (RFC 9000 §8.2: a PATH_RESPONSE, or the handshake for the first
+    /// path). Returns whether it was not before.
+    pub fn validate(&mut self) -> bool {
+        let newly = self.validation != Validation::Validated;
+        self.validation = Validation::Validated;
+        newly
+    }
+
+    /// Start (or restart, after the peer's address changed: RFC 9000 §9.3) validating the path
+    /// with a PATH_CHALLENGE carrying `challenge`; the anti-amplification count starts over.
+    pub fn start_validation(&mut self, challenge: [u8; 8]) {
+        self.validation = Validation::Pending;
+        self.anti_amp_received = 0;
+        self.anti_amp_sent = 0;
+        self.challenge = Some((challenge, None));
+    }
+
+    /// No PATH_RESPONSE came back for the last challenge (RFC 9000 §8.2.4). Returns whether
+    /// the path failed validation now (a validated path stays validated).
+    pub fn fail_validation(&mut self) -> bool {
+        if self.validation == Validation::Validated {
+            return false;
+        }
+        self.validation = Validation::Failed;
+        self.challenge = None;
+        true
+    }
+
+    /// Declare the path failed after repeated PTOs (handover). Returns whether it was not
+    /// failed before.
+    pub fn mark_failed(&mut self) -> bool {
+        !std::mem::replace(&mut self.failed, true)
+    }
+
+    /// An acknowledgement for this path's packets arrived: the PTO backoff restarts (RFC 9002
+    /// §6.2.1) and a failed path is alive again.
+    pub fn on_acknowledged(&mut self) {
+        self.pto_count = 0;
+        self.failed = false;
+    }
+
+    /// Whether the path was declared failed and not heard from since.
+    pub fn is_failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Abandon the path (RFC 10069 §3.4): it closes at `until` and a PATH_ABANDON with
+    /// `error_code` is owed to the peer.
+    pub fn abandon(&mut self, until: Timestamp, error_code: u64) {
+        self.state = PathState::Closing { until };
+        self.abandon_pending = Some(error_code);
+    }
+
+    /// When an abandoned path is forgotten; None while it is active.
+    pub fn closing_until(&self) -> Option<Timestamp> {
+        match self.state {
+            PathState::Closing { until } => Some(until),
+            PathState::Active => None,
+        }
+    }
+
+    /// We mark the path backup or available (RFC 10069 §3.3); a PATH_STATUS frame is owed.
+    pub fn set_local_backup(&mut self, backup: bool) {
+        self.local_backup = backup;
+        self.status_pending = true;
+    }
+
+    /// The status we advertise for the path: true = backup.
+    pub fn local_backup(&self) -> bool {
+        self.local_backup
+    }
+
+    /// The peer's PATH_STATUS with `sequence` (RFC 10069 §3.3: only a sequence number larger
+    /// than any seen before counts). Returns whether the peer's status changed.
+    pub fn on_peer_status(&mut self, sequence: u64, backup: bool) -> bool {
+        if self.remote_status_seq.is_some_and(|s| sequence <= s) {
+            return false;
+        }
+        self.remote_status_seq = Some(sequence);
+        std::mem::replace(&mut self.remote_backup, backup) != backup
     }
 
     pub fn ledger(&mut self, epoch: Epoch) -> &mut Ledger {

@@ -4,13 +4,16 @@
 //! ACK timer, the ack-eliciting count and the "largest received on this path" that becomes the
 //! Largest Acknowledged of the ACK sent back on that path. The ranges below it come from the
 //! space's [`ReceiveRecord`](crate::space::ReceiveRecord) — connection-wide in SPNS, per path in MPNS.
+//! Connection code asks an [`AckPolicy`] for every decision these settings make.
 
 mod frequency;
+mod policy;
 mod ranges;
 
 use std::ops::RangeInclusive;
 
 pub use frequency::{AckFrequencyRequest, PeerAckFrequency};
+pub use policy::AckPolicy;
 pub use ranges::select_ranges;
 
 use crate::space::ReceiveRecord;

@@ -3,7 +3,9 @@
 //! A coupled controller (LIA, OLIA) additionally receives a [`CouplingState`] of every path of its
 //! connection on each event; decoupled controllers ignore it.
 //!
-//! A new algorithm is a new file implementing the trait plus a variant of [`CcAlgorithm`].
+//! Controllers are made by a [`ControllerFactory`]; the built-in ones are registered by name in
+//! [`registry`]. A new algorithm is a new file implementing the trait plus one registry line
+//! (and, to name it in configuration files, a variant of the convenience enum [`CcAlgorithm`]).
 
 use std::fmt::Debug;
 
@@ -17,9 +19,11 @@ pub mod lia;
 pub mod new_reno;
 pub mod olia;
 pub mod pacer;
+pub mod registry;
 
 pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState, RateSample};
 pub use pacer::Pacer;
+pub use registry::ControllerFactory;
 
 /// RFC 9002 §7.2: kMinimumWindow = 2 * max_datagram_size.
 pub const MINIMUM_WINDOW_PACKETS: u64 = 2;
@@ -177,7 +181,8 @@ pub trait CongestionController: Send + Debug {
     fn stats(&self) -> CcStats;
 }
 
-/// The available algorithms; `build` makes a controller for one path.
+/// The built-in algorithms by name, for configuration files and the command line; each names
+/// a factory of [`registry::BUILTIN`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CcAlgorithm {
@@ -193,15 +198,22 @@ pub enum CcAlgorithm {
 }
 
 impl CcAlgorithm {
+    /// The algorithm's registered name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map_or("", |(name, _)| name)
+    }
+
+    /// The registered factory of this algorithm.
+    pub fn factory(self) -> std::sync::Arc<dyn ControllerFactory> {
+        registry::lookup(self.name()).expect("every CcAlgorithm is registered")
+    }
+
     /// A fresh controller of this algorithm.
     pub fn build(self, config: CcConfig) -> Box<dyn CongestionController> {
-        match self {
-            CcAlgorithm::NewReno => Box::new(new_reno::NewReno::new(config)),
-            CcAlgorithm::Cubic => Box::new(cubic::Cubic::new(config)),
-            CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(config)),
-            CcAlgorithm::Lia => Box::new(lia::Lia::new(config)),
-            CcAlgorithm::Olia => Box::new(olia::Olia::new(config)),
-        }
+        self.factory().build(config)
     }
 
     /// All algorithms with their names, for CLI parsing and listings.

@@ -207,8 +207,7 @@ impl Connection {
             return None;
         }
         // RFC 9002 §6.2.1: an acknowledgement resets the PTO backoff of its path.
-        path.pto_count = 0;
-        path.failed = false;
+        path.on_acknowledged();
         for p in outcome.packets.iter().filter(|p| p.in_flight) {
             path.delivery
                 .on_packet_acked(now, &p.delivery, p.size, p.time_sent);
@@ -258,7 +257,7 @@ impl Connection {
             .collect();
         let any_eliciting = newly().any(|p| p.ack_eliciting);
         let planned = plan_samples(
-            &self.config.spns_rules,
+            self.layout.report_rules(),
             recv_path,
             largest_info,
             any_eliciting,
@@ -287,7 +286,7 @@ impl Connection {
     }
 
     /// Paths that took an RTT sample from this frame but have no newly acknowledged in-flight
-    /// bytes in it (SPNS: another path's ACK acknowledged them first) still tell their
+    /// bytes in it (a shared space: another path's ACK acknowledged them first) still tell their
     /// controller, which would otherwise never see most of their samples.
     fn report_samples_without_acks(
         &mut self,
@@ -362,7 +361,7 @@ impl Connection {
         }
         self.streams.on_frames_acked(&packet.frames.streams);
         self.stats.datagram_frames.acked += packet.frames.datagrams;
-        if self.config.ack.prune_acked_ranges {
+        if self.ack_policy().prunes_acked_ranges() {
             for (space, ranges) in &packet.frames.acks {
                 self.record(*space).on_ack_acked(ranges);
             }

@@ -4,7 +4,7 @@
 use mpquic_wire::frame::{AckFrame, Frame};
 
 use super::Connection;
-use crate::ack::{plan_ack, AckPathChoice};
+use crate::ack::AckPolicy;
 use crate::path::PathId;
 use crate::sent_frames::SentFrames;
 use crate::space::SpaceId;
@@ -79,15 +79,7 @@ impl Connection {
             Some(state) => (state, None),
             None => (&default_state, record.largest()),
         };
-        let rules = &self.config.spns_rules;
-        let Some(plan) = plan_ack(
-            record,
-            state,
-            override_largest,
-            now,
-            &self.config.ack,
-            rules,
-        ) else {
+        let Some(plan) = self.ack_policy().plan(record, state, override_largest, now) else {
             if override_largest.is_none() {
                 // Everything this path could report has left the record (ACK-of-ACK pruning
                 // or the range cap): nothing remains to acknowledge, so the path owes nothing.
@@ -129,7 +121,7 @@ impl Connection {
     /// With "ACK on all paths", an ACK sent on `path` is owed once on every other path of the
     /// same space.
     fn owe_ack_copies(&mut self, path: PathId, space: SpaceId) {
-        if !self.config.ack.ack_on_all_paths || !matches!(space, SpaceId::Data(_)) {
+        if !self.ack_policy().copies_on_other_paths(space) {
             return;
         }
         let layout = &self.layout;
@@ -164,8 +156,7 @@ impl Connection {
                 }
             }
         }
-        let lowest_rtt_here =
-            self.config.ack.ack_path == AckPathChoice::LowestRtt && self.is_lowest_rtt(path);
+        let lowest_rtt_here = self.ack_policy().on_lowest_rtt_path() && self.is_lowest_rtt(path);
         for &id in self.paths.keys() {
             let s = self.layout.space_for(id);
             if id != path && owes(id, s) && (!self.can_address(id) || lowest_rtt_here) {
@@ -173,6 +164,16 @@ impl Connection {
             }
         }
         owners
+    }
+
+    /// The ACK policy of the connection's settings and space layout (for ACKs we send; the
+    /// peer's ACK_FREQUENCY request applies where received packets are counted).
+    pub(crate) fn ack_policy(&self) -> AckPolicy<'_> {
+        AckPolicy::new(
+            &self.config.ack,
+            self.layout.report_rules(),
+            self.layout.gaps_signal_loss(),
+        )
     }
 
     fn is_lowest_rtt(&self, path: PathId) -> bool {

@@ -5,8 +5,8 @@
 //!   is smaller); the peer may send DATAGRAM frames only then, and none larger. We send only to
 //!   a peer that advertised a non-zero value, and no frame larger than it.
 //! - Sending: [`Connection::send_datagram`] queues the payload; the next data packet takes it,
-//!   on the path the scheduler picks for new data (the same choice as stream data, in both
-//!   multipath designs), within the path's congestion window (§5.4). Each datagram is written
+//!   on the path the scheduler picks for new data (the same choice as stream data, whatever
+//!   the space layout), within the path's congestion window (§5.4). Each datagram is written
 //!   into exactly one packet and never again: a lost packet's DATAGRAM frames are counted, not
 //!   queued again (§5.2), and neither PTO probes, XLINK re-injection nor the redundant
 //!   scheduler copy them (they copy stream frames only).

@@ -22,7 +22,7 @@ impl Connection {
     }
 
     /// RFC 9000 §13.4.1: count the codepoint of the datagram that carried a packet of
-    /// `space`, in the space's counts (one per path in MPNS, the shared one in SPNS).
+    /// `space`, in that space's counts (a path's own space, or one shared by paths).
     pub(crate) fn count_received_ecn(&mut self, space: SpaceId, path: PathId) {
         let codepoint = self.rx_ecn;
         if codepoint.is_none() {

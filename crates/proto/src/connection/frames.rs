@@ -130,7 +130,7 @@ impl Connection {
                 "multipath frame without multipath negotiated",
             ));
         }
-        let over_limit = |id: u64| id > u64::from(self.local_max_path_id);
+        let over_limit = |id: u64| self.path_ids.exceeds_local(id);
         let violation = |reason: &str| {
             Err(TransportError::for_frame(
                 TransportErrorCode::PROTOCOL_VIOLATION,

@@ -13,15 +13,14 @@ use mpquic_wire::transport_params::TransportParameters;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
-use super::negotiate::{advertises_max_path_id, enable_multipath_value};
 use super::{Connection, ConnectionError, CryptoStream, Event, State};
 use crate::cc::CcConfig;
 use crate::cid::{LocalCids, RemoteCids};
 use crate::config::{ClientConfig, ServerConfig, TransportConfig};
 use crate::crypto::{initial_keys, Epoch, HandshakeOutput, KeyPair, PacketProtection, TlsSession};
 use crate::error::TransportError;
-use crate::path::{Path, Validation};
-use crate::space::{layout_for, Design, SpaceId};
+use crate::path::Path;
+use crate::space::{negotiate, SpaceId};
 use crate::streams::Streams;
 use crate::time::Timestamp;
 
@@ -200,7 +199,7 @@ impl Connection {
     ) -> Connection {
         let mtu = crate::mtud::Mtud::for_config(&config, params.socket_mtu);
         let cc = config
-            .congestion_for(0)
+            .controller_factory_for(0)
             .build(CcConfig::new(u64::from(mtu.current())));
         let mut path = Path::new(
             0,
@@ -214,7 +213,7 @@ impl Connection {
         // The client trusts the address it chose; the server validates the client by the
         // handshake (RFC 9000 §8.1) and applies the amplification limit until then.
         if side == Side::Client {
-            path.validation = Validation::Validated;
+            path.validate();
             path.amplification_limited = false;
         }
         let mut local_cids = LocalCids::default();
@@ -239,12 +238,12 @@ impl Connection {
             crypto: Default::default(),
             send_spaces: BTreeMap::new(),
             records: BTreeMap::new(),
-            layout: layout_for(Design::Single),
+            layout: negotiate::initial_layout(&config),
             paths: BTreeMap::from([(0, path)]),
             local_cids: BTreeMap::from([(0, local_cids)]),
             remote_cids: BTreeMap::from([(0, RemoteCids::with_initial(remote_cid))]),
             streams,
-            scheduler: config.scheduler.build(),
+            scheduler: config.scheduler_factory().build(),
             events: VecDeque::new(),
             endpoint_events,
             server_name: String::new(),
@@ -265,9 +264,7 @@ impl Connection {
             handshake_done_pending: false,
             connected_event_sent: false,
             idle_since: params.now,
-            local_max_path_id: config.max_path_id,
-            remote_max_path_id: 0,
-            max_path_id_pending: false,
+            path_ids: super::path_ids::PathIdLimits::new(config.max_path_id),
             pacing_wakeup: None,
             drop_previous_key_at: None,
             packets_since_key_update: 0,
@@ -283,7 +280,7 @@ impl Connection {
             ack_scratch: Default::default(),
             ack_only_packets: 0,
             early_datagrams: Vec::new(),
-            reinjection: config.reinjection.build(),
+            reinjection: config.reinjection_factory().build(),
             qoe: Default::default(),
             qlog: None,
             datagrams: Default::default(),
@@ -421,15 +418,12 @@ impl Connection {
         }
         self.streams.set_peer_params(&params);
         self.qoe.negotiated = self.local_params.enable_qoe_feedback && params.enable_qoe_feedback;
-        let design = super::negotiate_design(&self.local_params, &params);
-        self.layout = layout_for(design);
-        if design == Design::Mpns {
-            self.remote_max_path_id =
-                u32::try_from(params.initial_max_path_id.unwrap_or(0)).unwrap_or(u32::MAX);
-        } else if design == Design::Spns {
-            // SPNS: path IDs are granted by MAX_PATH_ID frames after the handshake
-            // (docs/MULTIPATH.md), as initial_max_path_id would make standard peers use MPNS.
-            self.max_path_id_pending = true;
+        self.layout = negotiate::negotiate(&self.config, &self.local_params, &params);
+        if let Some(max) = self.layout.peer_max_path_id(&params) {
+            self.path_ids.set_remote(max);
+        }
+        if self.layout.grants_path_ids_by_frame() {
+            self.path_ids.queue_grant();
         }
         self.peer_params = Some(params);
         self.qlog_peer_params();
@@ -533,9 +527,6 @@ fn build_local_params(
         max_ack_delay_ms: config.ack.max_ack_delay_ms,
         active_connection_id_limit: u64::from(config.active_connection_id_limit.max(2)),
         initial_source_connection_id: Some(*scid),
-        initial_max_path_id: advertises_max_path_id(config.multipath)
-            .then_some(u64::from(config.max_path_id)),
-        enable_multipath: enable_multipath_value(config.multipath),
         enable_qoe_feedback: config.qoe_feedback,
         // RFC 9221 §3: offered only with a receive buffer.
         max_datagram_frame_size: super::datagrams::advertised_frame_size(
@@ -553,6 +544,7 @@ fn build_local_params(
         params.retry_source_connection_id = retry_scid;
         params.stateless_reset_token = reset_token;
     }
+    negotiate::advertise(config, &mut params);
     Streams::new(side, config.streams.clone()).fill_transport_params(&mut params);
     params
 }

@@ -36,7 +36,7 @@ impl Connection {
         } else {
             Duration::ZERO
         };
-        LossReference::for_rules(&self.config.spns_rules, largest, grace)
+        LossReference::for_rules(self.layout.report_rules(), largest, grace)
     }
 
     /// Packets of `path_id` are lost: requeue their frames and, if `congestion`, tell the
@@ -172,7 +172,7 @@ impl Connection {
                         }
                     }
                 }
-                PathFrame::MaxPathId => self.max_path_id_pending = true,
+                PathFrame::MaxPathId => self.path_ids.queue_grant(),
             }
         }
     }
@@ -184,8 +184,7 @@ impl Connection {
         let Some(path) = self.paths.get_mut(&path_id) else {
             return;
         };
-        let first_failure = !path.failed;
-        path.failed = true;
+        let first_failure = path.mark_failed();
         // Probes keep the path's liveness check going; anything still outstanding moves.
         let packets = path.ledger(Epoch::Data).drain();
         // A probe that went with the path's packets is lost for the MTU search too (only probes

@@ -12,7 +12,7 @@ mod frames;
 mod handshake;
 mod loss;
 mod mtu;
-mod negotiate;
+mod path_ids;
 mod paths;
 mod pn_len;
 mod recv;
@@ -37,7 +37,6 @@ use rand_chacha::ChaCha20Rng;
 pub use datagrams::{DatagramStats, SendDatagramError};
 pub(crate) use handshake::random_cid;
 pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams, ServerAccept};
-pub use negotiate::negotiate_design;
 pub use stats::ConnectionStats;
 pub use xlink::QoeReport;
 
@@ -185,11 +184,8 @@ pub struct Connection {
     pub(crate) connected_event_sent: bool,
     /// Time of the last activity for the idle timeout (RFC 9000 §10.1).
     pub(crate) idle_since: Timestamp,
-    /// Highest path ID we allow the peer to use (we advertised it).
-    pub(crate) local_max_path_id: u32,
-    /// Highest path ID the peer allows us to use.
-    pub(crate) remote_max_path_id: u32,
-    pub(crate) max_path_id_pending: bool,
+    /// Path ID limits of both sides (RFC 10069 §2.1).
+    pub(crate) path_ids: path_ids::PathIdLimits,
     /// Time of the earliest pacing release among paths blocked only by pacing.
     pub(crate) pacing_wakeup: Option<Timestamp>,
     /// When the previous 1-RTT remote key may be dropped after a key update.
@@ -236,7 +232,7 @@ impl std::fmt::Debug for Connection {
         f.debug_struct("Connection")
             .field("side", &self.side)
             .field("state", &self.state)
-            .field("design", &self.layout.design())
+            .field("layout", &self.layout)
             .field("paths", &self.paths.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -269,11 +265,6 @@ impl Connection {
     /// Why the connection ended, once it has.
     pub fn error(&self) -> Option<&ConnectionError> {
         self.error.as_ref()
-    }
-
-    /// The negotiated multipath design.
-    pub fn design(&self) -> crate::space::Design {
-        self.layout.design()
     }
 
     /// Take the next event for the endpoint (CID routing).

@@ -14,7 +14,7 @@ use crate::cc::CcConfig;
 use crate::cid::LocalCids;
 use crate::crypto::Epoch;
 use crate::error::TransportError;
-use crate::path::{Path, PathId, PathState, Validation};
+use crate::path::{Path, PathId};
 use crate::recovery::LossCause;
 use crate::sent_frames::PathFrame;
 use crate::time::Timestamp;
@@ -37,7 +37,7 @@ impl Connection {
         if self.side == Side::Server {
             return Err(PathError::ServerCannotOpen);
         }
-        let limit = self.remote_max_path_id.min(self.local_max_path_id);
+        let limit = self.path_ids.usable();
         // RFC 10069 §5: the smallest unused path ID with CIDs available on both sides.
         let id = (1..=limit)
             .find(|id| {
@@ -67,9 +67,8 @@ impl Connection {
             .get_mut(&id)
             .filter(|p| p.is_active())
             .ok_or(PathError::UnknownPath(id))?;
-        let changed = path.local_backup != backup;
-        path.local_backup = backup;
-        path.status_pending = true;
+        let changed = path.local_backup() != backup;
+        path.set_local_backup(backup);
         if changed {
             self.push_path_event(PathEvent::LocalStatusChanged { id, backup });
         }
@@ -98,13 +97,12 @@ impl Connection {
         let mtu = crate::mtud::Mtud::for_config(&self.config, self.socket_mtu);
         let cc = self
             .config
-            .congestion_for(id)
+            .controller_factory_for(id)
             .build(CcConfig::new(u64::from(mtu.current())));
         let mut path = Path::new(id, local, remote, cc, self.config.initial_rtt, mtu, now);
         let mut challenge = [0u8; 8];
         self.rng.fill_bytes(&mut challenge);
-        path.challenge = Some((challenge, None));
-        path.validation = Validation::Pending;
+        path.start_validation(challenge);
         // The client chose the server's address itself; only the server is limited (RFC 10069 §3.1).
         path.amplification_limited = self.side == Side::Server;
         self.paths.insert(id, path);
@@ -150,10 +148,7 @@ impl Connection {
                 if self.handshake_confirmed {
                     let mut challenge = [0u8; 8];
                     self.rng.fill_bytes(&mut challenge);
-                    path.validation = Validation::Pending;
-                    path.anti_amp_received = 0;
-                    path.anti_amp_sent = 0;
-                    path.challenge = Some((challenge, None));
+                    path.start_validation(challenge);
                 }
             }
             Some(_) => {}
@@ -177,8 +172,7 @@ impl Connection {
             .find(|p| p.challenge.is_some_and(|(c, _)| c == data));
         if let Some(path) = matched {
             path.challenge = None;
-            if path.validation != Validation::Validated {
-                path.validation = Validation::Validated;
+            if path.validate() {
                 let id = path.id;
                 self.push_path_event(PathEvent::Validated { id });
             }
@@ -203,8 +197,7 @@ impl Connection {
         let Some(path) = self.paths.get_mut(&id) else {
             return;
         };
-        path.state = PathState::Closing { until };
-        path.abandon_pending = Some(error_code);
+        path.abandon(until, error_code);
         let packets = path.ledger(Epoch::Data).drain();
         for p in &packets {
             self.send_space(p.space)
@@ -230,13 +223,7 @@ impl Connection {
         let Some(path) = self.paths.get_mut(&id) else {
             return;
         };
-        // RFC 10069 §3.3: only a larger sequence number than any seen before updates the status.
-        if path.remote_status_seq.is_some_and(|s| sequence <= s) {
-            return;
-        }
-        path.remote_status_seq = Some(sequence);
-        if path.remote_backup != backup {
-            path.remote_backup = backup;
+        if path.on_peer_status(sequence, backup) {
             self.push_path_event(PathEvent::StatusChanged { id, backup });
         }
     }
@@ -256,8 +243,7 @@ impl Connection {
             ));
         }
         // RFC 10069 §7.7: lower values than before are ignored (reordering).
-        if max > self.remote_max_path_id {
-            self.remote_max_path_id = max;
+        if self.path_ids.raise_remote(max) {
             self.issue_path_cids();
         }
         Ok(())
@@ -281,7 +267,7 @@ impl Connection {
         if !self.layout.is_multipath() {
             return;
         }
-        let limit = self.remote_max_path_id.min(self.local_max_path_id);
+        let limit = self.path_ids.usable();
         for id in 1..=limit {
             if self.paths.get(&id).is_some_and(|p| !p.is_active()) {
                 continue;
@@ -373,9 +359,8 @@ impl Connection {
         self.write_new_token(packet, limit, sent);
         self.write_ack_frequency(packet, limit, sent);
         let multipath = self.layout.is_multipath();
-        if self.max_path_id_pending && multipath && packet.len() + 9 <= limit {
-            Frame::MaxPathId(u64::from(self.local_max_path_id)).encode(packet);
-            self.max_path_id_pending = false;
+        if self.path_ids.grant_pending() && multipath && packet.len() + 9 <= limit {
+            Frame::MaxPathId(u64::from(self.path_ids.take_grant())).encode(packet);
             sent.path_frames.push(PathFrame::MaxPathId);
         }
         self.write_cid_frames(packet, limit, sent, multipath);
@@ -392,7 +377,7 @@ impl Connection {
                 }
             }
             if path.status_pending && path.is_active() {
-                let status = if path.local_backup {
+                let status = if path.local_backup() {
                     PathStatus::Backup
                 } else {
                     PathStatus::Available

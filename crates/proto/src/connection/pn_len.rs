@@ -4,14 +4,14 @@
 //! The receiver decodes a truncated packet number against the largest number it has received
 //! in the space, within half the window (Appendix A.3). Appendix A.2's length covers only the
 //! distance from the largest acknowledged packet, which assumes packets arrive roughly in
-//! order. In one space shared by several paths (SPNS), a packet on a slow path arrives after
+//! order. In one space shared by several paths, a packet on a slow path arrives after
 //! every packet sent on faster paths during its transit: the receiver's largest has run ahead
 //! of it by that many packets (issue 13: 5 ms + 100 ms one way, ~430 packets, beyond the 128
 //! a one-byte number tolerates). RFC 9000 §17.1: "An endpoint SHOULD use a large enough packet
 //! number encoding to allow the packet number to be recovered even if the packet arrives after
 //! packets that are sent afterwards."
 //!
-//! Design: for a packet on path P of a shared space, the packets that can overtake it are those
+//! Approach: for a packet on path P of a shared space, the packets that can overtake it are those
 //! numbered during its one-way transit, which is shorter than P's round trip. With the window
 //! `W = max(srtt, latest_rtt) + 4 * rttvar` of P (RFC 9002 §6.2.1's PTO base: an upper
 //! estimate of the round trip), two estimates of what the space numbers during `W`:
@@ -34,10 +34,10 @@
 //! 367 ms before sending a one-byte packet on a 183 ms path numbered 277 in the 183 ms after.
 //! Two bytes tolerate 32766 overtaking packets; the estimate decides when more is needed.
 //!
-//! A space used by one path (single path, MPNS, Initial, Handshake) keeps Appendix A.2's
+//! A space used by one path (single path, a path's own space, Initial, Handshake) keeps A.2's
 //! length: packets there overtake each other only through reordering inside the network, and
 //! the distance from the largest acknowledged, about the packets in flight, is what one round
-//! trip numbers. In MPNS every space has one path, so nothing changes there.
+//! trip numbers. Where every space has one path, nothing changes.
 
 use mpquic_wire::header::{pn_encode_len, pn_encode_len_overtaken};
 

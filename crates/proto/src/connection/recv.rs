@@ -15,10 +15,10 @@ use super::{Connection, EarlyDatagram, State};
 
 /// 1-RTT datagrams a server holds before its handshake completes (RFC 9001 §5.7).
 const MAX_EARLY_DATAGRAMS: usize = 8;
-use crate::ack::{ack_state_path, is_out_of_order};
+use crate::ack::AckPolicy;
 use crate::crypto::{open_payload, remove_header_protection, Epoch, KeyUpdateOutcome};
 use crate::error::TransportError;
-use crate::path::{PathId, Validation};
+use crate::path::PathId;
 use crate::qlog::PacketMeta;
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
@@ -491,15 +491,15 @@ impl Connection {
         // immediate ACK RFC 9000 §13.2.1 asks for.
         let frequency = self.peer_ack_frequency;
         let reorder_acks = frequency.reordering_calls_for_ack(self.record(packet.space), packet.pn);
-        let gaps_count = self.layout.gaps_signal_loss();
         let immediate = packet.epoch != Epoch::Data;
         let max_ack_delay = if immediate {
             Duration::ZERO
         } else {
             self.max_ack_delay()
         };
-        let config = self.config.clone();
-        let ack_config = self.peer_ack_frequency.apply(&config.ack);
+        let rules = *self.layout.report_rules();
+        let ack_config = self.peer_ack_frequency.apply(&self.config.ack);
+        let policy = AckPolicy::new(&ack_config, &rules, self.layout.gaps_signal_loss());
         // Report §2.2: the path whose threshold and timer count this packet.
         let counting = if packet.epoch == Epoch::Data {
             let candidates = self
@@ -507,7 +507,7 @@ impl Connection {
                 .values()
                 .filter(|p| p.is_usable())
                 .map(|p| (p.id, p.rtt.smoothed()));
-            ack_state_path(&config.spns_rules, packet.path, candidates)
+            policy.counting_path(packet.path, candidates)
         } else {
             packet.path
         };
@@ -515,14 +515,13 @@ impl Connection {
             let state = path.ack_state(packet.space);
             // Reordered on its own path, or (where gaps mean loss) a gap in the space.
             let below_path_largest = state.largest().is_some_and(|(l, _)| packet.pn < l);
-            let out_of_order = reorder_acks
-                && is_out_of_order(below_path_largest, gap, gaps_count, &config.spns_rules);
+            let out_of_order = reorder_acks && policy.is_out_of_order(below_path_largest, gap);
             state.on_arrival(packet.pn, now);
             if counting == packet.path {
-                state.count(now, ack_eliciting, out_of_order, &ack_config, max_ack_delay);
+                policy.count(state, now, ack_eliciting, out_of_order, max_ack_delay);
             } else if let Some(other) = self.paths.get_mut(&counting) {
                 let state = other.ack_state(packet.space);
-                state.count(now, ack_eliciting, out_of_order, &ack_config, max_ack_delay);
+                policy.count(state, now, ack_eliciting, out_of_order, max_ack_delay);
             }
         }
         self.count_received(now, packet);
@@ -543,9 +542,7 @@ impl Connection {
     /// Initial (RFC 9000 §8.1).
     fn validate_handshake_path(&mut self) {
         if let Some(path) = self.paths.get_mut(&0) {
-            if path.validation != Validation::Validated {
-                path.validation = Validation::Validated;
-            }
+            path.validate();
         }
     }
 

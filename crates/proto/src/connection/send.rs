@@ -227,7 +227,7 @@ impl Connection {
             };
             // A failed path is probed for liveness with PINGs only: data must not be trapped on
             // it (issue 4 handover).
-            let failed = self.paths.get(&send_on).is_some_and(|p| p.failed);
+            let failed = self.paths.get(&send_on).is_some_and(|p| p.is_failed());
             let can_data = !failed && (probe || self.path_can_send_data(now, send_on));
             let pad = validating.then_some(MIN_INITIAL_SIZE);
             let Some(max) = self.send_budget(send_on) else {
@@ -304,7 +304,7 @@ impl Connection {
             || self.handshake_done_pending
             || (self.new_token_pending && self.handshake_confirmed)
             || self.ack_frequency_pending
-            || self.max_path_id_pending
+            || self.path_ids.grant_pending()
             || self.local_cids.values().any(|c| c.has_pending())
             || self.remote_cids.values().any(|c| c.has_pending_retire())
             || self

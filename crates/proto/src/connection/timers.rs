@@ -4,8 +4,7 @@
 
 use super::{Connection, ConnectionError, EndpointEvent, Event, State};
 use crate::crypto::Epoch;
-use crate::path::{epoch_index, PathId, PathState, Validation};
-use crate::space::SpaceId;
+use crate::path::{epoch_index, PathId};
 use crate::time::{Duration, Timestamp};
 
 /// Path validation gives up after this many challenges (RFC 9000 §8.2.4 leaves it open).
@@ -34,9 +33,7 @@ impl Connection {
             for state in path.acks.values() {
                 consider(state.deadline());
             }
-            if let PathState::Closing { until } = path.state {
-                consider(Some(until));
-            }
+            consider(path.closing_until());
             consider(self.path_idle_deadline(*id));
             if let Some((_, Some(sent))) = path.challenge {
                 consider(Some(sent + self.challenge_timeout(*id)));
@@ -104,9 +101,7 @@ impl Connection {
             if now >= sent + challenge_timeout {
                 path.counters.pto_count_total += 1;
                 let attempts = path.counters.pto_count_total as u32;
-                if attempts >= MAX_CHALLENGES && path.validation != Validation::Validated {
-                    path.validation = Validation::Failed;
-                    path.challenge = None;
+                if attempts >= MAX_CHALLENGES && path.fail_validation() {
                     self.push_path_event(super::PathEvent::Failed { id });
                     if id != 0 {
                         self.abandon_path(
@@ -130,7 +125,7 @@ impl Connection {
         let Some(path) = self.paths.get(&id) else {
             return;
         };
-        if let PathState::Closing { until } = path.state {
+        if let Some(until) = path.closing_until() {
             if now >= until {
                 self.remove_path(id);
             }
@@ -170,19 +165,16 @@ impl Connection {
         }
         self.remote_cids.remove(&id);
         if let Some(mut path) = self.paths.remove(&id) {
-            let space = self.layout.space_for(id);
             for p in path.ledger(Epoch::Data).drain() {
                 // Given up with the path, like its stream data (which moves to other paths).
                 self.stats.datagram_frames.lost += p.frames.datagrams;
                 self.send_space(p.space).forget(p.pn);
                 self.requeue_frames(Epoch::Data, &p.frames);
             }
-            if space != self.layout.space_for(0) || !self.paths.is_empty() {
-                // MPNS: the path's own space goes with it.
-                if matches!(space, SpaceId::Data(p) if p == id) && id != 0 {
-                    self.send_spaces.remove(&space);
-                    self.records.remove(&space);
-                }
+            // A space of the path's own goes with it.
+            if let Some(space) = self.layout.space_retired_with(id) {
+                self.send_spaces.remove(&space);
+                self.records.remove(&space);
             }
         }
     }

@@ -43,7 +43,7 @@ impl Connection {
                 v.usable = self
                     .paths
                     .get(&0)
-                    .is_some_and(|p| p.is_active() && !p.failed);
+                    .is_some_and(|p| p.is_active() && !p.is_failed());
             }
         }
         self.pacing_wakeup = wake;

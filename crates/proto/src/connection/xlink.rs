@@ -116,7 +116,7 @@ impl Connection {
         now: Timestamp,
         buf: &mut Vec<u8>,
     ) -> Option<Transmit> {
-        if self.config.reinjection.is_off()
+        if self.reinjection.is_off()
             || self.streams.has_pending_data()
             || self.has_pending_datagrams()
             || !self.state_allows_data()

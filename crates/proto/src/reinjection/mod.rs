@@ -4,12 +4,16 @@
 //! copy is acknowledged first frees the data; the receiver's reassembly drops the duplicate.
 //!
 //! *Whether* to re-inject is a policy ([`ReinjectionPolicy`]); the connection supplies the
-//! context and does the sending.
+//! context and does the sending. Policies are made by a [`ReinjectionFactory`]; the built-in
+//! ones are registered by name in [`registry`]; [`ReinjectionMode`] names them in configuration
+//! files.
 
 mod qoe;
+pub mod registry;
 mod tail;
 
 pub use qoe::QoeControlled;
+pub use registry::ReinjectionFactory;
 pub use tail::StrandedTail;
 
 use crate::time::Duration;
@@ -48,6 +52,11 @@ pub struct SourcePath {
 /// Decides whether a tail packet is re-injected on another path.
 pub trait ReinjectionPolicy: std::fmt::Debug + Send {
     fn should_reinject(&self, ctx: &ReinjectionContext) -> bool;
+    /// Whether the policy never re-injects anything, so the connection can skip preparing the
+    /// context altogether. Default: no.
+    fn is_off(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str;
 }
 
@@ -58,6 +67,9 @@ pub struct Never;
 impl ReinjectionPolicy for Never {
     fn should_reinject(&self, _ctx: &ReinjectionContext) -> bool {
         false
+    }
+    fn is_off(&self) -> bool {
+        true
     }
     fn name(&self) -> &'static str {
         "off"
@@ -96,16 +108,30 @@ pub enum ReinjectionMode {
 }
 
 impl ReinjectionMode {
-    pub fn build(self) -> Box<dyn ReinjectionPolicy> {
+    /// The policy's registered name.
+    pub fn name(self) -> &'static str {
         match self {
-            ReinjectionMode::Off => Box::new(Never),
-            ReinjectionMode::Always => Box::new(Always),
-            ReinjectionMode::Tail => Box::new(StrandedTail),
-            ReinjectionMode::Qoe { lower_ms, upper_ms } => Box::new(QoeControlled::new(
+            ReinjectionMode::Off => "off",
+            ReinjectionMode::Always => "always",
+            ReinjectionMode::Tail => "tail",
+            ReinjectionMode::Qoe { .. } => "qoe",
+        }
+    }
+
+    /// The factory of this policy: the registered one, or the QoE policy with these thresholds.
+    pub fn factory(self) -> std::sync::Arc<dyn ReinjectionFactory> {
+        match self {
+            ReinjectionMode::Qoe { lower_ms, upper_ms } => std::sync::Arc::new(QoeControlled::new(
                 Duration::from_millis(lower_ms),
                 Duration::from_millis(upper_ms),
             )),
+            other => registry::lookup(other.name()).expect("every ReinjectionMode is registered"),
         }
+    }
+
+    /// A fresh policy of this mode.
+    pub fn build(self) -> Box<dyn ReinjectionPolicy> {
+        self.factory().build()
     }
 
     pub fn is_off(self) -> bool {

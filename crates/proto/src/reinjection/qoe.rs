@@ -1,7 +1,7 @@
 //! XLINK Algorithm 1: QoE control of re-injection with double thresholds on the player's
 //! play-time left, plus first-frame acceleration.
 
-use super::{ReinjectionContext, ReinjectionPolicy};
+use super::{ReinjectionContext, ReinjectionFactory, ReinjectionPolicy};
 use crate::time::Duration;
 
 /// Re-inject when the buffer is nearly empty; never when it is comfortably full; in between only
@@ -38,6 +38,16 @@ impl ReinjectionPolicy for QoeControlled {
     }
     fn name(&self) -> &'static str {
         "qoe"
+    }
+}
+
+/// The policy with its thresholds makes the same policy for every connection.
+impl ReinjectionFactory for QoeControlled {
+    fn name(&self) -> &str {
+        "qoe"
+    }
+    fn build(&self) -> Box<dyn ReinjectionPolicy> {
+        Box::new(*self)
     }
 }
 

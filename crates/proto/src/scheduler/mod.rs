@@ -1,12 +1,16 @@
 //! The scheduler seam: which path carries the next packet of new data (CoNEXT 2017 §4.2 "packet
 //! scheduling"; RFC 10069 leaves it to implementations, §1). Retransmitted frames go through the
 //! same choice, so they may move to any path.
+//!
+//! Schedulers are made by a [`SchedulerFactory`]; the built-in ones are registered by name in
+//! [`registry`]; [`SchedulerKind`] names them in configuration files.
 
 mod backup;
 mod blest;
 mod ecf;
 mod min_rtt;
 mod redundant;
+pub mod registry;
 mod round_robin;
 
 pub use backup::BackupAware;
@@ -14,6 +18,7 @@ pub use blest::Blest;
 pub use ecf::Ecf;
 pub use min_rtt::MinRtt;
 pub use redundant::Redundant;
+pub use registry::SchedulerFactory;
 pub use round_robin::RoundRobin;
 
 use crate::path::PathId;
@@ -73,7 +78,8 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn name(&self) -> &'static str;
 }
 
-/// Available schedulers.
+/// The built-in schedulers by name, for configuration files and the command line; each names
+/// a factory of [`registry::BUILTIN`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
@@ -95,33 +101,57 @@ pub enum SchedulerKind {
 }
 
 impl SchedulerKind {
+    /// Every kind with its registered name.
+    pub const ALL: &'static [(&'static str, SchedulerKind)] = &[
+        ("min-rtt", SchedulerKind::MinRtt),
+        ("round-robin", SchedulerKind::RoundRobin),
+        ("redundant", SchedulerKind::Redundant),
+        ("backup-aware", SchedulerKind::BackupAware),
+        ("ecf", SchedulerKind::Ecf),
+        ("blest", SchedulerKind::Blest),
+    ];
+
+    /// The scheduler's registered name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("", |(name, _)| name)
+    }
+
+    /// The registered factory of this scheduler.
+    pub fn factory(self) -> std::sync::Arc<dyn SchedulerFactory> {
+        registry::lookup(self.name()).expect("every SchedulerKind is registered")
+    }
+
+    /// A fresh scheduler of this kind.
     pub fn build(self) -> Box<dyn Scheduler> {
-        match self {
-            SchedulerKind::MinRtt => Box::new(MinRtt),
-            SchedulerKind::RoundRobin => Box::new(RoundRobin::default()),
-            SchedulerKind::Redundant => Box::new(Redundant),
-            SchedulerKind::BackupAware => Box::new(BackupAware),
-            SchedulerKind::Ecf => Box::new(Ecf::default()),
-            SchedulerKind::Blest => Box::new(Blest::default()),
-        }
+        self.factory().build()
     }
 }
 
 impl std::str::FromStr for SchedulerKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().replace('_', "-").as_str() {
-            "min-rtt" | "minrtt" => Ok(Self::MinRtt),
-            "round-robin" | "rr" => Ok(Self::RoundRobin),
-            "redundant" => Ok(Self::Redundant),
-            "backup-aware" | "backup" => Ok(Self::BackupAware),
-            "ecf" => Ok(Self::Ecf),
-            "blest" => Ok(Self::Blest),
-            _ => Err(format!(
-                "unknown scheduler '{s}' (expected min-rtt, round-robin, redundant, backup-aware, \
-                 ecf or blest)"
-            )),
-        }
+        let lower = s.to_ascii_lowercase().replace('_', "-");
+        // Short spellings the command line has always accepted.
+        let name = match lower.as_str() {
+            "minrtt" => "min-rtt",
+            "rr" => "round-robin",
+            "backup" => "backup-aware",
+            other => other,
+        };
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "unknown scheduler '{s}' (expected one of: {})",
+                    names.join(", ")
+                )
+            })
     }
 }
 

@@ -1,24 +1,33 @@
 //! Packet number spaces and the layout seam that maps paths to them.
 //!
-//! Connection code asks [`SpaceLayout::space_for`] which space a path uses and never branches on
-//! the multipath design. Single path and SPNS (one shared application-data space, Alibaba
-//! report) share one implementation of the trait; MPNS (one space per path, RFC 10069 §4) is
-//! the other.
+//! Connection code asks [`SpaceLayout`] which space a path uses and what that implies, and never
+//! sees the multipath design: the design is known only here. Each layout is one file: single
+//! path ([`SinglePath`]), SPNS (one application-data space shared by every path, Alibaba report;
+//! [`SharedSpace`]) and MPNS (one space per path, RFC 10069 §4; [`PerPathSpaces`]). The
+//! negotiation that picks one is [`negotiate`]; a new layout is a new file and one line there.
 
 mod history;
-mod layouts;
+pub mod negotiate;
+mod per_path;
 mod pn_map;
 mod record;
+mod shared;
+mod single;
 
 use std::collections::BTreeMap;
 
+use mpquic_wire::transport_params::TransportParameters;
+
 pub use history::SendHistory;
-pub use layouts::layout_for;
+pub use per_path::PerPathSpaces;
 pub use pn_map::PnMap;
 pub use record::ReceiveRecord;
+pub use shared::SharedSpace;
+pub use single::SinglePath;
 
 use crate::path::PathId;
 use crate::recovery::LossCause;
+use crate::spns_rules::SpnsRules;
 
 /// A packet number space: Initial, Handshake (RFC 9000 §12.3), or an application-data space,
 /// identified by the path ID whose space it is (always 0 unless MPNS).
@@ -55,11 +64,27 @@ pub trait SpaceLayout: std::fmt::Debug + Send + Sync {
     /// Whether a gap in a space's received packet numbers hints at loss (RFC 9000 §13.2.1
     /// immediate ACK). Not when several paths interleave their packets in one space (SPNS):
     /// there only arrivals below the path's own largest packet count as reordering.
-    fn gaps_signal_loss(&self) -> bool {
-        !self.is_multipath() || self.design() == Design::Mpns
-    }
-    /// Which design this is.
+    fn gaps_signal_loss(&self) -> bool;
+    /// The application-data space forgotten together with `path` once the path is removed
+    /// (None: the path's space is shared with other paths or with path 0, and stays).
+    fn space_retired_with(&self, path: PathId) -> Option<SpaceId>;
+    /// The highest path ID the peer's transport parameters allow us (RFC 10069 §2.1), or None
+    /// when this layout does not take path IDs from them.
+    fn peer_max_path_id(&self, peer: &TransportParameters) -> Option<u32>;
+    /// Whether we grant path IDs to the peer with a MAX_PATH_ID frame once the handshake is
+    /// done, rather than through our transport parameters.
+    fn grants_path_ids_by_frame(&self) -> bool;
+    /// The report's rules (loss detection, RTT samples, ACKs) the seams apply in this layout.
+    fn report_rules(&self) -> &SpnsRules;
+    /// Which design this is (statistics and logs only: behaviour comes from the methods above).
     fn design(&self) -> Design;
+}
+
+impl crate::connection::Connection {
+    /// The negotiated multipath design (what the connection's layout reports).
+    pub fn design(&self) -> Design {
+        self.layout.design()
+    }
 }
 
 /// Packet numbers below the newest acknowledged one whose acknowledgement is remembered

@@ -1,4 +1,6 @@
-//! Choosing the multipath design from both sides' transport parameters (docs/MULTIPATH.md).
+//! Choosing the multipath design from both sides' transport parameters (docs/MULTIPATH.md),
+//! and the layout object that carries it out. Connection code calls [`advertise`],
+//! [`initial_layout`] and [`negotiate`] and never sees the design itself.
 //!
 //! Two mechanisms coexist:
 //! - RFC 10069 `initial_max_path_id` (0x3e): the standard; advertised in `mpns` and `auto` modes
@@ -13,8 +15,40 @@
 
 use mpquic_wire::transport_params::TransportParameters;
 
-use crate::config::MultipathMode;
-use crate::space::Design;
+use super::{Design, PerPathSpaces, SharedSpace, SinglePath, SpaceLayout};
+use crate::config::{MultipathMode, TransportConfig};
+use crate::spns_rules::SpnsRules;
+
+/// Put what `config` offers for multipath into our transport parameters: draft-01
+/// `enable_multipath` and RFC 10069 `initial_max_path_id` (with our path ID limit).
+pub fn advertise(config: &TransportConfig, params: &mut TransportParameters) {
+    params.initial_max_path_id =
+        advertises_max_path_id(config.multipath).then_some(u64::from(config.max_path_id));
+    params.enable_multipath = enable_multipath_value(config.multipath);
+}
+
+/// The layout of a connection whose transport parameters are not negotiated yet: one path.
+pub fn initial_layout(config: &TransportConfig) -> Box<dyn SpaceLayout> {
+    layout_for(Design::Single, config.spns_rules)
+}
+
+/// The layout both ends use once both sets of transport parameters are known.
+pub fn negotiate(
+    config: &TransportConfig,
+    local: &TransportParameters,
+    peer: &TransportParameters,
+) -> Box<dyn SpaceLayout> {
+    layout_for(negotiate_design(local, peer), config.spns_rules)
+}
+
+/// The layout object for a design; `rules` are the report's rules its seams read.
+pub fn layout_for(design: Design, rules: SpnsRules) -> Box<dyn SpaceLayout> {
+    match design {
+        Design::Single => Box::new(SinglePath::new(rules)),
+        Design::Spns => Box::new(SharedSpace::new(rules)),
+        Design::Mpns => Box::new(PerPathSpaces::new(rules)),
+    }
+}
 
 /// draft-01 `enable_multipath` value for a mode (None = not sent).
 pub fn enable_multipath_value(mode: MultipathMode) -> Option<u64> {
