@@ -326,10 +326,7 @@ fn client_of_restarted_server(second_life: &[&str], idle: Duration) -> (String, 
         let server: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
         let client = Endpoint::client(&[([127, 0, 0, 1], 0).into()]).expect("client");
         let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
-        let transport = TransportConfig {
-            idle_timeout: idle,
-            ..TransportConfig::default()
-        };
+        let transport = TransportConfig::default().idle_timeout(idle);
         let conn = tokio::time::timeout(
             Duration::from_secs(10),
             client

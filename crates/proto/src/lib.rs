@@ -24,7 +24,7 @@ pub mod time;
 pub(crate) mod token;
 
 pub use config::{
-    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
+    ClientConfig, ConfigError, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
     TokenMemoryStore, TokenStore, TransportConfig,
 };
 pub use connection::{
