@@ -17,6 +17,8 @@ pub mod lia;
 pub mod new_reno;
 pub mod olia;
 pub mod pacer;
+#[cfg(test)]
+pub(crate) mod test_sim;
 
 pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState, RateSample};
 pub use pacer::Pacer;
