@@ -68,17 +68,18 @@ impl TransportArgs {
     /// The flags as a scenario's `[transport]` table. Unlike the lab, a real endpoint has
     /// path MTU discovery and ECN on unless the flags turn them off.
     fn settings(&self, idle_timeout: Option<Duration>) -> TransportSettings {
-        let mut s = TransportSettings::default();
-        s.cc = self.cc;
-        s.multipath = self.multipath;
-        s.scheduler = self.scheduler;
-        s.ack_range_limit = self.ack_range_limit;
-        s.mtu_discovery = Some(!self.no_mtu_discovery);
-        s.mtu_ceiling = self.mtu_ceiling;
-        s.ecn = Some(!self.no_ecn);
-        s.idle_timeout =
-            idle_timeout.map(|d| SimDuration(d.as_nanos().min(u128::from(u64::MAX)) as u64));
-        s
+        TransportSettings {
+            cc: self.cc,
+            multipath: self.multipath,
+            scheduler: self.scheduler,
+            ack_range_limit: self.ack_range_limit,
+            mtu_discovery: Some(!self.no_mtu_discovery),
+            mtu_ceiling: self.mtu_ceiling,
+            ecn: Some(!self.no_ecn),
+            idle_timeout: idle_timeout
+                .map(|d| SimDuration(d.as_nanos().min(u128::from(u64::MAX)) as u64)),
+            ..TransportSettings::default()
+        }
     }
 }
 

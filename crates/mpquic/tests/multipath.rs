@@ -8,7 +8,7 @@
 mod common;
 
 use common::{addr, connect_from, payload, root_with, start_server, transport, within, MB};
-use mpquic::{hq, Design, MultipathMode, PathEvent, SchedulerKind, TransportConfig};
+use mpquic::{hq, Design, MultipathMode, PathEvent, SchedulerKind};
 
 async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     common::init_tracing();

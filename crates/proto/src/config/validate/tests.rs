@@ -37,8 +37,10 @@ fn each_bad_field_is_named() {
         f(&mut m);
         TransportConfig::default().mtu_discovery(Some(m))
     };
-    let mut streams = crate::streams::StreamsConfig::default();
-    streams.max_streams_bidi = (1 << 60) + 1;
+    let streams = crate::streams::StreamsConfig {
+        max_streams_bidi: (1 << 60) + 1,
+        ..Default::default()
+    };
     let cases: Vec<(TransportConfig, &str, &str)> = vec![
         (
             TransportConfig::default().idle_timeout(Duration::from_micros(1500)),
