@@ -6,7 +6,12 @@ use std::time::Duration;
 use anyhow::Context;
 
 use clap::Args;
+use mpquic::ConfigError;
 use mpquic::{CcAlgorithm, MultipathMode, TransportConfig};
+use mpquic_lab::units::SimDuration;
+use mpquic_lab::TransportSettings;
+
+use crate::exit::UsageError;
 
 /// Transport settings: multipath design and congestion controller.
 #[derive(Debug, Clone, Args)]
@@ -22,16 +27,16 @@ pub struct TransportArgs {
     /// blest.
     #[arg(long, value_name = "NAME", default_value = "ecf", value_parser = parse_scheduler)]
     pub scheduler: mpquic::SchedulerKind,
-    /// Default_Limit of ranges per ACK frame (Alibaba report §2.4; never above 64).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub ack_range_limit: Option<u16>,
+    /// Default_Limit of ranges per ACK frame (Alibaba report §2.4; 1 to 64).
+    #[arg(long, value_name = "N")]
+    pub ack_range_limit: Option<usize>,
     /// Write a qlog file per connection into DIR (`<odcid>_<client|server>.sqlog`, JSON-SEQ;
     /// docs/QLOG.md). Without the flag, the QLOGDIR environment variable names the directory.
     #[arg(long, value_name = "DIR")]
     pub qlog: Option<PathBuf>,
     /// Largest UDP payload path MTU discovery probes for on each path (RFC 9000 §14.3;
     /// default 1452). Each path starts at 1200 bytes.
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(1200..=65527))]
+    #[arg(long, value_name = "BYTES")]
     pub mtu_ceiling: Option<u16>,
     /// No path MTU discovery: every packet is 1350 bytes of UDP payload.
     #[arg(long, conflicts_with = "mtu_ceiling")]
@@ -43,27 +48,15 @@ pub struct TransportArgs {
 }
 
 impl TransportArgs {
-    /// The transport configuration, with `idle_timeout` if given; fails when the qlog
-    /// directory cannot be created.
+    /// The transport configuration, with `idle_timeout` if given: the flags mapped onto the
+    /// scenario files' `[transport]` schema ([`TransportSettings`], one schema for both) and
+    /// checked by `TransportConfig::validate`. Fails with one line naming the flag when a value
+    /// is out of range, or when the qlog directory cannot be created.
     pub fn transport(&self, idle_timeout: Option<Duration>) -> anyhow::Result<TransportConfig> {
-        let mut t = TransportConfig {
-            multipath: self.multipath,
-            congestion: self.cc,
-            scheduler: self.scheduler,
-            ecn: !self.no_ecn,
-            ..TransportConfig::default()
-        };
-        if self.no_mtu_discovery {
-            t.mtu_discovery = None;
-        } else if let (Some(ceiling), Some(d)) = (self.mtu_ceiling, t.mtu_discovery.as_mut()) {
-            d.ceiling = ceiling;
-        }
-        if let Some(limit) = self.ack_range_limit {
-            t.ack.default_range_limit = usize::from(limit);
-        }
-        if let Some(idle) = idle_timeout {
-            t.idle_timeout = idle;
-        }
+        let mut t = self
+            .settings(idle_timeout)
+            .to_config()
+            .map_err(|e| UsageError::new(flag_error(e)))?;
         if let Some(dir) = mpquic::qlog::dir_from_flag_or_env(self.qlog.clone()) {
             let config = mpquic::qlog::dir_config(&dir, mpquic::qlog::QlogClock::Real)
                 .with_context(|| format!("creating the qlog directory {}", dir.display()))?;
@@ -71,6 +64,32 @@ impl TransportArgs {
         }
         Ok(t)
     }
+
+    /// The flags as a scenario's `[transport]` table. Unlike the lab, a real endpoint has
+    /// path MTU discovery and ECN on unless the flags turn them off.
+    fn settings(&self, idle_timeout: Option<Duration>) -> TransportSettings {
+        TransportSettings {
+            cc: self.cc,
+            multipath: self.multipath,
+            scheduler: self.scheduler,
+            ack_range_limit: self.ack_range_limit,
+            mtu_discovery: Some(!self.no_mtu_discovery),
+            mtu_ceiling: self.mtu_ceiling,
+            ecn: Some(!self.no_ecn),
+            idle_timeout: idle_timeout
+                .map(|d| SimDuration(d.as_nanos().min(u128::from(u64::MAX)) as u64)),
+            ..TransportSettings::default()
+        }
+    }
+}
+
+/// A refused transport setting named by its flag (`--ack-range-limit: ...`).
+fn flag_error(e: ConfigError) -> String {
+    let flag = match e.field.as_str() {
+        "idle_timeout" => "--timeout".to_owned(),
+        field => format!("--{}", field.replace('_', "-")),
+    };
+    format!("{flag}: {}", e.problem)
 }
 
 fn parse_multipath(s: &str) -> Result<MultipathMode, String> {

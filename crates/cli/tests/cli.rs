@@ -244,6 +244,53 @@ fn assert_one_line_error(out: &Output, code: i32, needle: &str) {
     assert_eq!(out.status.code(), Some(code), "stderr: {}", stderr(out));
 }
 
+/// Transport values out of range are refused by `TransportConfig::validate` before any
+/// packet is sent, as one line naming the flag, with exit code 2; the simulator refuses the
+/// same values with the same message under the scenario key.
+#[test]
+fn bad_transport_flags_are_one_line_and_exit_code_2() {
+    let url = "https://localhost:1/x";
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["client", url, "--insecure", "--ack-range-limit", "100"],
+            "--ack-range-limit: 100 is out of range: expected 1..=64",
+        ),
+        (
+            &["client", url, "--insecure", "--ack-range-limit", "0"],
+            "--ack-range-limit: 0 is out of range",
+        ),
+        (
+            &["demo", "--mtu-ceiling", "1000"],
+            "--mtu-ceiling: 1000 is out of range: expected 1200..=65527",
+        ),
+        (
+            &[
+                "server",
+                "--listen",
+                "127.0.0.1:0",
+                "--root",
+                ".",
+                "--ack-range-limit",
+                "65",
+            ],
+            "--ack-range-limit: 65 is out of range",
+        ),
+        (
+            &[
+                "sim",
+                "--path",
+                "rate=10mbit,rtt=20ms",
+                "--ack-range-limit",
+                "65",
+            ],
+            "transport.ack_range_limit: 65 is out of range: expected 1..=64",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_one_line_error(&run(args), 2, needle);
+    }
+}
+
 #[test]
 fn bad_key_files_are_one_line_and_exit_code_2() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -326,10 +373,7 @@ fn client_of_restarted_server(second_life: &[&str], idle: Duration) -> (String, 
         let server: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
         let client = Endpoint::client(&[([127, 0, 0, 1], 0).into()]).expect("client");
         let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
-        let transport = TransportConfig {
-            idle_timeout: idle,
-            ..TransportConfig::default()
-        };
+        let transport = TransportConfig::default().idle_timeout(idle);
         let conn = tokio::time::timeout(
             Duration::from_secs(10),
             client

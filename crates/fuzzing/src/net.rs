@@ -37,21 +37,17 @@ pub(crate) fn addr(s: &str) -> SocketAddr {
 }
 
 pub(crate) fn transport(mode: MultipathMode) -> TransportConfig {
-    TransportConfig {
-        multipath: mode,
+    TransportConfig::default()
+        .multipath(mode)
         // Pacing would spread a burst over virtual time: more steps for the same coverage.
-        pacing: false,
-        ..TransportConfig::default()
-    }
+        .pacing(false)
 }
 
 pub(crate) fn client_config(mode: MultipathMode) -> ClientConfig {
-    ClientConfig {
-        tls: TLS.0.clone(),
-        transport: Arc::new(transport(mode)),
-        // Each input starts from scratch: no token from an earlier input's connection.
-        token_store: None,
-    }
+    let mut config = ClientConfig::new(TLS.0.clone(), Arc::new(transport(mode)));
+    // Each input starts from scratch: no token from an earlier input's connection.
+    config.token_store = None;
+    config
 }
 
 /// A server endpoint; `retry` makes it ask every client to prove its address first.

@@ -183,13 +183,7 @@ async fn h3_download_over_two_paths_uses_both() {
     let data = payload(10 * MB, 23);
     let (_dir, root) = root_with("file.bin", &data);
     let mode = MultipathMode::Auto;
-    let server = our_h3_server(
-        root,
-        TransportConfig {
-            scheduler: SchedulerKind::RoundRobin,
-            ..transport(mode)
-        },
-    );
+    let server = our_h3_server(root, transport(mode).scheduler(SchedulerKind::RoundRobin));
     let (client, conn) = connect_with(
         &["127.0.0.1:0", "127.0.0.2:0"],
         server.local_addr(),

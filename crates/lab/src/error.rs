@@ -59,6 +59,17 @@ pub enum LabError {
     },
 }
 
+/// A transport setting refused by `TransportConfig::validate`, named by its scenario key
+/// (`transport.ack_range_limit`).
+impl From<mpquic_proto::ConfigError> for LabError {
+    fn from(e: mpquic_proto::ConfigError) -> Self {
+        LabError::Invalid {
+            key: format!("transport.{}", e.field),
+            message: e.problem,
+        }
+    }
+}
+
 impl LabError {
     /// Whether the error is about the input (a scenario, a path spec, an output path) rather
     /// than a failure of the work: the command line exits with code 2 for these.

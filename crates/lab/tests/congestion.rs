@@ -133,19 +133,18 @@ fn client_addr(flow: usize, path: usize) -> SocketAddr {
 }
 
 fn transport(cc: CcAlgorithm, paths: usize) -> TransportConfig {
-    TransportConfig {
-        congestion: cc,
-        multipath: if paths > 1 {
-            MultipathMode::Mpns
-        } else {
-            MultipathMode::Single
-        },
-        pacing: true,
+    let multipath = if paths > 1 {
+        MultipathMode::Mpns
+    } else {
+        MultipathMode::Single
+    };
+    TransportConfig::default()
+        .congestion(cc)
+        .multipath(multipath)
+        .pacing(true)
         // Fixed 1350-byte packets, as every lab scenario without `mtu_discovery` (the figures
         // and bounds below were measured so; docs/LAB.md, "Path MTU").
-        mtu_discovery: None,
-        ..TransportConfig::default()
-    }
+        .mtu_discovery(None)
 }
 
 /// (count, sum_ns) of a link's queueing-delay stats; (entered, dropped) packets.

@@ -113,12 +113,11 @@ fn receiver_fixes_complete_without_spurious_retransmissions() {
         seed,
     );
     s.time_limit = "60s".parse().unwrap();
-    s.transport.ack = Some(AckConfig {
-        default_range_limit: 32,
-        range_order: RangeOrder::LowestFirst,
-        ack_on_all_paths: true,
-        ..AckConfig::default()
-    });
+    let mut ack = AckConfig::default();
+    ack.default_range_limit = 32;
+    ack.range_order = RangeOrder::LowestFirst;
+    ack.ack_on_all_paths = true;
+    s.transport.ack = Some(ack);
     let fixed = run_completed(&s);
     s.transport.ack = None;
     let plain = run_completed(&s);

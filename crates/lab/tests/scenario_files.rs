@@ -432,7 +432,27 @@ fn transport_values_the_handshake_would_refuse_fail_at_load() {
         ),
         (
             "[transport]\nidle_timeout = \"1500us\"\n",
-            "transport.idle_timeout: 1500us",
+            "transport.idle_timeout: 1.5ms is not a whole number of milliseconds",
+        ),
+        (
+            "[transport]\nmtu_discovery = true\nmtu_ceiling = 1000\n",
+            "transport.mtu_ceiling: 1000 is out of range: expected 1200..=65527",
+        ),
+        (
+            "[transport]\nack_range_limit = 65\n",
+            "transport.ack_range_limit: 65 is out of range: expected 1..=64",
+        ),
+        (
+            "[transport.ack]\nmin_ack_delay_us = 30000\n",
+            "transport.ack.min_ack_delay_us: 30000 is out of range",
+        ),
+        (
+            "[transport]\nkey_update_interval = 0\n",
+            "transport.key_update_interval: 0 is out of range",
+        ),
+        (
+            "[transport]\ninitial_rtt_ms = nan\n",
+            "transport.initial_rtt_ms: NaN is out of range",
         ),
         (
             "[transport]\nmax_datagram_size = 1199\n",
@@ -449,6 +469,7 @@ fn transport_values_the_handshake_would_refuse_fail_at_load() {
     ] {
         let e = error_of(&format!("{MINIMAL}{extra}"));
         assert!(e.starts_with(key), "{extra}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
     }
     // The limits themselves are accepted.
     for extra in [

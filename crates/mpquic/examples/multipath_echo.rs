@@ -21,14 +21,12 @@ const SIZE: usize = 1 << 20;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let transport = TransportConfig {
+    let transport = TransportConfig::default()
         // Offer both multipath designs; the peer's offer decides (RFC 10069 or SPNS).
-        multipath: MultipathMode::Auto,
+        .multipath(MultipathMode::Auto)
         // Two identical loopback paths: round robin shows both in use (min-RTT would keep to
         // whichever measured a few microseconds faster).
-        scheduler: SchedulerKind::RoundRobin,
-        ..TransportConfig::default()
-    };
+        .scheduler(SchedulerKind::RoundRobin);
     let server = start_echo_server(transport.clone())?;
     run_client(server.local_addr(), transport).await?;
     server.close(0, b"bye");

@@ -25,10 +25,7 @@ const DONE_WITH_PATH: u64 = 7;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let transport = TransportConfig {
-        multipath: MultipathMode::Auto,
-        ..TransportConfig::default()
-    };
+    let transport = TransportConfig::default().multipath(MultipathMode::Auto);
     let (cert, key) = tls::self_signed(&["localhost"])?;
     let server_tls = tls::server_config(&[ALPN], vec![cert], key)?;
     let server = Endpoint::server(

@@ -97,6 +97,15 @@ impl Endpoint {
                 "mpquic endpoints must be created within a tokio runtime",
             ));
         }
+        // One readable refusal before any socket is bound (a client's configuration is checked
+        // by `connect`).
+        let invalid = |e: mpquic_proto::ConfigError| io::Error::new(io::ErrorKind::InvalidInput, e);
+        if let Some(server) = &server {
+            server.validate().map_err(invalid)?;
+        }
+        if let Some(endpoint) = &endpoint {
+            endpoint.validate().map_err(invalid)?;
+        }
         let mut sockets = Vec::with_capacity(bind.len());
         for addr in bind {
             let std_socket = bind_socket(*addr)

@@ -108,8 +108,8 @@ pub use mpquic_proto::scheduler::SchedulerKind;
 pub use mpquic_proto::wire::stream_id::{Dir, StreamId};
 pub use mpquic_proto::ConnectionError as CloseReason;
 pub use mpquic_proto::{
-    AckConfig, AckFrequencyRequest, ClientConfig, DatagramStats, Design, EcnPathStats, EcnState,
-    EndpointConfig, EndpointStats, MtuDiscoveryConfig, MtuPhase, MultipathMode, PathError, PathId,
-    RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore, TransportConfig,
-    TransportError, Validation,
+    AckConfig, AckFrequencyRequest, ClientConfig, ConfigError, DatagramStats, Design, EcnPathStats,
+    EcnState, EndpointConfig, EndpointStats, MtuDiscoveryConfig, MtuPhase, MultipathMode,
+    PathError, PathId, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore,
+    TransportConfig, TransportError, Validation,
 };

@@ -14,10 +14,7 @@ use mpquic_proto::{ClientConfig, Endpoint, EndpointConfig, Timestamp, TransportC
 #[test]
 fn handshake_with_silent_peer_times_out() {
     let tls = mpquic::tls::client_config(&[b"x"], mpquic::tls::ServerTrust::Insecure).expect("tls");
-    let transport = TransportConfig {
-        idle_timeout: std::time::Duration::from_millis(500),
-        ..TransportConfig::default()
-    };
+    let transport = TransportConfig::default().idle_timeout(std::time::Duration::from_millis(500));
     let config = ClientConfig::new(tls, Arc::new(transport));
     let mut rng = rand::rngs::OsRng;
     let mut endpoint = Endpoint::new(Arc::new(EndpointConfig::new(&mut rng)), None, [7; 32]);

@@ -219,10 +219,7 @@ async fn upload_to_noq_over_two_paths(scheduler: SchedulerKind) {
     common::init_tracing();
     let data = payload(10 * MB, 12);
     let mut server = noq_server(Arc::new(Vec::new()), true);
-    let config = TransportConfig {
-        scheduler,
-        ..transport(MultipathMode::Auto)
-    };
+    let config = transport(MultipathMode::Auto).scheduler(scheduler);
     let (client, conn) = our_client(server.addr, config).await;
     assert_eq!(conn.design(), Some(Design::Mpns));
     let noq_conn = within("noq connection", server.conns.recv())
@@ -305,10 +302,7 @@ async fn noq_download_over_two_paths(scheduler: SchedulerKind) {
     common::init_tracing();
     let data = payload(10 * MB, 13);
     let (_dir, root) = root_with("file.bin", &data);
-    let config = TransportConfig {
-        scheduler,
-        ..transport(MultipathMode::Auto)
-    };
+    let config = transport(MultipathMode::Auto).scheduler(scheduler);
     let (server, mut conns) = our_server(root, config);
     let server_addr = server.local_addr();
     let (endpoint, conn) = noq_client(server_addr, true).await;

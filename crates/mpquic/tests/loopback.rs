@@ -310,10 +310,9 @@ async fn short_initial_in_a_padded_datagram_gets_a_full_answer() {
 async fn path_mtu_discovery_reaches_the_ceiling_on_loopback() {
     common::init_tracing();
     let mut t = transport(MultipathMode::Single);
-    t.mtu_discovery = Some(mpquic::MtuDiscoveryConfig {
-        ceiling: 9000,
-        ..Default::default()
-    });
+    let mut mtud = mpquic::MtuDiscoveryConfig::default();
+    mtud.ceiling = 9000;
+    t.mtu_discovery = Some(mtud);
     let data = payload(4 * MB, 3);
     let (_dir, root) = root_with("file.bin", &data);
     let server = start_server(root, t.clone());

@@ -8,19 +8,13 @@
 mod common;
 
 use common::{addr, connect_from, payload, root_with, start_server, transport, within, MB};
-use mpquic::{hq, Design, MultipathMode, PathStatus, SchedulerKind, TransportConfig};
+use mpquic::{hq, Design, MultipathMode, PathStatus, SchedulerKind};
 
 async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     common::init_tracing();
     let data = payload(10 * MB, 7);
     let (_dir, root) = root_with("file.bin", &data);
-    let server = start_server(
-        root,
-        TransportConfig {
-            scheduler: SchedulerKind::RoundRobin,
-            ..transport(mode)
-        },
-    );
+    let server = start_server(root, transport(mode).scheduler(SchedulerKind::RoundRobin));
     let (client, conn) = connect_from(
         &["127.0.0.1:0", "127.0.0.2:0"],
         server.local_addr(),

@@ -273,10 +273,7 @@ fn dual_stack_server(
 async fn ipv4_path_zero_and_ipv6_second_path_carry_data() {
     let data = payload(4 * MB, 41);
     let (_dir, root) = root_with("file.bin", &data);
-    let round_robin = TransportConfig {
-        scheduler: SchedulerKind::RoundRobin,
-        ..transport(MultipathMode::Auto)
-    };
+    let round_robin = transport(MultipathMode::Auto).scheduler(SchedulerKind::RoundRobin);
     let Some(server) = dual_stack_server(root, round_robin) else {
         return;
     };

@@ -50,6 +50,7 @@ mod sim;
 pub mod spec;
 pub mod stats;
 pub mod time;
+#[cfg(feature = "toy")]
 pub mod toy;
 pub mod trace;
 

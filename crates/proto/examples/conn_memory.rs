@@ -66,10 +66,7 @@ fn main() {
         .nth(2)
         .map_or(Ok(mpquic_proto::MultipathMode::Auto), |m| m.parse())
         .expect("multipath mode");
-    let transport = Arc::new(TransportConfig {
-        multipath,
-        ..TransportConfig::default()
-    });
+    let transport = Arc::new(TransportConfig::default().multipath(multipath));
     let mut server_config = ServerConfig::new(server_tls, transport.clone(), &mut rng);
     server_config.max_connections = n + 1;
     server_config.max_handshakes = n + 1;

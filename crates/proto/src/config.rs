@@ -10,6 +10,11 @@ use crate::spns_rules::SpnsRules;
 use crate::streams::StreamsConfig;
 use crate::time::Duration;
 
+mod builder;
+mod validate;
+
+pub use validate::{ConfigError, MAX_ACK_RANGES};
+
 /// Which multipath design an endpoint offers (issue 5, docs/MULTIPATH.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -40,8 +45,11 @@ impl std::str::FromStr for MultipathMode {
     }
 }
 
-/// Transport settings of a connection.
+/// Transport settings of a connection. Built from the defaults with chained setters
+/// (`TransportConfig::default().multipath(MultipathMode::Mpns)`, module `builder`) or by
+/// assigning fields; [`TransportConfig::validate`] checks it (connections refuse an invalid one).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TransportConfig {
     /// Our max_idle_timeout (RFC 9000 §10.1); zero disables.
     pub idle_timeout: Duration,
@@ -200,8 +208,9 @@ pub const DEFAULT_DATAGRAM_RECEIVE_BUFFER: usize = 1_250_000;
 /// Default [`TransportConfig::datagram_send_buffer`] (quinn 0.11's default).
 pub const DEFAULT_DATAGRAM_SEND_BUFFER: usize = 1024 * 1024;
 
-/// Client-side settings of one connection attempt.
+/// Client-side settings of one connection attempt ([`ClientConfig::new`]).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ClientConfig {
     pub tls: Arc<rustls::ClientConfig>,
     pub transport: Arc<TransportConfig>,
@@ -257,8 +266,9 @@ impl TokenStore for TokenMemoryStore {
     }
 }
 
-/// Server-side settings.
+/// Server-side settings ([`ServerConfig::new`]; [`ServerConfig::validate`] checks them).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServerConfig {
     pub tls: Arc<rustls::ServerConfig>,
     pub transport: Arc<TransportConfig>,
@@ -371,8 +381,9 @@ impl std::fmt::Debug for TokenKeys {
     }
 }
 
-/// Settings of an endpoint (client and server alike).
+/// Settings of an endpoint (client and server alike; [`EndpointConfig::new`]).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct EndpointConfig {
     /// Length of the connection IDs we issue (RFC 9000 §5.1); 4..=20.
     pub cid_len: usize,

@@ -27,8 +27,9 @@ mod token;
 
 pub use ack::{AckConfig, AckFrequencyRequest, RangeOrder};
 pub use config::{
-    ClientConfig, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
+    ClientConfig, ConfigError, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
     TokenMemoryStore, TokenStore, TransportConfig, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES,
+    MAX_ACK_RANGES,
 };
 pub use connection::{
     ConnectError, Connection, ConnectionError, ConnectionStats, DatagramStats, Event, PathError,

@@ -32,6 +32,7 @@ pub const BASE_PLPMTU: u16 = 1200;
 
 /// Settings of path MTU discovery ([`crate::TransportConfig::mtu_discovery`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MtuDiscoveryConfig {
     /// Largest UDP payload ever probed. Default 1452: a 1500-byte Ethernet MTU less the IPv6
     /// (40) and UDP (8) headers, as quinn. The peer's max_udp_payload_size (RFC 9000 §18.2)

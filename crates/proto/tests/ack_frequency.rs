@@ -13,10 +13,7 @@ use mpquic_proto::{Duration, MultipathMode, TransportConfig};
 const THRESHOLD: u64 = 9;
 
 fn transport(mode: MultipathMode, request: Option<AckFrequencyRequest>) -> TransportConfig {
-    let mut t = TransportConfig {
-        multipath: mode,
-        ..TransportConfig::default()
-    };
+    let mut t = TransportConfig::default().multipath(mode);
     t.ack.request_ack_frequency = request;
     t
 }

@@ -23,10 +23,7 @@ const MODES: [MultipathMode; 3] = [
 ];
 
 fn pair(seed: u64, mode: MultipathMode) -> Pair {
-    let t = TransportConfig {
-        multipath: mode,
-        ..TransportConfig::default()
-    };
+    let t = TransportConfig::default().multipath(mode);
     Pair::new(seed, t.clone(), t, NetConfig::default())
 }
 

@@ -129,15 +129,10 @@ fn a_congestion_controller_from_outside_the_crate_drives_a_transfer() {
             window: WINDOW,
             ..FixedWindowFactory::default()
         });
-        let client = TransportConfig {
-            multipath: mode,
-            congestion_controller_factory: Some(factory.clone()),
-            ..TransportConfig::default()
-        };
-        let server = TransportConfig {
-            multipath: mode,
-            ..TransportConfig::default()
-        };
+        let client = TransportConfig::default()
+            .multipath(mode)
+            .with_congestion_controller_factory(factory.clone());
+        let server = TransportConfig::default().multipath(mode);
         let mut pair = Pair::new(71, client, server, NetConfig::default());
         let data = payload(300_000, 3);
         let (ch, _, received) = pair.upload(&data, Duration::from_secs(60));
@@ -173,11 +168,9 @@ fn a_per_path_algorithm_overrides_the_applications_controller() {
         window: 50_000,
         ..FixedWindowFactory::default()
     });
-    let config = TransportConfig {
-        congestion_controller_factory: Some(factory),
-        path_congestion: [(1, mpquic_proto::cc::CcAlgorithm::NewReno)].into(),
-        ..TransportConfig::default()
-    };
+    let config = TransportConfig::default()
+        .with_congestion_controller_factory(factory)
+        .path_congestion([(1, mpquic_proto::cc::CcAlgorithm::NewReno)].into());
     assert_eq!(config.controller_factory_for(0).name(), "fixed");
     assert_eq!(config.controller_factory_for(1).name(), "newreno");
     assert_eq!(
@@ -190,16 +183,11 @@ fn a_per_path_algorithm_overrides_the_applications_controller() {
 fn a_scheduler_and_a_reinjection_policy_from_outside_the_crate_are_used() {
     let scheduler = Arc::new(LowestIdFactory::default());
     let reinjection = Arc::new(AbstainFactory::default());
-    let client = TransportConfig {
-        multipath: MultipathMode::Mpns,
-        scheduler_factory: Some(scheduler.clone()),
-        reinjection_factory: Some(reinjection.clone()),
-        ..TransportConfig::default()
-    };
-    let server = TransportConfig {
-        multipath: MultipathMode::Mpns,
-        ..TransportConfig::default()
-    };
+    let client = TransportConfig::default()
+        .multipath(MultipathMode::Mpns)
+        .with_scheduler_factory(scheduler.clone())
+        .with_reinjection_factory(reinjection.clone());
+    let server = TransportConfig::default().multipath(MultipathMode::Mpns);
     let mut pair = Pair::new(72, client, server, NetConfig::default());
     let data = payload(200_000, 4);
     let (_, _, received) = pair.upload(&data, Duration::from_secs(60));

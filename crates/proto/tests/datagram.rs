@@ -12,10 +12,7 @@ use mpquic_proto::{
 };
 
 fn transport() -> TransportConfig {
-    TransportConfig {
-        multipath: MultipathMode::Auto,
-        ..TransportConfig::default()
-    }
+    TransportConfig::default().multipath(MultipathMode::Auto)
 }
 
 fn established(
@@ -53,10 +50,7 @@ fn drain_server(pair: &mut Pair, sh: ConnectionHandle) -> (Vec<Bytes>, usize) {
 #[test]
 fn datagrams_of_every_size_up_to_the_maximum_arrive_in_order() {
     // A fixed 1350-byte datagram size (no path MTU discovery), for the exact figure below.
-    let fixed = TransportConfig {
-        mtu_discovery: None,
-        ..transport()
-    };
+    let fixed = transport().mtu_discovery(None);
     let (mut pair, ch, sh) = established(fixed.clone(), fixed);
     let client = pair.client.connection_mut(ch).unwrap();
     let max = client
@@ -101,10 +95,7 @@ fn datagrams_of_every_size_up_to_the_maximum_arrive_in_order() {
 /// `Disabled`), and the peer sees no support (`UnsupportedByPeer`).
 #[test]
 fn disabled_locally_means_unsupported_for_the_peer() {
-    let off = TransportConfig {
-        datagram_receive_buffer: None,
-        ..transport()
-    };
+    let off = transport().datagram_receive_buffer(None);
     let (mut pair, ch, sh) = established(off, transport());
     let client = pair.client.connection_mut(ch).unwrap();
     assert_eq!(
@@ -122,14 +113,8 @@ fn disabled_locally_means_unsupported_for_the_peer() {
 /// A full receive buffer drops its oldest datagrams; a full send buffer too.
 #[test]
 fn full_buffers_drop_the_oldest_datagrams() {
-    let small_rx = TransportConfig {
-        datagram_receive_buffer: Some(1000),
-        ..transport()
-    };
-    let small_tx = TransportConfig {
-        datagram_send_buffer: 1000,
-        ..transport()
-    };
+    let small_rx = transport().datagram_receive_buffer(Some(1000));
+    let small_tx = transport().datagram_send_buffer(1000);
     // Receive side: five 300-byte datagrams, unread: the newest three fit.
     let (mut pair, ch, sh) = established(transport(), small_rx);
     for i in 0..5 {

@@ -10,10 +10,7 @@ use mpquic_proto::{ConnectionError, ConnectionHandle, Duration, MultipathMode, T
 use proptest::prelude::*;
 
 fn transport(mode: MultipathMode) -> TransportConfig {
-    TransportConfig {
-        multipath: mode,
-        ..TransportConfig::default()
-    }
+    TransportConfig::default().multipath(mode)
 }
 
 fn established(mode: MultipathMode, seed: u64) -> (Pair, ConnectionHandle, ConnectionHandle) {
@@ -149,10 +146,7 @@ fn datagram_when_not_offered_is_protocol_violation() {
         MultipathMode::Spns,
         MultipathMode::Mpns,
     ] {
-        let server = TransportConfig {
-            datagram_receive_buffer: None,
-            ..transport(mode)
-        };
+        let server = transport(mode).datagram_receive_buffer(None);
         server_rejects_with(
             transport(mode),
             server,
@@ -167,10 +161,7 @@ fn datagram_when_not_offered_is_protocol_violation() {
 /// advertises 100.
 #[test]
 fn oversize_datagram_is_protocol_violation() {
-    let server = |mode| TransportConfig {
-        datagram_receive_buffer: Some(100),
-        ..transport(mode)
-    };
+    let server = |mode| transport(mode).datagram_receive_buffer(Some(100));
     for mode in [MultipathMode::Single, MultipathMode::Mpns] {
         server_rejects_with(
             transport(mode),
@@ -285,10 +276,7 @@ fn malformed_transport_parameters_are_rejected() {
         vec![0x0a, 0x01, 21],
         vec![0x01, 0x01, 0x05, 0x01, 0x01, 0x05],
     ] {
-        let client = TransportConfig {
-            raw_transport_params: raw.clone(),
-            ..TransportConfig::default()
-        };
+        let client = TransportConfig::default().raw_transport_params(raw.clone());
         let mut pair = Pair::new(9, client, TransportConfig::default(), NetConfig::default());
         let ch = pair.connect();
         pair.run_until(Duration::from_secs(10), |p| {
@@ -334,10 +322,7 @@ fn application_close_reaches_the_peer() {
 
 #[test]
 fn idle_timeout_closes_silently() {
-    let t = TransportConfig {
-        idle_timeout: Duration::from_secs(2),
-        ..TransportConfig::default()
-    };
+    let t = TransportConfig::default().idle_timeout(Duration::from_secs(2));
     let mut pair = Pair::new(8, t.clone(), t, NetConfig::default());
     let ch = pair.connect();
     pair.run_until(Duration::from_secs(5), |p| {
@@ -354,10 +339,7 @@ fn idle_timeout_closes_silently() {
 
 #[test]
 fn key_updates_keep_the_transfer_going() {
-    let t = TransportConfig {
-        key_update_interval: Some(100),
-        ..TransportConfig::default()
-    };
+    let t = TransportConfig::default().key_update_interval(Some(100));
     let (mut pair, ch, sh) = {
         let mut pair = Pair::new(11, t.clone(), t, NetConfig::default());
         let ch = pair.connect();
@@ -510,10 +492,7 @@ proptest! {
 #[test]
 fn handshake_with_a_silent_peer_times_out() {
     // Regression: the idle deadline used the backed-off PTO and moved away with every probe.
-    let t = TransportConfig {
-        idle_timeout: Duration::from_millis(500),
-        ..TransportConfig::default()
-    };
+    let t = TransportConfig::default().idle_timeout(Duration::from_millis(500));
     let mut pair = Pair::new(
         17,
         t,

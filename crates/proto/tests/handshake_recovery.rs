@@ -140,10 +140,7 @@ fn short_initial_in_a_padded_datagram_is_answered_in_full() {
 /// one server PTO (about 1 s with the 333 ms initial RTT) after it was sent.
 #[test]
 fn lost_server_first_flight_is_resent_when_acks_show_it() {
-    let client_transport = TransportConfig {
-        initial_rtt: Duration::from_millis(50),
-        ..TransportConfig::default()
-    };
+    let client_transport = TransportConfig::default().initial_rtt(Duration::from_millis(50));
     let mut pair = Pair::new(
         22,
         client_transport,

@@ -11,10 +11,7 @@ use mpquic_proto::{
 };
 
 fn transport(mode: MultipathMode) -> TransportConfig {
-    TransportConfig {
-        multipath: mode,
-        ..TransportConfig::default()
-    }
+    TransportConfig::default().multipath(mode)
 }
 
 struct Transfer {
@@ -224,10 +221,7 @@ fn reinjection_never_duplicates_or_corrupts_data() {
         (MultipathMode::Spns, 42),
         (MultipathMode::Mpns, 43),
     ] {
-        let server = TransportConfig {
-            reinjection: ReinjectionMode::Always,
-            ..transport(mode)
-        };
+        let server = transport(mode).reinjection(ReinjectionMode::Always);
         let lossy = NetConfig {
             loss: 0.02,
             jitter: Duration::from_millis(3),
@@ -267,10 +261,7 @@ fn reinjection_never_duplicates_or_corrupts_data() {
 #[test]
 fn qoe_feedback_reaches_the_server_only_when_negotiated() {
     use mpquic_proto::QoeReport;
-    let with_qoe = |mode| TransportConfig {
-        qoe_feedback: true,
-        ..transport(mode)
-    };
+    let with_qoe = |mode| transport(mode).qoe_feedback(true);
     let (mut pair, ch, sid) = two_paths_with(
         with_qoe(MultipathMode::Mpns),
         with_qoe(MultipathMode::Mpns),
@@ -317,10 +308,7 @@ fn qoe_feedback_reaches_the_server_only_when_negotiated() {
 
 #[test]
 fn idle_path_is_abandoned_and_removed() {
-    let t = TransportConfig {
-        path_idle_timeout: Some(Duration::from_secs(2)),
-        ..transport(MultipathMode::Mpns)
-    };
+    let t = transport(MultipathMode::Mpns).path_idle_timeout(Some(Duration::from_secs(2)));
     let (mut pair, ch, sid) = two_paths_with(t.clone(), t, NetConfig::default(), None, 46);
     let mut tr = Transfer::new(payload(100_000, 2));
     pair.run_until(Duration::from_secs(10), |p| tr.poll(p, ch, sid));
@@ -351,16 +339,11 @@ fn ack_on_all_paths_sends_bounded_copies() {
     // Regression: copies of another path's ACK used to be re-sent on every poll (an ACK storm).
     use mpquic_proto::{AckConfig, RangeOrder};
     for order in [RangeOrder::HighestFirst, RangeOrder::LowestFirst] {
-        let ack = AckConfig {
-            ack_on_all_paths: true,
-            range_order: order,
-            default_range_limit: 4,
-            ..AckConfig::default()
-        };
-        let t = TransportConfig {
-            ack,
-            ..transport(MultipathMode::Spns)
-        };
+        let mut ack = AckConfig::default();
+        ack.ack_on_all_paths = true;
+        ack.range_order = order;
+        ack.default_range_limit = 4;
+        let t = transport(MultipathMode::Spns).ack(ack);
         let (mut pair, ch, sid) = two_paths_with(t.clone(), t, NetConfig::default(), None, 47);
         let mut tr = Transfer::new(payload(1_000_000, 4));
         pair.run_until(Duration::from_secs(60), |p| tr.poll(p, ch, sid));
@@ -384,12 +367,10 @@ fn ack_on_all_paths_sends_bounded_copies() {
 fn spns_ack_path_follows_the_rules() {
     use mpquic_proto::SpnsRules;
     for (rules, seed) in [(SpnsRules::report(), 51), (SpnsRules::naive(), 52)] {
-        let t = TransportConfig {
-            spns_rules: rules,
+        let t = transport(MultipathMode::Spns)
+            .spns_rules(rules)
             // Both paths must carry data for the ACK-path rules to show (ECF may idle one).
-            scheduler: mpquic_proto::scheduler::SchedulerKind::MinRtt,
-            ..transport(MultipathMode::Spns)
-        };
+            .scheduler(mpquic_proto::scheduler::SchedulerKind::MinRtt);
         let slow = NetConfig {
             one_way_delay: Duration::from_millis(40),
             ..NetConfig::default()
@@ -458,10 +439,7 @@ fn datagrams_beside_a_stream_over_two_lossy_paths() {
         (MultipathMode::Mpns, ReinjectionMode::default(), 62),
         (MultipathMode::Mpns, ReinjectionMode::Always, 63),
     ] {
-        let server = TransportConfig {
-            reinjection,
-            ..transport(mode)
-        };
+        let server = transport(mode).reinjection(reinjection);
         let lossy = NetConfig {
             loss: 0.03,
             ..NetConfig::default()

@@ -13,10 +13,7 @@ const SLOW_ONE_WAY_MS: u64 = 30;
 const FAST_ONE_WAY_MS: u64 = 2;
 
 fn transport() -> TransportConfig {
-    TransportConfig {
-        multipath: MultipathMode::Mpns,
-        ..TransportConfig::default()
-    }
+    TransportConfig::default().multipath(MultipathMode::Mpns)
 }
 
 fn one_way(ms: u64) -> NetConfig {

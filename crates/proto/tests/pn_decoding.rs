@@ -23,12 +23,10 @@ fn download(
     key_update_interval: Option<u64>,
     seed: u64,
 ) -> (Pair, ConnectionHandle) {
-    let transport = TransportConfig {
-        multipath: mode,
-        scheduler: SchedulerKind::RoundRobin,
-        key_update_interval,
-        ..TransportConfig::default()
-    };
+    let transport = TransportConfig::default()
+        .multipath(mode)
+        .scheduler(SchedulerKind::RoundRobin)
+        .key_update_interval(key_update_interval);
     let fast = NetConfig {
         one_way_delay: Duration::from_millis(5),
         ..NetConfig::default()

@@ -7,10 +7,7 @@ use common::{payload, NetConfig, Pair};
 use mpquic_proto::{ConnectionHandle, Duration, Event, MultipathMode, TransportConfig};
 
 fn transport(mode: MultipathMode) -> TransportConfig {
-    TransportConfig {
-        multipath: mode,
-        ..TransportConfig::default()
-    }
+    TransportConfig::default().multipath(mode)
 }
 
 /// Client sends `data` on a bidirectional stream; the server reads it.

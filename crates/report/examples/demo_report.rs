@@ -11,16 +11,14 @@ use mpquic_report::{
 };
 use std::path::PathBuf;
 
-/// Tiny deterministic generator so the demo needs no dependencies.
-struct Lcg(u64);
+/// Deterministic demo data from the workspace's one seeded RNG helper
+/// (`mpquic_netsim::rng::stream_rng`, ChaCha20).
+struct DemoRng(rand_chacha::ChaCha20Rng);
 
-impl Lcg {
+impl DemoRng {
+    /// Uniform in [0, 1).
     fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        rand::Rng::gen(&mut self.0)
     }
     /// Log-normal-ish positive sample around `median`.
     fn around(&mut self, median: f64, spread: f64) -> f64 {
@@ -29,7 +27,7 @@ impl Lcg {
     }
 }
 
-fn goodput_section(dir: &std::path::Path, rng: &mut Lcg) -> Result<Section, ReportError> {
+fn goodput_section(dir: &std::path::Path, rng: &mut DemoRng) -> Result<Section, ReportError> {
     let t: Vec<f64> = (0..=200).map(|i| f64::from(i) * 0.05).collect();
     let wifi: Vec<(f64, f64)> = t
         .iter()
@@ -102,7 +100,7 @@ fn goodput_section(dir: &std::path::Path, rng: &mut Lcg) -> Result<Section, Repo
     Ok(s)
 }
 
-fn completion_section(dir: &std::path::Path, rng: &mut Lcg) -> Result<Section, ReportError> {
+fn completion_section(dir: &std::path::Path, rng: &mut DemoRng) -> Result<Section, ReportError> {
     let mp: Vec<f64> = (0..300).map(|_| rng.around(1.2, 0.25)).collect();
     let sp: Vec<f64> = (0..300).map(|_| rng.around(2.0, 0.45)).collect();
     let tcp: Vec<f64> = (0..300).map(|_| rng.around(2.6, 0.6)).collect();
@@ -294,7 +292,7 @@ fn main() -> Result<(), ReportError> {
         .nth(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("target/demo-report"));
-    let mut rng = Lcg(42);
+    let mut rng = DemoRng(mpquic_netsim::rng::stream_rng(42, "report/demo"));
     let report = HtmlReport {
         title: "mpquic lab — demonstration report".into(),
         sections: vec![

@@ -1,95 +1,10 @@
-//! Range checks of the transport settings, so that a scenario file with a value the core or
-//! the peer would refuse fails when it is loaded, naming the key, instead of in the middle of
-//! a run (a transport parameter out of range only shows up as a failed handshake).
+//! Strict parsing of the scenario text: `transport.reinjection` as written, and TOML errors as
+//! one line naming the key. Range checks of the transport settings are
+//! `mpquic_proto::TransportConfig::validate`'s (see `super::transport`).
 
 use mpquic_proto::reinjection::ReinjectionMode;
-use mpquic_proto::AckConfig;
 
 use crate::error::LabError;
-use crate::units::SimDuration;
-
-/// Largest `ack.max_range_limit`: an ACK frame of this many ranges (two varints each, up to
-/// 8 bytes apiece) still fits, with its header, in a 1200-byte datagram; a larger frame could
-/// not be sent at all. The Alibaba report's Maximum_Limit is 64.
-pub const MAX_ACK_RANGES: usize = 64;
-
-/// RFC 9000 §18.2: max_ack_delay values of 2^14 ms or more are invalid.
-const MAX_ACK_DELAY_MS: u64 = (1 << 14) - 1;
-
-/// RFC 9000 §18.2: ack_delay_exponent values above 20 are invalid.
-const MAX_ACK_DELAY_EXPONENT: u8 = 20;
-
-fn out_of_range(key: &str, value: impl std::fmt::Display, expected: &str) -> LabError {
-    LabError::invalid(key, format!("{value} is out of range: expected {expected}"))
-}
-
-/// The `[transport.ack]` table as written (before `ack_range_limit` overrides its default).
-pub(super) fn check_ack(ack: &AckConfig) -> Result<(), LabError> {
-    if ack.ack_eliciting_threshold == 0 {
-        return Err(out_of_range(
-            "transport.ack.ack_eliciting_threshold",
-            0,
-            "at least 1 (1 acknowledges every ack-eliciting packet at once)",
-        ));
-    }
-    if ack.max_ack_delay_ms > MAX_ACK_DELAY_MS {
-        return Err(out_of_range(
-            "transport.ack.max_ack_delay_ms",
-            ack.max_ack_delay_ms,
-            &format!("0..={MAX_ACK_DELAY_MS} (RFC 9000 §18.2)"),
-        ));
-    }
-    if ack.ack_delay_exponent > MAX_ACK_DELAY_EXPONENT {
-        return Err(out_of_range(
-            "transport.ack.ack_delay_exponent",
-            ack.ack_delay_exponent,
-            &format!("0..={MAX_ACK_DELAY_EXPONENT} (RFC 9000 §18.2)"),
-        ));
-    }
-    if !(1..=MAX_ACK_RANGES).contains(&ack.max_range_limit) {
-        return Err(out_of_range(
-            "transport.ack.max_range_limit",
-            ack.max_range_limit,
-            &format!("1..={MAX_ACK_RANGES}"),
-        ));
-    }
-    if !(1..=ack.max_range_limit).contains(&ack.default_range_limit) {
-        return Err(out_of_range(
-            "transport.ack.default_range_limit",
-            ack.default_range_limit,
-            &format!("1..={} (ack.max_range_limit)", ack.max_range_limit),
-        ));
-    }
-    Ok(())
-}
-
-/// `idle_timeout`: zero disables it (RFC 9000 §10.1); otherwise whole milliseconds, the unit
-/// of the max_idle_timeout transport parameter (a sub-millisecond value would be sent as 0,
-/// "disabled", while this endpoint still timed out).
-pub(super) fn check_idle_timeout(t: SimDuration) -> Result<(), LabError> {
-    const MS: u64 = 1_000_000;
-    let nanos = t.nanos();
-    if nanos % MS != 0 {
-        return Err(LabError::invalid(
-            "transport.idle_timeout",
-            format!("{t} is not a whole number of milliseconds (0 disables the idle timeout)"),
-        ));
-    }
-    Ok(())
-}
-
-/// `reinjection`: the QoE thresholds must be ordered (XLINK Alg. 1: lower < upper).
-pub(super) fn check_reinjection(mode: ReinjectionMode) -> Result<(), LabError> {
-    if let ReinjectionMode::Qoe { lower_ms, upper_ms } = mode {
-        if lower_ms >= upper_ms {
-            return Err(LabError::invalid(
-                "transport.reinjection",
-                format!("lower_ms ({lower_ms}) must be below upper_ms ({upper_ms})"),
-            ));
-        }
-    }
-    Ok(())
-}
 
 /// `reinjection` as written: `{ mode = "off" | "always" | "tail" }` or
 /// `{ mode = "qoe", lower_ms = N, upper_ms = N }`. Parsed here rather than by the core's

@@ -13,8 +13,15 @@ use anyhow::Context;
 use mpquic_report::{Cell, Figure, Render, Section, Table};
 use serde::{Deserialize, Serialize};
 
-use crate::error::LabError;
-use crate::scenario::Scenario;
+use mpquic_netsim::PathSpec;
+use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::reinjection::ReinjectionMode;
+use mpquic_proto::scheduler::SchedulerKind;
+use mpquic_proto::{AckConfig, RangeOrder};
+use mpquic_proto::{MultipathMode, SpnsRules};
+
+use crate::scenario::{RecordSettings, Scenario, Workload};
+use crate::units::{ByteSize, SimDuration};
 
 /// One path's figures, as read back from a run's JSON.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -357,28 +364,47 @@ pub fn config_text(suite: &str, runs: &[(String, RunRecord)]) -> String {
     out
 }
 
-/// Parses scenario TOML built by a suite; a bug in a suite if it fails.
-pub fn scenario(toml_text: &str, name: &str) -> Scenario {
-    Scenario::from_toml_str(toml_text, name)
-        .map_err(|e: LabError| format!("{e}"))
-        .unwrap_or_else(|e| panic!("suite built an invalid scenario {name}: {e}\n{toml_text}"))
+/// A suite's scenario, validated as a file would be; a bug in the suite if it is invalid.
+fn checked(scenario: Scenario) -> Scenario {
+    if let Err(e) = scenario.validate() {
+        let name = scenario.name.as_deref().unwrap_or("?");
+        panic!("suite built an invalid scenario {name}: {e}");
+    }
+    scenario
 }
 
-/// Transport and workload settings for [`scenario_toml`].
+/// A multipath design named in a suite's tables (`single`, `spns`, `mpns`, `auto`).
+pub fn multipath_named(name: &str) -> MultipathMode {
+    name.parse()
+        .unwrap_or_else(|e| panic!("a suite table names an unknown design: {e}"))
+}
+
+/// A congestion controller named in a suite's tables (`cubic`, `bbr`, ...).
+pub fn cc_named(name: &str) -> CcAlgorithm {
+    name.parse()
+        .unwrap_or_else(|e| panic!("a suite table names an unknown controller: {e}"))
+}
+
+/// A download of `bytes` bytes.
+pub fn download(bytes: u64) -> Workload {
+    Workload::Download(ByteSize(bytes))
+}
+
+/// Transport and workload settings of a suite's run ([`RunSpec::build`]).
 #[derive(Debug, Clone)]
 pub struct RunSpec<'a> {
     /// Scenario name (the run ID).
     pub name: &'a str,
     /// Seed.
     pub seed: u64,
-    /// Path specs.
+    /// Path specs (the `mpquic sim --path` grammar, [`PathSpec::parse`]).
     pub paths: &'a [String],
-    /// `[workload]` body, e.g. `download = "10MB"`.
-    pub workload: String,
-    /// `single`, `spns` or `mpns`.
-    pub multipath: &'a str,
+    /// The workload.
+    pub workload: Workload,
+    /// Multipath design.
+    pub multipath: MultipathMode,
     /// Congestion controller.
-    pub cc: &'a str,
+    pub cc: CcAlgorithm,
     /// Default_Limit of ACK ranges.
     pub ack_range_limit: Option<usize>,
     /// Virtual time limit in seconds.
@@ -401,36 +427,42 @@ impl RunSpec<'_> {
     }
 
     /// The scenario with the receiver fixes (see [`RunSpec::build_with_ack_fixes`]) and the SPNS
-    /// report's rules (`transport.spns_rules`, e.g. `"naive"`; None: the default, all on).
-    pub fn build_with(&self, fixes: bool, spns_rules: Option<&str>) -> Scenario {
-        let paths: Vec<String> = self.paths.iter().map(|p| format!("{p:?}")).collect();
-        let mut t = format!(
-            "name = {:?}\nseed = {}\ntime_limit = \"{}s\"\npaths = [{}]\n[workload]\n{}\n\
-             [transport]\ncc = {:?}\nmultipath = {:?}\nscheduler = \"min-rtt\"\n\
-             reinjection = {{ mode = \"off\" }}\n",
-            self.name,
-            self.seed,
-            self.time_limit_s,
-            paths.join(", "),
-            self.workload,
-            self.cc,
-            self.multipath,
-        );
-        if let Some(l) = self.ack_range_limit {
-            t.push_str(&format!("ack_range_limit = {l}\n"));
-        }
+    /// report's rules (`transport.spns_rules`; None: the default, all on).
+    pub fn build_with(&self, fixes: bool, spns_rules: Option<SpnsRules>) -> Scenario {
+        let paths = self
+            .paths
+            .iter()
+            .map(|p| {
+                PathSpec::parse(p)
+                    .unwrap_or_else(|e| panic!("suite built an invalid path {p:?}: {e}"))
+            })
+            .collect();
+        let mut s = Scenario::new(paths, self.workload.clone());
+        s.name = Some(self.name.to_owned());
+        s.seed = self.seed;
+        s.time_limit = SimDuration(mpquic_netsim::time::secs(self.time_limit_s));
+        let t = &mut s.transport;
+        t.cc = self.cc;
+        t.multipath = self.multipath;
+        t.scheduler = SchedulerKind::MinRtt;
+        t.reinjection = ReinjectionMode::Off;
+        t.ack_range_limit = self.ack_range_limit;
         if let Some(rules) = spns_rules {
-            t.push_str(&format!("spns_rules = {rules:?}\n"));
+            t.spns_rules = rules;
         }
         if fixes {
-            t.push_str(
-                "[transport.ack]\nack_on_all_paths = true\nrange_order = \"lowest_first\"\n",
-            );
+            let mut ack = AckConfig::default();
+            ack.ack_on_all_paths = true;
+            ack.range_order = RangeOrder::LowestFirst;
+            t.ack = Some(ack);
         }
         if self.time_series {
-            t.push_str("[record]\ntime_series = true\nsample_interval = \"20ms\"\n");
+            s.record = RecordSettings {
+                time_series: true,
+                sample_interval: SimDuration(mpquic_netsim::time::ms(20)),
+            };
         }
-        scenario(&t, self.name)
+        checked(s)
     }
 }
 

@@ -16,9 +16,11 @@ use mpquic_proto::scheduler::SchedulerKind;
 use mpquic_report::{Cell, Section, Table};
 
 use super::common::{config_text, num, run_map, ReportBuilder, ReportOutput, RunRecord, RunSpec};
+use super::common::{download, multipath_named};
 use super::fidelity::{time_limit_s, CONEXT_2017, SPNS_REPORT};
 use super::Suite;
 use crate::scenario::Scenario;
+use mpquic_proto::cc::CcAlgorithm;
 
 /// Rate of the fast path (Mbit/s).
 const FAST_MBIT: f64 = 50.0;
@@ -117,9 +119,9 @@ impl Suite for Hetero {
                     name: &id,
                     seed: seed.wrapping_add(i as u64),
                     paths: if both { &paths[..] } else { &paths[..1] },
-                    workload: format!("download = \"{bytes}B\""),
-                    multipath: mode,
-                    cc: "cubic",
+                    workload: download(bytes),
+                    multipath: multipath_named(mode),
+                    cc: CcAlgorithm::Cubic,
                     ack_range_limit: None,
                     time_limit_s: limit_s,
                     time_series: false,

@@ -18,10 +18,12 @@ use mpquic_report::{stats, Cell, Plot, Section, Table};
 use super::common::{
     config_text, num, reference_table, run_map, ReportBuilder, ReportOutput, RunRecord, RunSpec,
 };
+use super::common::{download, multipath_named};
 use super::fidelity::CONEXT_2017;
 use super::wsp;
 use super::Suite;
 use crate::scenario::Scenario;
+use mpquic_proto::cc::CcAlgorithm;
 use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 
@@ -93,9 +95,9 @@ fn point_runs(
                 name: &id,
                 seed,
                 paths: p,
-                workload: format!("download = \"{bytes}B\""),
-                multipath: mode,
-                cc: "cubic",
+                workload: download(bytes),
+                multipath: multipath_named(mode),
+                cc: CcAlgorithm::Cubic,
                 ack_range_limit: None,
                 time_limit_s: limit_s,
                 time_series: false,
@@ -152,9 +154,9 @@ impl Suite for MpVsSp {
                 name: &id,
                 seed,
                 paths: p,
-                workload: format!("download = \"{handover_bytes}B\""),
-                multipath: mode,
-                cc: "cubic",
+                workload: download(handover_bytes),
+                multipath: multipath_named(mode),
+                cc: CcAlgorithm::Cubic,
                 ack_range_limit: None,
                 time_limit_s: 60,
                 time_series: false,

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use mpquic_report::{stats, Cell, Plot, Section, Table};
 
+use super::common::{cc_named, download, multipath_named};
 use super::common::{
     config_text, num, reference_table, ReportBuilder, ReportOutput, RunRecord, RunSpec,
 };
@@ -23,6 +24,7 @@ use super::fidelity::{completed_of, completion_note, time_limit_s, CCR_2022, SPN
 use super::wsp;
 use super::Suite;
 use crate::scenario::Scenario;
+use mpquic_proto::SpnsRules;
 
 /// The `pn-space-debate` suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -152,14 +154,14 @@ impl Suite for PnSpaceDebate {
                         name: &id,
                         seed: seed.wrapping_add(i as u64),
                         paths: &paths,
-                        workload: format!("download = \"{bytes}B\""),
-                        multipath: c.0,
-                        cc: c.1,
+                        workload: download(bytes),
+                        multipath: multipath_named(c.0),
+                        cc: cc_named(c.1),
                         ack_range_limit: Some(c.2),
                         time_limit_s: limit_s,
                         time_series: false,
                     };
-                    let naive = (c.3 == Variant::Naive).then_some("naive");
+                    let naive = (c.3 == Variant::Naive).then(SpnsRules::naive);
                     out.push((id.clone(), spec.build_with(c.3 == Variant::Fixes, naive)));
                 }
             }

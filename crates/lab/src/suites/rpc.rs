@@ -19,6 +19,7 @@ use std::path::Path;
 
 use mpquic_report::{BarChart, Cell, Plot, Section, Table};
 
+use super::common::multipath_named;
 use super::common::{
     config_text, mean_of, num, rate_pct, reference_table, ReportBuilder, ReportOutput, RunRecord,
     RunSpec,
@@ -28,7 +29,11 @@ use super::fidelity::{
 };
 use super::wsp;
 use super::Suite;
+use crate::h3sim::Protocol;
 use crate::scenario::Scenario;
+use crate::scenario::Workload;
+use crate::units::ByteSize;
+use mpquic_proto::cc::CcAlgorithm;
 
 /// The `rpc` suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -116,12 +121,10 @@ impl Suite for Rpc {
     fn runs(&self, quick: bool, seed: u64) -> Vec<(String, Scenario)> {
         let n = self.tiny.unwrap_or(if quick { 12 } else { 60 });
         let total: u64 = sizes().iter().sum();
-        let sizes: Vec<String> = sizes().iter().map(|s| format!("\"{s}B\"")).collect();
-        let workload = |protocol: &str| {
-            format!(
-                "requests = {{ sizes = [{}], connections = {CONNECTIONS}{protocol} }}",
-                sizes.join(", ")
-            )
+        let workload = |protocol| Workload::ShortConnections {
+            sizes: sizes().into_iter().map(ByteSize).collect(),
+            connections: CONNECTIONS,
+            protocol,
         };
         let mut out = Vec::new();
         let arms = || all_designs().chain(ZERO_RTT_DESIGNS);
@@ -145,17 +148,17 @@ impl Suite for Rpc {
                 // The custom protocol is the default: its scenarios (and results) stay
                 // as they were before the HTTP/3 arms existed.
                 let protocol = if tag.ends_with("-h3") {
-                    ", protocol = \"h3\""
+                    Protocol::H3
                 } else {
-                    ""
+                    Protocol::Custom
                 };
                 let spec = RunSpec {
                     name: &id,
                     seed: seed.wrapping_add(i as u64),
                     paths: &paths,
                     workload: workload(protocol),
-                    multipath: mode,
-                    cc: "cubic",
+                    multipath: multipath_named(mode),
+                    cc: CcAlgorithm::Cubic,
                     ack_range_limit: Some(limit),
                     time_limit_s: limit_s,
                     time_series: false,

@@ -12,7 +12,10 @@
 
 use std::path::Path;
 
+use super::common::download;
+use mpquic_proto::cc::CcAlgorithm;
 use mpquic_proto::scheduler::SchedulerKind;
+use mpquic_proto::MultipathMode;
 use mpquic_report::{Cell, Section, Table};
 
 use super::common::{config_text, num, rate_pct, ReportBuilder, ReportOutput, RunRecord, RunSpec};
@@ -101,9 +104,9 @@ impl Suite for SimVsReal {
                     name: id,
                     seed,
                     paths: &paths,
-                    workload: format!("download = \"{bytes}B\""),
-                    multipath: "mpns",
-                    cc: "cubic",
+                    workload: download(bytes),
+                    multipath: MultipathMode::Mpns,
+                    cc: CcAlgorithm::Cubic,
                     ack_range_limit: None,
                     time_limit_s: 120,
                     time_series: false,

@@ -17,9 +17,11 @@ use super::common::{
     config_text, mean_of, num, rate_pct, reference_table, ReportBuilder, ReportOutput, RunRecord,
     RunSpec,
 };
+use super::common::{download, multipath_named};
 use super::fidelity::{completed_of, completion_note, time_limit_s, CCR_2022, SPNS_REPORT};
 use super::Suite;
 use crate::scenario::Scenario;
+use mpquic_proto::cc::CcAlgorithm;
 
 /// The `spns-rules` suite.
 #[derive(Debug, Clone, Copy, Default)]
@@ -131,15 +133,14 @@ impl Suite for SpnsRulesSuite {
                     name: &id,
                     seed: seed.wrapping_add(k as u64),
                     paths: &paths,
-                    workload: format!("download = \"{bytes}B\""),
-                    multipath: arm.multipath,
-                    cc: "cubic",
+                    workload: download(bytes),
+                    multipath: multipath_named(arm.multipath),
+                    cc: CcAlgorithm::Cubic,
                     ack_range_limit: None,
                     time_limit_s: limit_s,
                     time_series: false,
                 };
-                let rules = arm.rules.to_string();
-                let scenario = spec.build_with(false, Some(&rules));
+                let scenario = spec.build_with(false, Some(arm.rules));
                 out.push((id, scenario));
             }
         }

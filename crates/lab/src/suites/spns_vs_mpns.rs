@@ -20,11 +20,14 @@ use super::common::{
     config_text, histogram_cdf, mean_of, num, rate_pct, reference_table, run_map, ReportBuilder,
     ReportOutput, RunRecord, RunSpec,
 };
+use super::common::{download, multipath_named};
 use super::fidelity::{self, completed_of, completion_note, SPNS_REPORT};
 use super::spns_vs_mpns_fidelity::{differences, traces_section};
 use super::trace_dir::trace_roles;
 use super::{Suite, SuiteOptions};
 use crate::scenario::Scenario;
+use mpquic_proto::cc::CcAlgorithm;
+use mpquic_proto::MultipathMode;
 
 /// The virtual time limit floor of a run (s); a larger transfer over a
 /// slower pair gets more (see [`fidelity::time_limit_s`]).
@@ -107,9 +110,13 @@ impl SpnsVsMpns {
                     name: &id,
                     seed: seed.wrapping_add(k as u64),
                     paths: &paths,
-                    workload: format!("download = \"{bytes}B\""),
-                    multipath: if limit.is_some() { "spns" } else { "mpns" },
-                    cc: "cubic",
+                    workload: download(bytes),
+                    multipath: if limit.is_some() {
+                        MultipathMode::Spns
+                    } else {
+                        MultipathMode::Mpns
+                    },
+                    cc: CcAlgorithm::Cubic,
                     ack_range_limit: limit.or(Some(DEFAULT_LIMIT)),
                     time_limit_s: limit_s,
                     time_series: k == 0 && limit.is_none_or(|l| l == DEFAULT_LIMIT),
@@ -122,9 +129,9 @@ impl SpnsVsMpns {
                     name: &id,
                     seed: seed.wrapping_add(k as u64),
                     paths: &paths,
-                    workload: format!("download = \"{bytes}B\""),
-                    multipath: design,
-                    cc: "cubic",
+                    workload: download(bytes),
+                    multipath: multipath_named(design),
+                    cc: CcAlgorithm::Cubic,
                     ack_range_limit: Some(DEFAULT_LIMIT),
                     time_limit_s: limit_s,
                     time_series: false,

@@ -34,10 +34,7 @@ pub fn addr(s: &str) -> SocketAddr {
 }
 
 pub fn transport(mode: MultipathMode) -> TransportConfig {
-    TransportConfig {
-        multipath: mode,
-        ..TransportConfig::default()
-    }
+    TransportConfig::default().multipath(mode)
 }
 
 pub fn init_tracing() {

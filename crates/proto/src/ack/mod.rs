@@ -42,9 +42,10 @@ pub enum AckPathChoice {
     LowestRtt,
 }
 
-/// ACK policy settings.
+/// ACK policy settings (checked by [`crate::TransportConfig::validate`]).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AckConfig {
     /// Ack-eliciting packets received on a path before an ACK is sent at once (RFC 9000 §13.2.2: 2).
     pub ack_eliciting_threshold: u32,

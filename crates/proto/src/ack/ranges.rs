@@ -23,8 +23,10 @@ pub fn select_ranges(
     config: &AckConfig,
     rules: &SpnsRules,
 ) -> Vec<RangeInclusive<u64>> {
-    let hard_limit = config.max_range_limit.max(1);
-    let default_limit = config.default_range_limit.clamp(1, hard_limit);
+    // TransportConfig::validate, the one check of these limits, guarantees
+    // 1 <= default_range_limit <= max_range_limit.
+    let hard_limit = config.max_range_limit;
+    let default_limit = config.default_range_limit;
     // The common case (within the limit) returns these as they are.
     let mut head: Vec<RangeInclusive<u64>> = Vec::with_capacity(default_limit + 1);
     head.extend(desc(record, largest).take(default_limit + 1));
@@ -275,12 +277,12 @@ mod tests {
         config: &AckConfig,
         rules: &SpnsRules,
     ) -> Vec<RangeInclusive<u64>> {
-        let hard_limit = config.max_range_limit.max(1);
+        let hard_limit = config.max_range_limit;
         let mut all: Vec<RangeInclusive<u64>> = record
             .ack_ranges_desc(largest)
             .map(|r| r.start..=r.end - 1)
             .collect();
-        let default_limit = config.default_range_limit.clamp(1, hard_limit);
+        let default_limit = config.default_range_limit;
         if all.len() <= default_limit {
             return all;
         }
@@ -343,7 +345,7 @@ mod tests {
             later in proptest::collection::vec(0u64..320, 0..25),
             largest in 0u64..330,
             default in 1usize..8,
-            max in 1usize..12,
+            above_default in 0usize..5,
             lowest_first in proptest::bool::ANY,
             two_limits in proptest::bool::ANY,
         ) {
@@ -353,7 +355,8 @@ mod tests {
                 rec.on_received(pn, Timestamp::ZERO);
             }
             let order = if lowest_first { RangeOrder::LowestFirst } else { RangeOrder::HighestFirst };
-            let cfg = config(default, max, order);
+            // Valid limits only (TransportConfig::validate): default <= max.
+            let cfg = config(default, default + above_default, order);
             let rules = SpnsRules::report()
                 .with(crate::spns_rules::SpnsRule::TwoRangeLimits, two_limits);
             proptest::prop_assert_eq!(

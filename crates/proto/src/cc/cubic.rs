@@ -513,7 +513,7 @@ impl CongestionController for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::new_reno::sim::{self, ms, Harness};
+    use crate::cc::test_sim::{self as sim, ms, Harness};
 
     const MSS: u64 = 1200;
     const MSS_F: f64 = MSS as f64;

@@ -146,7 +146,7 @@ impl CongestionController for Lia {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::new_reno::sim::{self, Harness};
+    use crate::cc::test_sim::{self as sim, Harness};
 
     const MSS: u64 = 1200;
 

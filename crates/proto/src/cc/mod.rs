@@ -20,6 +20,8 @@ pub mod new_reno;
 pub mod olia;
 pub mod pacer;
 pub mod registry;
+#[cfg(test)]
+pub(crate) mod test_sim;
 
 pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState, RateSample};
 pub use pacer::Pacer;

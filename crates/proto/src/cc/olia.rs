@@ -189,7 +189,7 @@ impl CongestionController for Olia {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::new_reno::sim::{self, Harness};
+    use crate::cc::test_sim::{self as sim, Harness};
     use crate::time::Duration;
 
     const MSS: u64 = 1200;

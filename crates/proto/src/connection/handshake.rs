@@ -79,6 +79,9 @@ pub enum ConnectError {
     Tls(String),
     #[error("invalid server name '{0}'")]
     InvalidServerName(String),
+    /// The transport configuration is invalid ([`crate::TransportConfig::validate`]).
+    #[error("invalid transport configuration: {0}")]
+    Config(#[from] crate::ConfigError),
 }
 
 /// RFC 9000 §10.3.2: a stateless reset token derived from a static key and the CID.

@@ -241,6 +241,7 @@ impl Endpoint {
         remote: SocketAddr,
         server_name: &str,
     ) -> Result<ConnectionHandle, ConnectError> {
+        config.validate()?;
         let params = self.connection_params(now, local, remote);
         let conn = Connection::new_client(config, server_name, params)?;
         Ok(self.insert(conn))

@@ -63,6 +63,7 @@ pub const MAX_STREAM_COUNT: u64 = 1 << 60;
 
 /// Stream and flow-control limits of one endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StreamsConfig {
     /// Initial connection receive window (initial_max_data).
     pub max_data: u64,

@@ -1,7 +1,7 @@
 //! Unit and closed-loop tests of BBRv3.
 
 use super::*;
-use crate::cc::new_reno::sim::{self, ms};
+use crate::cc::test_sim::{self as sim, ms};
 use crate::recovery::rtt::RttEstimator;
 
 const MSS: u64 = 1200;

@@ -17,17 +17,10 @@ const PACKETS_PER_STEP: usize = 12;
 const STEP: Duration = Duration::from_millis(10);
 const RTT: Duration = Duration::from_millis(40);
 
-/// Deterministic xorshift64.
-struct Rng(u64);
+use rand_core::RngCore;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+/// The deterministic random stream of a test run (the workspace's one seeded RNG helper).
+type Rng = rand_chacha::ChaCha20Rng;
 
 /// The bytes stream `id` carries in the direction where it has `len` bytes.
 fn pattern(id: StreamId, len: usize, response: bool) -> Vec<u8> {
@@ -201,8 +194,8 @@ fn send_packets(
             assert!(!app.streams.has_pending_data() && !app.streams.has_pending_control());
             return;
         }
-        let delay = 1 + rng.next() % 4;
-        let roll = rng.next() % 100;
+        let delay = 1 + rng.next_u64() % 4;
+        let roll = rng.next_u64() % 100;
         if roll < 10 {
             // Lost, detected a few steps later.
             events.push((step + 5, Event::Lost { sender: from, sent }));
@@ -263,7 +256,7 @@ fn run_pair(seed: u64) {
         .to_open
         .push((Dir::Uni, pattern(id, SERVER_UNI, false)));
 
-    let mut rng = Rng(seed);
+    let mut rng = mpquic_netsim::rng::stream_rng(seed, "proto/streams/pair");
     let mut events: Vec<(u64, Event)> = Vec::new();
     let mut step = 0;
     while !(apps[0].done() && apps[1].done()) {
