@@ -212,7 +212,9 @@ pub const DEFAULT_DATAGRAM_SEND_BUFFER: usize = 1024 * 1024;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ClientConfig {
+    /// The rustls client configuration (TLS 1.3, ALPN set).
     pub tls: Arc<rustls::ClientConfig>,
+    /// Transport settings of connections made with this configuration.
     pub transport: Arc<TransportConfig>,
     /// Where address-validation tokens from NEW_TOKEN frames are kept for later connections to
     /// the same server (RFC 9000 §8.1.3); None: tokens are ignored.
@@ -270,7 +272,9 @@ impl TokenStore for TokenMemoryStore {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ServerConfig {
+    /// The rustls server configuration (TLS 1.3, certificate, ALPN).
     pub tls: Arc<rustls::ServerConfig>,
+    /// Transport settings of the connections this server accepts.
     pub transport: Arc<TransportConfig>,
     /// Refuse new connections (CONNECTION_REFUSED) when this many are open.
     pub max_connections: usize,
@@ -326,7 +330,10 @@ pub enum RetryPolicy {
     /// Always: every client without a valid token must prove its address first.
     Always,
     /// Only while at least this many handshakes are in progress.
-    UnderLoad { handshakes: usize },
+    UnderLoad {
+        /// Handshakes in progress from which on Retry is required.
+        handshakes: usize,
+    },
 }
 
 impl std::str::FromStr for RetryPolicy {
@@ -350,7 +357,9 @@ impl std::str::FromStr for RetryPolicy {
 /// invalidating tokens already handed out.
 #[derive(Clone)]
 pub struct TokenKeys {
+    /// The key new tokens are sealed with.
     pub current: [u8; 32],
+    /// Earlier keys whose tokens are still accepted (key rotation).
     pub previous: Vec<[u8; 32]>,
 }
 

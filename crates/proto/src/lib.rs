@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! mpquic-proto: the sans-IO core of mpquic. No sockets, no threads, no clock reads, no global RNG:
 //! time is passed in as [`Timestamp`], randomness is injected, datagrams go in and out as bytes.
 

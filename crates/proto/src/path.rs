@@ -24,7 +24,9 @@ pub const AMPLIFICATION_FACTOR: u64 = 3;
 pub enum Validation {
     /// PATH_CHALLENGE outstanding (or to be sent).
     Pending,
+    /// A PATH_RESPONSE matched our challenge (RFC 9000 §8.2.3).
     Validated,
+    /// No response within the validation timeout (RFC 9000 §8.2.4), or the path was abandoned.
     Failed,
 }
 
@@ -42,12 +44,19 @@ pub enum PathState {
 /// Per-path counters.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct PathCounters {
+    /// Packets sent on the path.
     pub packets_sent: u64,
+    /// Bytes of those packets (UDP payload).
     pub bytes_sent: u64,
+    /// Packets received on the path (authenticated).
     pub packets_received: u64,
+    /// Bytes of those packets (UDP payload).
     pub bytes_received: u64,
+    /// Packets sent on the path and declared lost (RFC 9002 §6.1).
     pub packets_lost: u64,
+    /// Bytes of those packets.
     pub bytes_lost: u64,
+    /// Of `packets_lost`, acknowledged later: the loss declaration was spurious.
     pub spurious_losses: u64,
     /// Of `packets_lost`, declared by the time threshold (RFC 9002 §6.1.2); the rest by the
     /// packet threshold (§6.1.1).
@@ -56,11 +65,17 @@ pub struct PathCounters {
     pub time_threshold_spurious: u64,
     /// Window reductions undone because every loss behind them was spurious (RFC 9438 §4.9).
     pub congestion_undos: u64,
+    /// ACK frames sent on the path.
     pub ack_frames_sent: u64,
+    /// Bytes of those ACK frames.
     pub ack_frame_bytes: u64,
+    /// Stream payload bytes sent on the path, retransmissions included.
     pub stream_bytes_sent: u64,
+    /// Of `stream_bytes_sent`, bytes sent again after a loss (or re-injected).
     pub retransmitted_bytes: u64,
+    /// Probe timeouts that fired on the path (RFC 9002 §6.2).
     pub pto_count_total: u64,
+    /// RTT samples taken for the path (RFC 9002 §5.1).
     pub rtt_samples: u64,
     /// Of `rtt_samples`, round trips on the path itself (an ACK received on the path for a
     /// packet sent on it). Once there is one, the minimum RTT comes from such samples only.
@@ -71,30 +86,46 @@ pub struct PathCounters {
     /// DATAGRAM frames (RFC 9221) sent on the path (each datagram once), received on it, and
     /// of the sent ones, in packets declared lost.
     pub datagram_frames_sent: u64,
+    /// DATAGRAM frames received on the path.
     pub datagram_frames_received: u64,
+    /// DATAGRAM frames sent on the path in packets declared lost.
     pub datagram_frames_lost: u64,
 }
 
 /// Snapshot of a path for the API and the lab.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PathStats {
+    /// The path ID (0 for the handshake path; RFC 10069 §2).
     pub id: PathId,
+    /// Our address of the path.
     pub local: SocketAddr,
+    /// The peer's address of the path.
     pub remote: SocketAddr,
+    /// Path validation state (RFC 9000 §8.2).
     pub validation: Validation,
+    /// Whether either side marked the path as backup (RFC 10069 §3.3).
     pub backup: bool,
+    /// Whether the path was abandoned (RFC 10069 §3.4).
     pub abandoned: bool,
+    /// Smoothed RTT in milliseconds (RFC 9002 §5.3).
     pub srtt_ms: f64,
+    /// Minimum RTT in milliseconds (RFC 9002 §5.2).
     pub min_rtt_ms: f64,
+    /// RTT variation in milliseconds (RFC 9002 §5.3).
     pub rttvar_ms: f64,
+    /// Congestion window in bytes.
     pub cwnd: u64,
+    /// Bytes sent on the path and neither acknowledged nor declared lost.
     pub bytes_in_flight: u64,
     /// Current maximum UDP payload of the path in bytes (path MTU discovery, RFC 9000 §14.3).
     pub mtu: u64,
     /// Path MTU discovery state (RFC 8899 §5.2).
     pub mtu_phase: crate::mtud::Phase,
+    /// Path MTU discovery probes sent, acknowledged and lost.
     pub mtu_counters: crate::mtud::MtuCounters,
+    /// The congestion controller's own statistics.
     pub cc: CcStats,
+    /// Packet, byte, loss and frame counters of the path.
     pub counters: PathCounters,
     /// ECN validation state and counts (RFC 9000 §13.4).
     pub ecn: crate::ecn::EcnPathStats,

@@ -95,6 +95,7 @@ impl Default for AckConfig {
 }
 
 impl AckConfig {
+    /// The largest ACK delay we promise the peer (`max_ack_delay_ms` as a duration, RFC 9000 §18.2).
     pub fn max_ack_delay(&self) -> Duration {
         Duration::from_millis(self.max_ack_delay_ms)
     }

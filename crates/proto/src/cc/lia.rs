@@ -16,7 +16,9 @@ use crate::time::{Duration, Timestamp};
 /// A path's congestion window (bytes) and RTT (seconds), as RFC 6356 §3 uses them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PathWindow {
+    /// Congestion window in bytes.
     pub cwnd: f64,
+    /// Smoothed round-trip time in seconds.
     pub rtt: f64,
 }
 

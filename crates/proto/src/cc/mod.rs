@@ -56,6 +56,7 @@ impl CcConfig {
 /// One acknowledgement's worth of newly acknowledged, in-flight packets on a path.
 #[derive(Debug, Clone)]
 pub struct AckEvent<'a> {
+    /// When the acknowledgement was processed.
     pub now: Timestamp,
     /// Bytes newly acknowledged that were counted in flight.
     pub bytes_acked: u64,
@@ -78,7 +79,9 @@ pub struct AckEvent<'a> {
 /// Packets declared lost on a path by one loss-detection run.
 #[derive(Debug, Clone)]
 pub struct LossEvent<'a> {
+    /// When the loss was detected.
     pub now: Timestamp,
+    /// Bytes newly declared lost that were counted in flight.
     pub lost_bytes: u64,
     /// Send time of the most recently sent lost packet (RFC 9002 §7.3.2 congestion recovery start).
     pub largest_lost_sent_time: Timestamp,
@@ -87,7 +90,9 @@ pub struct LossEvent<'a> {
     /// RFC 9002 §7.1: the event is an increase of the peer's ECN-CE count (`lost_bytes` is
     /// then zero); `largest_lost_sent_time` is the largest acknowledged packet's send time.
     pub ecn_ce: bool,
+    /// Bytes in flight on this path after removing the lost packets.
     pub bytes_in_flight: u64,
+    /// This path's RTT estimator (for persistent congestion and recovery periods).
     pub rtt: &'a RttEstimator,
 }
 
@@ -108,7 +113,9 @@ pub struct CouplingState {
 /// the caller's own.
 #[derive(Debug, Clone, Copy)]
 pub struct Coupling<'a> {
+    /// One entry per path of the connection, in path order.
     pub paths: &'a [CouplingState],
+    /// The index in `paths` of the caller's own path.
     pub own: usize,
 }
 
@@ -125,7 +132,9 @@ impl Coupling<'_> {
 /// Statistics of a controller, for path statistics and the lab.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct CcStats {
+    /// Congestion window in bytes.
     pub cwnd: u64,
+    /// Slow-start threshold in bytes; None while it is still infinite (RFC 9002 §7.3.1).
     pub ssthresh: Option<u64>,
     /// Pacing rate in bytes per second, if the controller sets one.
     pub pacing_rate: Option<u64>,
@@ -133,6 +142,7 @@ pub struct CcStats {
     pub bandwidth_estimate: Option<u64>,
     /// Name of the current state (e.g. "slow_start", "congestion_avoidance", "probe_bw").
     pub state: &'static str,
+    /// Window reductions so far (one per congestion event, RFC 9002 §7.3.2).
     pub congestion_events: u64,
 }
 
@@ -188,8 +198,10 @@ pub trait CongestionController: Send + Debug {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CcAlgorithm {
+    /// NewReno (RFC 9002 §7.3).
     NewReno,
     #[default]
+    /// CUBIC (RFC 9438) with HyStart++ (RFC 9406); the default.
     Cubic,
     /// BBRv3 (draft-ietf-ccwg-bbr); needs pacing and delivery-rate samples.
     Bbr,

@@ -33,8 +33,11 @@ use crate::time::Timestamp;
 /// One path as OLIA sees it: window (bytes), RTT (seconds) and l (bytes).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OliaPath {
+    /// Congestion window in bytes.
     pub cwnd: f64,
+    /// Smoothed round-trip time in seconds.
     pub rtt: f64,
+    /// OLIA's l_r in bytes: acknowledged between the last two losses (or since the last loss, if larger).
     pub inter_loss_bytes: f64,
 }
 

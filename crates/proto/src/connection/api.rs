@@ -18,16 +18,27 @@ pub enum ConnectionError {
     /// The peer closed with a transport error code.
     #[error("peer closed the connection: {code:#x} ({reason})")]
     PeerTransportClose {
+        /// The transport error code (RFC 9000 §20.1).
         code: u64,
+        /// The frame type that triggered the error, if the peer named one.
         frame_type: Option<u64>,
+        /// The reason phrase the peer sent.
         reason: String,
     },
     /// The peer's application closed.
     #[error("peer application closed the connection: code {code} ({reason})")]
-    PeerApplicationClose { code: u64, reason: String },
+    PeerApplicationClose {
+        /// The application's error code.
+        code: u64,
+        /// The reason phrase the peer sent.
+        reason: String,
+    },
     /// Our application closed.
     #[error("closed locally: code {code}")]
-    LocallyClosed { code: u64 },
+    LocallyClosed {
+        /// The application's error code.
+        code: u64,
+    },
     /// No packet for the idle timeout (RFC 9000 §10.1).
     #[error("idle timeout")]
     TimedOut,
@@ -43,18 +54,42 @@ pub enum ConnectionError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathEvent {
     /// A path exists (opened by us, or the peer started using a new path ID).
-    Opened { id: PathId },
+    Opened {
+        /// The path.
+        id: PathId,
+    },
     /// Path validation succeeded (RFC 9000 §8.2).
-    Validated { id: PathId },
+    Validated {
+        /// The path.
+        id: PathId,
+    },
     /// Path validation failed or the path stopped delivering; data moved to other paths.
-    Failed { id: PathId },
+    Failed {
+        /// The path.
+        id: PathId,
+    },
     /// The peer advertised a new status for the path (PATH_STATUS_BACKUP or
     /// PATH_STATUS_AVAILABLE, RFC 10069 §3.3).
-    StatusChanged { id: PathId, backup: bool },
+    StatusChanged {
+        /// The path.
+        id: PathId,
+        /// True: backup; false: available.
+        backup: bool,
+    },
     /// Our application changed the status we advertise for the path (`set_path_status`).
-    LocalStatusChanged { id: PathId, backup: bool },
+    LocalStatusChanged {
+        /// The path.
+        id: PathId,
+        /// True: backup; false: available.
+        backup: bool,
+    },
     /// PATH_ABANDON sent or received with this error code (RFC 10069 §3.4).
-    Abandoned { id: PathId, error_code: u64 },
+    Abandoned {
+        /// The path.
+        id: PathId,
+        /// The application error code of the PATH_ABANDON frame.
+        error_code: u64,
+    },
 }
 
 /// Events for the application.
@@ -64,7 +99,9 @@ pub enum Event {
     Connected,
     /// The connection ended.
     ConnectionLost(ConnectionError),
+    /// A stream became readable, writable, finished, reset or was opened by the peer.
     Stream(StreamEvent),
+    /// A path was opened, validated, failed, changed status or was abandoned.
     Path(PathEvent),
     /// A datagram arrived while none was waiting to be read (RFC 9221): call
     /// [`Connection::recv_datagram`] until it returns None. Like quinn's event, it is not
@@ -76,16 +113,22 @@ pub enum Event {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
     #[error("multipath was not negotiated with the peer")]
+    /// The peer did not negotiate multipath, so no path beyond the first exists.
     MultipathNotNegotiated,
     #[error("the peer allows no more path IDs (MAX_PATH_ID)")]
+    /// Every path ID the peer allows is in use (RFC 10069 §6.2 MAX_PATH_ID).
     PathIdLimit,
     #[error("no connection ID available for a new path")]
+    /// The peer has not issued a connection ID for the next path ID yet.
     NoConnectionId,
     #[error("only clients open paths (RFC 10069 §3)")]
+    /// Only clients open paths (RFC 10069 §3).
     ServerCannotOpen,
     #[error("unknown or closed path {0}")]
+    /// No open path has this ID.
     UnknownPath(PathId),
     #[error("the handshake has not completed")]
+    /// The handshake has not completed.
     NotEstablished,
 }
 

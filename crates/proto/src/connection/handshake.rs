@@ -76,8 +76,10 @@ impl std::fmt::Debug for ServerAccept {
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
     #[error("TLS configuration: {0}")]
+    /// rustls refused the TLS configuration.
     Tls(String),
     #[error("invalid server name '{0}'")]
+    /// The server name is not a valid DNS name or IP address.
     InvalidServerName(String),
     /// The transport configuration is invalid ([`crate::TransportConfig::validate`]).
     #[error("invalid transport configuration: {0}")]

@@ -54,8 +54,11 @@ pub use api::{ConnectionError, Event, PathError, PathEvent};
 /// One outgoing datagram, written into the caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transmit {
+    /// The local address to send from.
     pub local: SocketAddr,
+    /// The peer address to send to.
     pub remote: SocketAddr,
+    /// Bytes of the datagram written into the buffer.
     pub size: usize,
     /// ECN codepoint for the IP header (RFC 9000 §13.4.2: ECT(0) while the path's ECN
     /// validation is testing or capable); None = Not-ECT.

@@ -43,6 +43,7 @@ pub struct ReinjectionContext {
 pub struct SourcePath {
     /// RFC 9002 §5: smoothed and minimum RTT.
     pub srtt: Duration,
+    /// Minimum RTT of the path (RFC 9002 §5.2).
     pub min_rtt: Duration,
     /// Bytes per second the path delivers: its latest delivery-rate sample, or cwnd / srtt
     /// before the first one.
@@ -51,12 +52,14 @@ pub struct SourcePath {
 
 /// Decides whether a tail packet is re-injected on another path.
 pub trait ReinjectionPolicy: std::fmt::Debug + Send {
+    /// Whether the packet described by `ctx` is copied onto another path.
     fn should_reinject(&self, ctx: &ReinjectionContext) -> bool;
     /// Whether the policy never re-injects anything, so the connection can skip preparing the
     /// context altogether. Default: no.
     fn is_off(&self) -> bool {
         false
     }
+    /// The policy's registered name.
     fn name(&self) -> &'static str;
 }
 
@@ -93,7 +96,9 @@ impl ReinjectionPolicy for Always {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "mode")]
 pub enum ReinjectionMode {
+    /// Never re-inject.
     Off,
+    /// Re-inject every tail packet (XLINK's "without QoE control").
     Always,
     /// Copy a tail packet only when it would arrive later on its path than a copy on another
     /// path ([`StrandedTail`]): the tail of a transfer does not wait on a slow path. The
@@ -102,7 +107,9 @@ pub enum ReinjectionMode {
     Tail,
     /// XLINK Alg. 1 with play-time-left thresholds in milliseconds (lower < upper).
     Qoe {
+        /// Below this play time left (ms) re-injection is always on.
         lower_ms: u64,
+        /// Above this play time left (ms) re-injection is off; in between it follows XLINK Alg. 1.
         upper_ms: u64,
     },
 }
@@ -134,6 +141,7 @@ impl ReinjectionMode {
         self.factory().build()
     }
 
+    /// Whether this mode never re-injects anything.
     pub fn is_off(self) -> bool {
         self == ReinjectionMode::Off
     }

@@ -6,6 +6,7 @@ use super::{lowest_rtt, Backlog, PathView, Scheduler};
 use crate::path::PathId;
 
 #[derive(Debug, Default)]
+/// Min-RTT over the available paths; backup paths only when no available path works (RFC 10069 §3.3).
 pub struct BackupAware;
 
 impl Scheduler for BackupAware {

@@ -23,6 +23,7 @@ const LAMBDA_UP: u64 = 100;
 const LAMBDA_DOWN: u64 = 25;
 
 #[derive(Debug)]
+/// BLEST (Ferlin et al., IFIP Networking 2016): skips a slow path whose packets would block the receive window.
 pub struct Blest {
     /// Correction factor λ (thousandths).
     lambda: u64,

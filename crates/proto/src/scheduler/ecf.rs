@@ -15,6 +15,7 @@ const BETA_NUM: u128 = 1;
 const BETA_DEN: u128 = 4;
 
 #[derive(Debug, Default)]
+/// ECF, Earliest Completion First (Lim et al., CoNEXT 2017): waits for the fastest path when that completes the backlog sooner.
 pub struct Ecf {
     /// Algorithm 1's `waiting`: the previous decision was to wait for the fastest path.
     waiting: bool,

@@ -27,13 +27,17 @@ use crate::time::{Duration, Timestamp};
 /// What a scheduler may know about one path.
 #[derive(Debug, Clone, Copy)]
 pub struct PathView {
+    /// The path ID.
     pub id: PathId,
+    /// Smoothed RTT (RFC 9002 §5.3).
     pub srtt: Duration,
     /// RTT variation (RFC 9002 §5.3 `rttvar`); ECF's σ.
     pub rttvar: Duration,
     /// Whether an RTT sample exists (otherwise `srtt` is the initial guess).
     pub rtt_known: bool,
+    /// Congestion window in bytes.
     pub cwnd: u64,
+    /// Bytes sent and neither acknowledged nor declared lost.
     pub bytes_in_flight: u64,
     /// The controller's pacing rate in bytes per second.
     pub pacing_rate: u64,
@@ -54,6 +58,7 @@ pub struct PathView {
 /// the same way for SPNS and MPNS.
 #[derive(Debug, Clone, Copy)]
 pub struct Backlog {
+    /// When the choice is made.
     pub now: Timestamp,
     /// Stream bytes written by the application and never sent (the send buffer backlog, ECF's
     /// `k` in bytes). Lost data waiting for retransmission is not counted.
@@ -75,6 +80,7 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn duplicates(&self) -> bool {
         false
     }
+    /// The scheduler's registered name.
     fn name(&self) -> &'static str;
 }
 
@@ -85,6 +91,7 @@ pub trait Scheduler: std::fmt::Debug + Send {
 pub enum SchedulerKind {
     /// Lowest smoothed RTT among paths with congestion window space.
     MinRtt,
+    /// Each usable path with window space in turn.
     RoundRobin,
     /// Every packet on every path.
     Redundant,

@@ -5,6 +5,7 @@ use super::{lowest_rtt, Backlog, PathView, Scheduler};
 use crate::path::PathId;
 
 #[derive(Debug, Default)]
+/// Every packet on every usable path.
 pub struct Redundant;
 
 impl Scheduler for Redundant {

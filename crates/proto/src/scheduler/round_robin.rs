@@ -4,6 +4,7 @@ use super::{Backlog, PathView, Scheduler};
 use crate::path::PathId;
 
 #[derive(Debug, Default)]
+/// Each usable path with congestion window space in turn.
 pub struct RoundRobin {
     last: Option<PathId>,
 }

@@ -42,8 +42,11 @@ pub enum SpaceId {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Design {
+    /// Plain RFC 9000: one path.
     Single,
+    /// Single packet number space shared by every path (the Alibaba report, draft-01).
     Spns,
+    /// Multiple packet number spaces, one per path (RFC 10069).
     Mpns,
 }
 
