@@ -1,8 +1,8 @@
 //! Heap held per idle server connection (issue 19, docs/PERFORMANCE.md "Memory per idle
-//! connection"): the same measurement as `examples/conn_memory.rs` on 200 connections, with an
-//! upper bound a little above what the core holds now (18–22 kB), so that memory coming back
-//! (a B-tree leaf of unboxed paths alone is 15 kB) fails here. Alone in its test binary: the
-//! counting allocator sees every allocation of the process.
+//! connection"): the same measurement as `examples/conn_memory.rs` on 200 connections, with
+//! an upper bound a little above what the core holds now (17 and 20.5 kB), so that memory
+//! coming back (a B-tree leaf of unboxed paths alone is 15 kB) fails here. Alone in its test
+//! binary: the counting allocator sees every allocation of the process.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
