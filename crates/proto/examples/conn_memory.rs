@@ -1,6 +1,8 @@
 //! Heap bytes an idle server connection holds: `cargo run --release -p mpquic-proto --example
-//! conn_memory [N] [single|spns|mpns|auto]`. Establishes N connections between two in-memory endpoints, drops the
-//! client endpoint, and divides the server's live heap (counted by a wrapping allocator) by N.
+//! conn_memory [N] [single|spns|mpns|auto] [PATHS]`. Establishes N connections between two
+//! in-memory endpoints (with `PATHS` = 2, each client then opens and validates a second path
+//! from another address), drops the client endpoint, and divides the server's live heap (counted
+//! by a wrapping allocator) by N.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,6 +57,16 @@ fn exchange(now: Timestamp, client: &mut Endpoint, server: &mut Endpoint, buf: &
     }
 }
 
+/// Let ACKs, HANDSHAKE_DONE, NEW_TOKEN and path validation settle: 1.5 s of timers.
+fn settle(now: &mut Timestamp, client: &mut Endpoint, server: &mut Endpoint, buf: &mut Vec<u8>) {
+    for _ in 0..50 {
+        *now += std::time::Duration::from_millis(30);
+        client.handle_timeout(*now);
+        server.handle_timeout(*now);
+        exchange(*now, client, server, buf);
+    }
+}
+
 fn main() {
     let n: usize = std::env::args()
         .nth(1)
@@ -66,6 +78,10 @@ fn main() {
         .nth(2)
         .map_or(Ok(mpquic_proto::MultipathMode::Auto), |m| m.parse())
         .expect("multipath mode");
+    let paths: usize = std::env::args()
+        .nth(3)
+        .map_or(Ok(1), |p| p.parse())
+        .expect("path count");
     let transport = Arc::new(TransportConfig::default().multipath(multipath));
     let mut server_config = ServerConfig::new(server_tls, transport.clone(), &mut rng);
     server_config.max_connections = n + 1;
@@ -91,13 +107,27 @@ fn main() {
         exchange(now, &mut client, &mut server, &mut buf);
         now += std::time::Duration::from_millis(1);
     }
-    // Let ACKs and HANDSHAKE_DONE / NEW_TOKEN settle.
-    for _ in 0..50 {
-        now += std::time::Duration::from_millis(30);
-        client.handle_timeout(now);
-        server.handle_timeout(now);
+    settle(&mut now, &mut client, &mut server, &mut buf);
+    if paths > 1 {
+        for (i, h) in client.handles().into_iter().enumerate() {
+            let local = format!("10.2.{}.{}:4433", i / 250, i % 250 + 1)
+                .parse()
+                .expect("addr");
+            if let Some(conn) = client.connection_mut(h) {
+                conn.open_path(now, local, server_addr)
+                    .expect("second path");
+            }
+            client.after_connection_call(h);
+        }
         exchange(now, &mut client, &mut server, &mut buf);
+        settle(&mut now, &mut client, &mut server, &mut buf);
     }
+    let paths_open: usize = server
+        .handles()
+        .iter()
+        .filter_map(|h| server.connection(*h))
+        .map(|c| c.path_stats().len())
+        .sum();
     let established = server
         .handles()
         .iter()
@@ -107,8 +137,12 @@ fn main() {
     drop(buf);
     let live = LIVE.load(Ordering::Relaxed) - before;
     println!(
-        "{established} of {n} server connections established; server heap {} kB, {} B per connection",
+        "{established} of {n} server connections established, {paths_open} paths; server heap {} kB, {} B per connection",
         live / 1000,
         live / n.max(1)
     );
+    // Left allocated on purpose: under a heap profiler (`valgrind --tool=dhat`) the bytes still
+    // allocated at exit are then the server's, by allocation site (docs/PERFORMANCE.md, "Memory
+    // per idle connection"). The process ends here anyway.
+    std::mem::forget(server);
 }

@@ -32,7 +32,12 @@ impl<V> SeqMap<V> {
     fn insert(&mut self, seq: u64, value: V) {
         match self.position(seq) {
             Ok(i) => self.0[i].1 = value,
-            Err(i) => self.0.insert(i, (seq, value)),
+            Err(i) => {
+                // Grow one entry at a time: pools hold a handful of CIDs and rarely change, and
+                // doubling would leave most of each pool's vector (one per path ID) unused.
+                self.0.reserve_exact(1);
+                self.0.insert(i, (seq, value))
+            }
         }
     }
     fn remove(&mut self, seq: u64) -> Option<V> {

@@ -44,6 +44,13 @@ pub use space::Design;
 pub use spns_rules::{SpnsRule, SpnsRules};
 pub use streams::{ReadError, StreamEvent, StreamStats, StreamsConfig, WriteError};
 
+/// Internals for the core's benchmarks and tests (feature `testing`): the stream reassembly
+/// buffer. Packet protection helpers are in `crypto::testing`.
+#[cfg(any(test, feature = "testing"))]
+pub mod testing {
+    pub use crate::streams::Assembler;
+}
+
 pub use error::TransportError;
 pub use mpquic_wire as wire;
 pub use time::{Duration, Timestamp};

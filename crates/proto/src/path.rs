@@ -164,8 +164,9 @@ pub struct Path {
     /// kept when the sample was not application-limited or exceeds the one kept (an
     /// application-limited sample is a lower bound, DRE §3.4). None before the first.
     pub delivery_rate: Option<(u64, Timestamp)>,
-    /// Receiver ACK state per packet number space on this path.
-    pub acks: BTreeMap<SpaceId, PathAckState>,
+    /// Receiver ACK state per packet number space on this path (boxed: a B-tree leaf has room
+    /// for 11 values, and a path has one to three spaces).
+    pub acks: BTreeMap<SpaceId, Box<PathAckState>>,
     /// Whether the 3x anti-amplification limit applies until validation: only where we did not
     /// choose the peer's address ourselves (server side, RFC 9000 §8.1; RFC 10069 §3.1).
     pub amplification_limited: bool,

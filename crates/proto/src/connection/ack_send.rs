@@ -70,7 +70,8 @@ impl Connection {
         let owned = self
             .paths
             .get(&owner)
-            .and_then(|p| p.acks.get(&owner_space));
+            .and_then(|p| p.acks.get(&owner_space))
+            .map(Box::as_ref);
         // A copy starts, like the owner's ACK, at the largest packet received on its own
         // path (report §2.2): ranges below that path's packets then reach its oldest ones,
         // where starting at the space's largest would leave them out under the range limit

@@ -244,7 +244,7 @@ impl Connection {
             send_spaces: BTreeMap::new(),
             records: BTreeMap::new(),
             layout: negotiate::initial_layout(&config),
-            paths: BTreeMap::from([(0, path)]),
+            paths: BTreeMap::from([(0, Box::new(path))]),
             local_cids: BTreeMap::from([(0, local_cids)]),
             remote_cids: BTreeMap::from([(0, RemoteCids::with_initial(remote_cid))]),
             streams,
@@ -280,7 +280,8 @@ impl Connection {
             reset_key: params.reset_key,
             next_urgent_path: 0,
             raw_frames: Vec::new(),
-            scratch: Vec::with_capacity(1500),
+            // Allocated by the first coalesced packet, released with the Handshake keys.
+            scratch: Vec::new(),
             views_buf: Vec::new(),
             ack_scratch: Default::default(),
             ack_only_packets: 0,
@@ -493,6 +494,12 @@ impl Connection {
             path.pto_count = 0;
         }
         self.send_spaces.remove(&space);
+        // Its packets can no longer be opened (RFC 9001 §4.9), so nothing is received there.
+        self.records.remove(&space);
+        if epoch == Epoch::Handshake {
+            // Coalescing (RFC 9000 §12.2) was for the long-header packets: free its buffer.
+            self.scratch = Vec::new();
+        }
         self.crypto[epoch.index()] = CryptoStream::default();
     }
 

@@ -148,10 +148,13 @@ pub struct Connection {
     /// [`Mtud`]: crate::mtud::Mtud
     pub(crate) socket_mtu: crate::mtud::SocketMtu,
     pub(crate) crypto: [CryptoStream; 3],
-    pub(crate) send_spaces: BTreeMap<SpaceId, SendSpace>,
-    pub(crate) records: BTreeMap<SpaceId, ReceiveRecord>,
+    // Values of these maps are boxed: a B-tree leaf holds room for 11 values inline, so a
+    // connection with one path (or one live space) would carry ten unused `Path`s worth of
+    // memory (about 14 kB of an idle connection's 45 kB; docs/PERFORMANCE.md, "Memory").
+    pub(crate) send_spaces: BTreeMap<SpaceId, Box<SendSpace>>,
+    pub(crate) records: BTreeMap<SpaceId, Box<ReceiveRecord>>,
     pub(crate) layout: Box<dyn SpaceLayout>,
-    pub(crate) paths: BTreeMap<PathId, Path>,
+    pub(crate) paths: BTreeMap<PathId, Box<Path>>,
     pub(crate) local_cids: BTreeMap<PathId, LocalCids>,
     pub(crate) remote_cids: BTreeMap<PathId, RemoteCids>,
     pub(crate) streams: Streams,
@@ -272,7 +275,12 @@ impl Connection {
 
     /// Take the next event for the endpoint (CID routing).
     pub fn poll_endpoint_event(&mut self) -> Option<EndpointEvent> {
-        self.endpoint_events.pop_front()
+        let event = self.endpoint_events.pop_front();
+        if event.is_none() && self.endpoint_events.capacity() > 0 {
+            // Events are rare (CIDs, tokens, teardown): an idle connection keeps no queue.
+            self.endpoint_events = VecDeque::new();
+        }
+        event
     }
 
     pub(crate) fn max_ack_delay(&self) -> crate::time::Duration {

@@ -105,7 +105,7 @@ impl Connection {
         path.start_validation(challenge);
         // The client chose the server's address itself; only the server is limited (RFC 10069 §3.1).
         path.amplification_limited = self.side == Side::Server;
-        self.paths.insert(id, path);
+        self.paths.insert(id, Box::new(path));
         self.push_path_event(PathEvent::Opened { id });
         if id != 0 && self.layout.is_multipath() {
             // A path in use gets a spare CID for migration (RFC 10069 §5.1).

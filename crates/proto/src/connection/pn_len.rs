@@ -83,7 +83,10 @@ impl Connection {
             return pn_encode_len(pn, largest_acked);
         }
         let mds = self.max_udp_payload(path) as u64;
-        let window = self.paths.get(&path).map_or(Duration::ZERO, transit_bound);
+        let window = self
+            .paths
+            .get(&path)
+            .map_or(Duration::ZERO, |p| transit_bound(p));
         let (mut sharing, mut horizon) = (0usize, window);
         for p in self.paths.values() {
             if self.layout.space_for(p.id) == space {

@@ -15,7 +15,8 @@ use rustls_pki_types::ServerName;
 
 pub use super::identity::{fixed_tls_configs as test_tls_configs, *};
 pub use super::initial::{open_initial as open_initial_packet, seal_initial};
-pub use super::keys::{initial_keys, DirectionalKeys};
+pub use super::keys::{initial_keys, DirectionalKeys, KeyPair};
+pub use super::protect::{open_payload, remove_header_protection, seal_packet};
 pub use mpquic_wire::stream_id::Side;
 
 /// The Initial packet at the start of `datagram`, opened with `keys` (e.g. the `remote` half of

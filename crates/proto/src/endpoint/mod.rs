@@ -89,7 +89,9 @@ pub struct Endpoint {
     config: Arc<EndpointConfig>,
     server_config: Option<Arc<ServerConfig>>,
     rng: ChaCha20Rng,
-    connections: BTreeMap<ConnectionHandle, Entry>,
+    /// Boxed: a `Connection` is several kB, and B-tree leaves (11 slots, half full when filled
+    /// in handle order) would hold about as much again unused.
+    connections: BTreeMap<ConnectionHandle, Box<Entry>>,
     /// Destination CID -> connection and the path the CID belongs to (RFC 10069 §5).
     routes: HashMap<ConnectionId, (ConnectionHandle, PathId)>,
     /// Peer-issued stateless reset token -> connection.
@@ -272,7 +274,7 @@ impl Endpoint {
         self.next_handle += 1;
         self.connections.insert(
             handle,
-            Entry {
+            Box::new(Entry {
                 conn,
                 cids: Vec::new(),
                 peer_tokens: Vec::new(),
@@ -283,7 +285,7 @@ impl Endpoint {
                 dirty: false,
                 queued: false,
                 touched: false,
-            },
+            }),
         );
         self.ready.insert(handle);
         self.sync(handle);
@@ -300,6 +302,8 @@ impl Endpoint {
             match event {
                 EndpointEvent::NewCid { cid, path, .. } => {
                     self.routes.insert(cid, (handle, path));
+                    // Exact growth: a handful per connection, held as long as it lives.
+                    entry.cids.reserve_exact(1);
                     entry.cids.push(cid);
                 }
                 EndpointEvent::RetireCid(cid) => {
@@ -323,6 +327,7 @@ impl Endpoint {
                     }
                     if !entry.peer_tokens.contains(&token) {
                         self.reset_tokens.insert(token, handle);
+                        entry.peer_tokens.reserve_exact(1);
                         entry.peer_tokens.push(token);
                     }
                 }

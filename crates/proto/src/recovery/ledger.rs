@@ -187,6 +187,9 @@ impl Ledger {
         }
         if self.sent.is_empty() {
             self.base = self.next_seq;
+            // Nothing outstanding: give the slots back, so that an idle path holds no ledger
+            // memory (a few hundred bytes to kilobytes); the next flight allocates again.
+            self.sent = VecDeque::new();
         }
         Some(packet)
     }
