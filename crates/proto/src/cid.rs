@@ -60,7 +60,7 @@ impl<V> SeqMap<V> {
 
 /// Connection IDs we issued for one path ID; the peer uses them as destination.
 #[derive(Debug, Default)]
-pub struct LocalCids {
+pub(crate) struct LocalCids {
     /// Sequence number -> CID, still active (not retired by the peer).
     active: SeqMap<ConnectionId>,
     next_seq: u64,
@@ -71,7 +71,7 @@ pub struct LocalCids {
 
 impl LocalCids {
     /// Register a new CID; returns its sequence number. `announce` queues a frame for it.
-    pub fn issue(&mut self, cid: ConnectionId, announce: bool) -> u64 {
+    pub(crate) fn issue(&mut self, cid: ConnectionId, announce: bool) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.active.insert(seq, cid);
@@ -83,7 +83,7 @@ impl LocalCids {
 
     /// RFC 9000 §19.16: the peer retires `seq`. Retiring a sequence number we never sent is a
     /// PROTOCOL_VIOLATION. Returns the retired CID, if it was active.
-    pub fn retire(&mut self, seq: u64) -> Result<Option<ConnectionId>, TransportError> {
+    pub(crate) fn retire(&mut self, seq: u64) -> Result<Option<ConnectionId>, TransportError> {
         if seq >= self.next_seq {
             return Err(TransportError::protocol_violation(
                 "retired a connection ID sequence never issued",
@@ -93,47 +93,47 @@ impl LocalCids {
         Ok(self.active.remove(seq))
     }
 
-    pub fn get(&self, seq: u64) -> Option<&ConnectionId> {
+    pub(crate) fn get(&self, seq: u64) -> Option<&ConnectionId> {
         self.active.get(seq)
     }
 
-    pub fn active_count(&self) -> usize {
+    pub(crate) fn active_count(&self) -> usize {
         self.active.len()
     }
 
-    pub fn next_seq(&self) -> u64 {
+    pub(crate) fn next_seq(&self) -> u64 {
         self.next_seq
     }
 
-    pub fn retire_prior_to(&self) -> u64 {
+    pub(crate) fn retire_prior_to(&self) -> u64 {
         self.retire_prior_to
     }
 
     /// Take the sequence numbers waiting for an announcement frame.
-    pub fn take_pending(&mut self) -> Vec<u64> {
+    pub(crate) fn take_pending(&mut self) -> Vec<u64> {
         std::mem::take(&mut self.pending_announce)
     }
 
     /// Queue an announcement again (its packet was lost) if the CID is still active.
-    pub fn requeue(&mut self, seq: u64) {
+    pub(crate) fn requeue(&mut self, seq: u64) {
         if self.active.contains_key(seq) && !self.pending_announce.contains(&seq) {
             self.pending_announce.push(seq);
         }
     }
 
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         !self.pending_announce.is_empty()
     }
 
     /// All active CIDs (to unregister them from the endpoint when the path closes).
-    pub fn all(&self) -> impl Iterator<Item = &ConnectionId> {
+    pub(crate) fn all(&self) -> impl Iterator<Item = &ConnectionId> {
         self.active.values()
     }
 }
 
 /// Connection IDs the peer issued for one path ID; we use one as destination.
 #[derive(Debug, Default)]
-pub struct RemoteCids {
+pub(crate) struct RemoteCids {
     /// Sequence -> (CID, stateless reset token).
     available: SeqMap<(ConnectionId, Option<ResetToken>)>,
     /// Sequence number of the CID in use.
@@ -145,7 +145,7 @@ pub struct RemoteCids {
 
 impl RemoteCids {
     /// The pool of a path whose first CID is known from the handshake (sequence 0).
-    pub fn with_initial(cid: ConnectionId) -> Self {
+    pub(crate) fn with_initial(cid: ConnectionId) -> Self {
         let mut pool = Self::default();
         pool.available.insert(0, (cid, None));
         pool.in_use = Some(0);
@@ -154,7 +154,7 @@ impl RemoteCids {
 
     /// RFC 9000 §19.15 / RFC 10069 §7.4: a new CID from the peer. Enforces
     /// active_connection_id_limit (CONNECTION_ID_LIMIT_ERROR) and retire_prior_to.
-    pub fn on_new_cid(
+    pub(crate) fn on_new_cid(
         &mut self,
         seq: u64,
         retire_prior_to: u64,
@@ -204,37 +204,37 @@ impl RemoteCids {
     }
 
     /// The CID to send to, if any.
-    pub fn current(&self) -> Option<ConnectionId> {
+    pub(crate) fn current(&self) -> Option<ConnectionId> {
         self.in_use
             .and_then(|s| self.available.get(s))
             .map(|(c, _)| *c)
     }
 
     /// Whether a reset token belongs to this pool (stateless reset detection, RFC 9000 §10.3.1).
-    pub fn has_reset_token(&self, token: &ResetToken) -> bool {
+    pub(crate) fn has_reset_token(&self, token: &ResetToken) -> bool {
         self.available
             .values()
             .any(|(_, t)| t.as_ref() == Some(token))
     }
 
     /// Set the reset token of sequence 0 (from the server's transport parameters).
-    pub fn set_initial_token(&mut self, token: ResetToken) {
+    pub(crate) fn set_initial_token(&mut self, token: ResetToken) {
         if let Some(entry) = self.available.get_mut(0) {
             entry.1 = Some(token);
         }
     }
 
-    pub fn take_pending_retire(&mut self) -> Vec<u64> {
+    pub(crate) fn take_pending_retire(&mut self) -> Vec<u64> {
         std::mem::take(&mut self.pending_retire)
     }
 
-    pub fn requeue_retire(&mut self, seq: u64) {
+    pub(crate) fn requeue_retire(&mut self, seq: u64) {
         if !self.pending_retire.contains(&seq) {
             self.pending_retire.push(seq);
         }
     }
 
-    pub fn has_pending_retire(&self) -> bool {
+    pub(crate) fn has_pending_retire(&self) -> bool {
         !self.pending_retire.is_empty()
     }
 }

@@ -204,9 +204,9 @@ impl Default for TransportConfig {
 }
 
 /// Default [`TransportConfig::datagram_receive_buffer`] (quinn 0.11's default).
-pub const DEFAULT_DATAGRAM_RECEIVE_BUFFER: usize = 1_250_000;
+pub(crate) const DEFAULT_DATAGRAM_RECEIVE_BUFFER: usize = 1_250_000;
 /// Default [`TransportConfig::datagram_send_buffer`] (quinn 0.11's default).
-pub const DEFAULT_DATAGRAM_SEND_BUFFER: usize = 1024 * 1024;
+pub(crate) const DEFAULT_DATAGRAM_SEND_BUFFER: usize = 1024 * 1024;
 
 /// Client-side settings of one connection attempt ([`ClientConfig::new`]).
 #[derive(Debug, Clone)]

@@ -44,7 +44,7 @@ use crate::path::PathId;
 
 /// Marked packets lost with none acknowledged after which testing fails (RFC 9000 §13.4.2.2
 /// suggests testing with the first ten packets).
-pub const TESTING_LOST_LIMIT: u64 = 10;
+pub(crate) const TESTING_LOST_LIMIT: u64 = 10;
 
 /// An ECN codepoint of a datagram (RFC 3168 §5); `None` where one is optional means Not-ECT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -79,7 +79,7 @@ impl EcnCodepoint {
 }
 
 /// RFC 9000 §13.4.1: count a received packet's codepoint in its space's counts.
-pub fn count_received(counts: &mut EcnCounts, codepoint: Option<EcnCodepoint>) {
+pub(crate) fn count_received(counts: &mut EcnCounts, codepoint: Option<EcnCodepoint>) {
     match codepoint {
         Some(EcnCodepoint::Ect0) => counts.ect0 += 1,
         Some(EcnCodepoint::Ect1) => counts.ect1 += 1,
@@ -105,7 +105,7 @@ pub enum EcnState {
 
 /// What one ACK frame says about one path's marks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The counts account for the path's newly acknowledged ECT(0) packets.
     Pass,
     /// Validation failed for the path, and why.
@@ -114,7 +114,7 @@ pub enum Verdict {
 
 /// Per-path ECN sender state and counters.
 #[derive(Debug, Clone, Default)]
-pub struct EcnPath {
+pub(crate) struct EcnPath {
     state: EcnState,
     failure: Option<&'static str>,
     /// Our ECT(0) packets on this path that were acknowledged / declared lost.
@@ -154,22 +154,22 @@ pub struct EcnPathStats {
 
 impl EcnPath {
     /// Whether packets sent now on this path carry ECT(0).
-    pub fn is_marking(&self) -> bool {
+    pub(crate) fn is_marking(&self) -> bool {
         matches!(self.state, EcnState::Testing | EcnState::Capable)
     }
 
     #[cfg(test)]
-    pub fn state(&self) -> EcnState {
+    pub(crate) fn state(&self) -> EcnState {
         self.state
     }
 
     /// `n` of this path's ECT(0) packets were newly acknowledged.
-    pub fn on_marked_acked(&mut self, n: u64) {
+    pub(crate) fn on_marked_acked(&mut self, n: u64) {
         self.marked_acked += n;
     }
 
     /// Apply an ACK's verdict for this path.
-    pub fn on_verdict(&mut self, verdict: Verdict) {
+    pub(crate) fn on_verdict(&mut self, verdict: Verdict) {
         if self.state == EcnState::Failed {
             return;
         }
@@ -184,7 +184,7 @@ impl EcnPath {
 
     /// Marked packets of this path were declared lost (RFC 9000 §13.4.2.2: all marked packets
     /// lost while testing suggests a network element drops ECT packets).
-    pub fn on_marked_lost(&mut self, n: u64) {
+    pub(crate) fn on_marked_lost(&mut self, n: u64) {
         self.marked_lost += n;
         if self.state == EcnState::Testing
             && self.marked_acked == 0
@@ -197,17 +197,17 @@ impl EcnPath {
 
     /// The peer reported `n` more CE marks for this path; `event` if that started a congestion
     /// event (the caller's recovery period decides).
-    pub fn on_ce(&mut self, n: u64, event: bool) {
+    pub(crate) fn on_ce(&mut self, n: u64, event: bool) {
         self.ce_reported += n;
         self.ce_events += u64::from(event);
     }
 
     /// A datagram arrived on this path with this codepoint.
-    pub fn on_received(&mut self, codepoint: Option<EcnCodepoint>) {
+    pub(crate) fn on_received(&mut self, codepoint: Option<EcnCodepoint>) {
         count_received(&mut self.received, codepoint);
     }
 
-    pub fn stats(&self) -> EcnPathStats {
+    pub(crate) fn stats(&self) -> EcnPathStats {
         EcnPathStats {
             state: self.state,
             failure: self.failure,
@@ -224,7 +224,7 @@ impl EcnPath {
 
 /// One path's part of the packets an ACK frame newly acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PathShare {
+pub(crate) struct PathShare {
     pub path: PathId,
     /// Newly acknowledged packets of the path that we sent ECT(0).
     pub ect_acked: u64,
@@ -240,7 +240,7 @@ pub struct PathShare {
 
 /// What an ACK frame's ECN counts mean for the paths of its space.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AckEcnOutcome {
+pub(crate) struct AckEcnOutcome {
     /// Validation verdicts (paths with newly acknowledged ECT packets, unless ambiguous).
     pub verdicts: Vec<(PathId, Verdict)>,
     /// The CE count grew by this much, attributed to these paths (RFC 9002 §7.1).
@@ -253,7 +253,7 @@ pub struct AckEcnOutcome {
 /// acknowledged packet (out-of-order ACKs are not used: §13.4.2.1). `baseline` holds the
 /// counts of the last ACK processed for the space and is updated when the new counts are
 /// usable. `shares` lists the paths with newly acknowledged packets.
-pub fn process_ack_ecn(
+pub(crate) fn process_ack_ecn(
     baseline: &mut EcnCounts,
     reported: Option<EcnCounts>,
     shares: &[PathShare],

@@ -1,4 +1,4 @@
-#![warn(missing_docs)]
+#![warn(unreachable_pub, missing_docs)]
 //! mpquic-proto: the sans-IO core of mpquic. No sockets, no threads, no clock reads, no global RNG:
 //! time is passed in as [`Timestamp`], randomness is injected, datagrams go in and out as bytes.
 
@@ -48,7 +48,7 @@ pub use streams::{ReadError, StreamEvent, StreamStats, StreamsConfig, WriteError
 /// buffer. Packet protection helpers are in `crypto::testing`.
 #[cfg(any(test, feature = "testing"))]
 pub mod testing {
-    pub use crate::streams::Assembler;
+    pub use crate::streams::assembler::Assembler;
 }
 
 pub use error::TransportError;

@@ -28,7 +28,7 @@ use crate::time::{Duration, Timestamp};
 
 /// RFC 9000 §14 / RFC 8899 §5.1.2 BASE_PLPMTU for QUIC: every path must carry 1200-byte UDP
 /// payloads (Initial datagrams are padded to it), so no smaller size is ever used.
-pub const BASE_PLPMTU: u16 = 1200;
+pub(crate) const BASE_PLPMTU: u16 = 1200;
 
 /// Settings of path MTU discovery ([`crate::TransportConfig::mtu_discovery`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +114,7 @@ pub struct MtuCounters {
 
 /// Path MTU discovery state of one path.
 #[derive(Debug, Clone)]
-pub struct Mtud {
+pub(crate) struct Mtud {
     config: Option<MtuDiscoveryConfig>,
     /// The UDP payload size the path uses now.
     current: u16,
@@ -143,12 +143,12 @@ pub struct Mtud {
 
 impl Mtud {
     /// Discovery disabled: always `size` bytes.
-    pub fn fixed(size: u16) -> Self {
+    pub(crate) fn fixed(size: u16) -> Self {
         Self::with(None, size, Phase::Disabled)
     }
 
     /// Discovery enabled: starts at [`BASE_PLPMTU`] in [`Phase::Base`].
-    pub fn new(config: MtuDiscoveryConfig) -> Self {
+    pub(crate) fn new(config: MtuDiscoveryConfig) -> Self {
         let phase = if config.ceiling < BASE_PLPMTU {
             Phase::Error
         } else {
@@ -158,7 +158,7 @@ impl Mtud {
     }
 
     /// What a connection's configuration asks for, within what the sockets allow.
-    pub fn for_config(config: &crate::TransportConfig, socket: SocketMtu) -> Self {
+    pub(crate) fn for_config(config: &crate::TransportConfig, socket: SocketMtu) -> Self {
         match config.mtu_discovery {
             Some(mut c) if socket.dont_fragment => {
                 c.ceiling = c.ceiling.min(socket.max_udp_payload);
@@ -187,20 +187,20 @@ impl Mtud {
     }
 
     /// The UDP payload size the path uses now.
-    pub fn current(&self) -> u16 {
+    pub(crate) fn current(&self) -> u16 {
         self.current
     }
 
-    pub fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> Phase {
         self.phase
     }
 
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.config.is_some()
     }
 
     /// The peer's max_udp_payload_size (RFC 9000 §18.2) caps the search.
-    pub fn set_peer_limit(&mut self, peer: u64) {
+    pub(crate) fn set_peer_limit(&mut self, peer: u64) {
         let Some(config) = self.config else {
             return;
         };
@@ -211,13 +211,13 @@ impl Mtud {
     }
 
     /// The old and new size if the size changed since the last call.
-    pub fn take_update(&mut self) -> Option<(u16, u16)> {
+    pub(crate) fn take_update(&mut self) -> Option<(u16, u16)> {
         let old = self.updated.take()?;
         (old != self.current).then_some((old, self.current))
     }
 
     /// Whether [`Mtud::poll_probe`] may return a size now (a cheap check for the send loop).
-    pub fn probe_due(&self, now: Timestamp) -> bool {
+    pub(crate) fn probe_due(&self, now: Timestamp) -> bool {
         match self.phase {
             Phase::Base => true,
             Phase::Searching => self.probe.is_none(),
@@ -227,14 +227,14 @@ impl Mtud {
     }
 
     /// Whether the search is over (for the qlog `done` flag).
-    pub fn search_done(&self) -> bool {
+    pub(crate) fn search_done(&self) -> bool {
         self.phase == Phase::SearchComplete
     }
 
     /// The size of the probe to send now, if one is due. The caller asks only on a path that
     /// has confirmed the base size (validated, RFC 8899 §5.2 BASE) and may send a packet of
     /// the returned size (congestion window, RFC 9000 §14.4).
-    pub fn poll_probe(&mut self, now: Timestamp) -> Option<u16> {
+    pub(crate) fn poll_probe(&mut self, now: Timestamp) -> Option<u16> {
         match self.phase {
             Phase::Disabled | Phase::Error => return None,
             Phase::Base => self.start_search(),
@@ -286,14 +286,14 @@ impl Mtud {
     }
 
     /// A probe of `size` bytes was sent.
-    pub fn on_probe_sent(&mut self, size: u16) {
+    pub(crate) fn on_probe_sent(&mut self, size: u16) {
         self.probe = Some(size);
         self.counters.probes_sent += 1;
     }
 
     /// A probe sent at `sent` was acknowledged: the path carries `size` bytes (unless the
     /// probe went out before a black hole was detected: the path has changed since).
-    pub fn on_probe_acked(&mut self, now: Timestamp, size: u16, sent: Timestamp) {
+    pub(crate) fn on_probe_acked(&mut self, now: Timestamp, size: u16, sent: Timestamp) {
         self.counters.probes_acked += 1;
         if sent < self.fallback_at {
             return;
@@ -313,7 +313,7 @@ impl Mtud {
     }
 
     /// A probe was declared lost. Not a congestion signal (RFC 9000 §14.4).
-    pub fn on_probe_lost(&mut self, now: Timestamp, size: u16) {
+    pub(crate) fn on_probe_lost(&mut self, now: Timestamp, size: u16) {
         self.counters.probes_lost += 1;
         if self.probe != Some(size) {
             return;
@@ -332,7 +332,7 @@ impl Mtud {
     }
 
     /// A packet (not a probe) of `size` bytes sent at `sent` was acknowledged.
-    pub fn on_packet_acked(&mut self, size: u64, sent: Timestamp) {
+    pub(crate) fn on_packet_acked(&mut self, size: u64, sent: Timestamp) {
         if size > u64::from(BASE_PLPMTU) {
             self.suspicious_losses = 0;
             self.large_acked_sent = self.large_acked_sent.max(sent);
@@ -341,7 +341,7 @@ impl Mtud {
 
     /// A packet (not a probe) of `size` bytes sent at `sent` was declared lost. Returns true
     /// when this detects a black hole and the path fell back to the base size.
-    pub fn on_packet_lost(&mut self, now: Timestamp, size: u64, sent: Timestamp) -> bool {
+    pub(crate) fn on_packet_lost(&mut self, now: Timestamp, size: u64, sent: Timestamp) -> bool {
         let Some(config) = self.config else {
             return false;
         };

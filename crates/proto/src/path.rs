@@ -16,7 +16,7 @@ use crate::time::{Duration, Timestamp};
 pub type PathId = u32;
 
 /// RFC 9000 §8.1: an unvalidated peer may be sent at most three times what it sent.
-pub const AMPLIFICATION_FACTOR: u64 = 3;
+pub(crate) const AMPLIFICATION_FACTOR: u64 = 3;
 
 /// Validation state of a path (RFC 9000 §8.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -33,7 +33,7 @@ pub enum Validation {
 /// Lifecycle of a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PathState {
+pub(crate) enum PathState {
     Active,
     /// PATH_ABANDON sent or received; state is dropped at `until` (RFC 10069 §3.4: 3 PTOs).
     Closing {
@@ -132,11 +132,11 @@ pub struct PathStats {
 }
 
 /// A delivery-rate sample older than this many smoothed RTTs no longer stands for the path.
-pub const RATE_SAMPLE_LIFETIME_RTTS: u32 = 4;
+pub(crate) const RATE_SAMPLE_LIFETIME_RTTS: u32 = 4;
 
 /// One path.
 #[derive(Debug)]
-pub struct Path {
+pub(crate) struct Path {
     pub id: PathId,
     pub local: SocketAddr,
     pub remote: SocketAddr,
@@ -202,7 +202,7 @@ pub struct Path {
 impl Path {
     /// A new path. `validated` is true for the handshake path (the handshake validates it,
     /// RFC 9000 §8.1) once address validation completes.
-    pub fn new(
+    pub(crate) fn new(
         id: PathId,
         local: SocketAddr,
         remote: SocketAddr,
@@ -251,7 +251,7 @@ impl Path {
 
     /// The path is validated (RFC 9000 §8.2: a PATH_RESPONSE, or the handshake for the first
     /// path). Returns whether it was not before.
-    pub fn validate(&mut self) -> bool {
+    pub(crate) fn validate(&mut self) -> bool {
         let newly = self.validation != Validation::Validated;
         self.validation = Validation::Validated;
         newly
@@ -259,7 +259,7 @@ impl Path {
 
     /// Start (or restart, after the peer's address changed: RFC 9000 §9.3) validating the path
     /// with a PATH_CHALLENGE carrying `challenge`; the anti-amplification count starts over.
-    pub fn start_validation(&mut self, challenge: [u8; 8]) {
+    pub(crate) fn start_validation(&mut self, challenge: [u8; 8]) {
         self.validation = Validation::Pending;
         self.anti_amp_received = 0;
         self.anti_amp_sent = 0;
@@ -268,7 +268,7 @@ impl Path {
 
     /// No PATH_RESPONSE came back for the last challenge (RFC 9000 §8.2.4). Returns whether
     /// the path failed validation now (a validated path stays validated).
-    pub fn fail_validation(&mut self) -> bool {
+    pub(crate) fn fail_validation(&mut self) -> bool {
         if self.validation == Validation::Validated {
             return false;
         }
@@ -279,31 +279,31 @@ impl Path {
 
     /// Declare the path failed after repeated PTOs (handover). Returns whether it was not
     /// failed before.
-    pub fn mark_failed(&mut self) -> bool {
+    pub(crate) fn mark_failed(&mut self) -> bool {
         !std::mem::replace(&mut self.failed, true)
     }
 
     /// An acknowledgement for this path's packets arrived: the PTO backoff restarts (RFC 9002
     /// §6.2.1) and a failed path is alive again.
-    pub fn on_acknowledged(&mut self) {
+    pub(crate) fn on_acknowledged(&mut self) {
         self.pto_count = 0;
         self.failed = false;
     }
 
     /// Whether the path was declared failed and not heard from since.
-    pub fn is_failed(&self) -> bool {
+    pub(crate) fn is_failed(&self) -> bool {
         self.failed
     }
 
     /// Abandon the path (RFC 10069 §3.4): it closes at `until` and a PATH_ABANDON with
     /// `error_code` is owed to the peer.
-    pub fn abandon(&mut self, until: Timestamp, error_code: u64) {
+    pub(crate) fn abandon(&mut self, until: Timestamp, error_code: u64) {
         self.state = PathState::Closing { until };
         self.abandon_pending = Some(error_code);
     }
 
     /// When an abandoned path is forgotten; None while it is active.
-    pub fn closing_until(&self) -> Option<Timestamp> {
+    pub(crate) fn closing_until(&self) -> Option<Timestamp> {
         match self.state {
             PathState::Closing { until } => Some(until),
             PathState::Active => None,
@@ -311,19 +311,19 @@ impl Path {
     }
 
     /// We mark the path backup or available (RFC 10069 §3.3); a PATH_STATUS frame is owed.
-    pub fn set_local_backup(&mut self, backup: bool) {
+    pub(crate) fn set_local_backup(&mut self, backup: bool) {
         self.local_backup = backup;
         self.status_pending = true;
     }
 
     /// The status we advertise for the path: true = backup.
-    pub fn local_backup(&self) -> bool {
+    pub(crate) fn local_backup(&self) -> bool {
         self.local_backup
     }
 
     /// The peer's PATH_STATUS with `sequence` (RFC 10069 §3.3: only a sequence number larger
     /// than any seen before counts). Returns whether the peer's status changed.
-    pub fn on_peer_status(&mut self, sequence: u64, backup: bool) -> bool {
+    pub(crate) fn on_peer_status(&mut self, sequence: u64, backup: bool) -> bool {
         if self.remote_status_seq.is_some_and(|s| sequence <= s) {
             return false;
         }
@@ -331,24 +331,24 @@ impl Path {
         std::mem::replace(&mut self.remote_backup, backup) != backup
     }
 
-    pub fn ledger(&mut self, epoch: Epoch) -> &mut Ledger {
+    pub(crate) fn ledger(&mut self, epoch: Epoch) -> &mut Ledger {
         &mut self.ledgers[epoch_index(epoch)]
     }
 
-    pub fn bytes_in_flight(&self) -> u64 {
+    pub(crate) fn bytes_in_flight(&self) -> u64 {
         self.ledgers.iter().map(Ledger::bytes_in_flight).sum()
     }
 
-    pub fn is_validated(&self) -> bool {
+    pub(crate) fn is_validated(&self) -> bool {
         self.validation == Validation::Validated
     }
 
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         matches!(self.state, PathState::Active)
     }
 
     /// Bytes we may still send before validation (RFC 9000 §8.1); None = unlimited.
-    pub fn amplification_budget(&self) -> Option<u64> {
+    pub(crate) fn amplification_budget(&self) -> Option<u64> {
         if self.is_validated() || !self.amplification_limited {
             return None;
         }
@@ -356,12 +356,12 @@ impl Path {
     }
 
     /// Whether the path is (or is treated as) backup.
-    pub fn is_backup(&self) -> bool {
+    pub(crate) fn is_backup(&self) -> bool {
         self.local_backup || self.remote_backup
     }
 
     /// Usable for new data: validated, active, not failed.
-    pub fn is_usable(&self) -> bool {
+    pub(crate) fn is_usable(&self) -> bool {
         self.is_validated() && self.is_active() && !self.failed
     }
 
@@ -370,7 +370,7 @@ impl Path {
     /// smoothed RTTs, else the congestion window per smoothed RTT. A path carrying only a few
     /// packets per round trip gives no samples (DRE discards intervals under the minimum RTT),
     /// and a sample kept from its first packets would make it look slower than it is for good.
-    pub fn delivery_rate_estimate(&self, now: Timestamp) -> u64 {
+    pub(crate) fn delivery_rate_estimate(&self, now: Timestamp) -> u64 {
         let srtt = self.rtt.smoothed();
         match self.delivery_rate {
             Some((rate, at))
@@ -386,12 +386,12 @@ impl Path {
     }
 
     /// Congestion window space for one more packet of `size` bytes.
-    pub fn cwnd_allows(&self, size: u64) -> bool {
+    pub(crate) fn cwnd_allows(&self, size: u64) -> bool {
         self.bytes_in_flight() + size <= self.cc.window()
     }
 
     /// RFC 9002 §6.2.1 PTO duration for this path at the given level.
-    pub fn pto(&self, max_ack_delay: Duration, include_ack_delay: bool) -> Duration {
+    pub(crate) fn pto(&self, max_ack_delay: Duration, include_ack_delay: bool) -> Duration {
         let base = self.rtt.pto_base()
             + if include_ack_delay {
                 max_ack_delay
@@ -405,7 +405,7 @@ impl Path {
     /// one restarts an estimator fed so far only by other paths' ACKs (RFC 10069 §5.4: restart
     /// the minimum RTT when the acknowledgment path changes). Returns whether it was taken (a
     /// packet number at or below the last sampled one gives none).
-    pub fn on_own_rtt_sample(
+    pub(crate) fn on_own_rtt_sample(
         &mut self,
         now: Timestamp,
         pn: u64,
@@ -427,11 +427,11 @@ impl Path {
     }
 
     /// Ack state of this path for `space`, created on first use.
-    pub fn ack_state(&mut self, space: SpaceId) -> &mut PathAckState {
+    pub(crate) fn ack_state(&mut self, space: SpaceId) -> &mut PathAckState {
         self.acks.entry(space).or_default()
     }
 
-    pub fn stats(&self) -> PathStats {
+    pub(crate) fn stats(&self) -> PathStats {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         PathStats {
             id: self.id,
@@ -456,7 +456,7 @@ impl Path {
 }
 
 /// Index of an encryption level's ledger.
-pub fn epoch_index(epoch: Epoch) -> usize {
+pub(crate) fn epoch_index(epoch: Epoch) -> usize {
     match epoch {
         Epoch::Initial => 0,
         Epoch::Handshake => 1,

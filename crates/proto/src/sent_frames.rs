@@ -7,7 +7,7 @@ use crate::streams::SentStreamFrames;
 
 /// Path-management frames a packet carried (RFC 10069 §7), resent if lost and still current.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathFrame {
+pub(crate) enum PathFrame {
     /// PATH_ABANDON for a path ID.
     Abandon(u32),
     /// PATH_STATUS_* for a path ID.
@@ -22,7 +22,7 @@ pub enum PathFrame {
 
 /// The retransmittable contents of one sent packet.
 #[derive(Debug, Clone, Default)]
-pub struct SentFrames {
+pub(crate) struct SentFrames {
     /// CRYPTO data ranges of this packet's encryption level.
     pub crypto: Vec<Range<u64>>,
     /// Stream frames and stream-related control frames.
@@ -50,7 +50,7 @@ pub struct SentFrames {
 impl SentFrames {
     /// Whether losing this packet loses nothing that must be sent again.
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.crypto.is_empty()
             && self.streams.is_empty()
             && self.path_frames.is_empty()

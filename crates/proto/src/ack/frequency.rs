@@ -47,7 +47,7 @@ impl AckFrequencyRequest {
 
 /// The peer's latest ACK_FREQUENCY request, if any.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct PeerAckFrequency {
+pub(crate) struct PeerAckFrequency {
     /// Largest sequence number processed (ack-frequency: older frames are ignored).
     sequence: Option<u64>,
     /// The request in force.
@@ -57,7 +57,7 @@ pub struct PeerAckFrequency {
 impl PeerAckFrequency {
     /// Process an ACK_FREQUENCY frame; `our_min_us` is the min_ack_delay we advertised.
     /// Err: the PROTOCOL_VIOLATION reason (ack-frequency §"ACK_FREQUENCY Frame").
-    pub fn on_frame(
+    pub(crate) fn on_frame(
         &mut self,
         sequence: u64,
         request: AckFrequencyRequest,
@@ -80,14 +80,14 @@ impl PeerAckFrequency {
 
     /// The request in force, if the peer sent one.
     #[cfg(test)]
-    pub fn request(&self) -> Option<AckFrequencyRequest> {
+    pub(crate) fn request(&self) -> Option<AckFrequencyRequest> {
         self.request
     }
 
     /// Our ACK settings under the peer's request: an ACK once more than the requested number
     /// of ack-eliciting packets arrived (our threshold counts packets up to and including the
     /// one that triggers the ACK), and no immediate ACK on reordering when it asked for none.
-    pub fn apply(&self, ours: &AckConfig) -> AckConfig {
+    pub(crate) fn apply(&self, ours: &AckConfig) -> AckConfig {
         let Some(r) = self.request else {
             return ours.clone();
         };
@@ -101,7 +101,7 @@ impl PeerAckFrequency {
 
     /// Our max_ack_delay: the requested one once a request arrived (ack-frequency: "SHOULD
     /// update its max_ack_delay"), ours otherwise.
-    pub fn max_ack_delay(&self, ours: Duration) -> Duration {
+    pub(crate) fn max_ack_delay(&self, ours: Duration) -> Duration {
         self.request
             .map_or(ours, |r| Duration::from_micros(r.max_ack_delay_us))
     }
@@ -110,7 +110,7 @@ impl PeerAckFrequency {
     /// Reordering Threshold (ack-frequency §"Response to Out-of-Order Packets"): always with
     /// no request or a threshold of 1 (RFC 9000 §13.2.1), never with 0, and with a larger
     /// threshold only outside the peer's reordering window.
-    pub fn reordering_calls_for_ack(&self, record: &ReceiveRecord, pn: u64) -> bool {
+    pub(crate) fn reordering_calls_for_ack(&self, record: &ReceiveRecord, pn: u64) -> bool {
         let threshold = self.request.map_or(1, |r| r.reordering_threshold);
         match threshold {
             0 => false,

@@ -12,9 +12,10 @@ mod ranges;
 
 use std::ops::RangeInclusive;
 
-pub use frequency::{AckFrequencyRequest, PeerAckFrequency};
-pub use policy::AckPolicy;
-pub use ranges::select_ranges;
+pub use frequency::AckFrequencyRequest;
+pub(crate) use frequency::PeerAckFrequency;
+pub(crate) use policy::AckPolicy;
+pub(crate) use ranges::select_ranges;
 
 use crate::space::ReceiveRecord;
 use crate::spns_rules::SpnsRules;
@@ -103,7 +104,7 @@ impl AckConfig {
 
 /// Receiver-side ACK state of one (space, path).
 #[derive(Debug, Default, Clone)]
-pub struct PathAckState {
+pub(crate) struct PathAckState {
     /// Largest packet number received on this path in this space, and when.
     largest: Option<(u64, Timestamp)>,
     eliciting_since_ack: u32,
@@ -118,7 +119,7 @@ impl PathAckState {
     /// RFC 9000 §13.2.1–13.2.2: record a received packet and decide when to acknowledge.
     /// `max_ack_delay` is ours; Initial and Handshake packets are acknowledged at once (pass zero).
     #[cfg(test)]
-    pub fn on_packet(
+    pub(crate) fn on_packet(
         &mut self,
         pn: u64,
         now: Timestamp,
@@ -132,7 +133,7 @@ impl PathAckState {
     }
 
     /// A packet arrived on this path: track the path's largest received packet.
-    pub fn on_arrival(&mut self, pn: u64, now: Timestamp) {
+    pub(crate) fn on_arrival(&mut self, pn: u64, now: Timestamp) {
         if self.largest.is_none_or(|(l, _)| pn > l) {
             self.largest = Some((pn, now));
         }
@@ -141,7 +142,7 @@ impl PathAckState {
     /// Count a received packet towards the ack-eliciting threshold and the ACK timer of this
     /// state (report §2.2: the state of the path it arrived on; with
     /// [`SpnsRules::ack_on_receiving_path`] off, one state for the space).
-    pub fn count(
+    pub(crate) fn count(
         &mut self,
         now: Timestamp,
         ack_eliciting: bool,
@@ -165,22 +166,22 @@ impl PathAckState {
     }
 
     /// Whether an ACK must be sent now.
-    pub fn ack_due(&self, now: Timestamp) -> bool {
+    pub(crate) fn ack_due(&self, now: Timestamp) -> bool {
         self.immediate || self.deadline.is_some_and(|d| d <= now)
     }
 
     /// Whether there is anything to acknowledge (to piggyback on an outgoing packet).
-    pub fn has_unacked(&self) -> bool {
+    pub(crate) fn has_unacked(&self) -> bool {
         self.unacked
     }
 
     /// Whether an ack-eliciting packet awaits acknowledgement.
-    pub fn has_unacked_eliciting(&self) -> bool {
+    pub(crate) fn has_unacked_eliciting(&self) -> bool {
         self.eliciting_since_ack > 0
     }
 
     /// The delayed-ACK timer.
-    pub fn deadline(&self) -> Option<Timestamp> {
+    pub(crate) fn deadline(&self) -> Option<Timestamp> {
         if self.immediate {
             None
         } else {
@@ -189,12 +190,12 @@ impl PathAckState {
     }
 
     /// Largest packet received on this path, with its arrival time.
-    pub fn largest(&self) -> Option<(u64, Timestamp)> {
+    pub(crate) fn largest(&self) -> Option<(u64, Timestamp)> {
         self.largest
     }
 
     /// An ACK covering this path's packets was sent.
-    pub fn on_ack_sent(&mut self) {
+    pub(crate) fn on_ack_sent(&mut self) {
         self.eliciting_since_ack = 0;
         self.unacked = false;
         self.deadline = None;
@@ -202,7 +203,7 @@ impl PathAckState {
     }
 
     /// The peer asked for an immediate ACK (IMMEDIATE_ACK, draft-ietf-quic-ack-frequency §5).
-    pub fn request_immediate(&mut self) {
+    pub(crate) fn request_immediate(&mut self) {
         if self.unacked {
             self.immediate = true;
         }
@@ -214,7 +215,7 @@ impl PathAckState {
 /// mean loss (`layout_gaps_signal_loss`: one space per path). Report §2.4
 /// ([`SpnsRules::ack_threshold_despite_gaps`]): gaps between the paths of a shared space do not
 /// count; with the rule off they do.
-pub fn is_out_of_order(
+pub(crate) fn is_out_of_order(
     below_path_largest: bool,
     space_gap: bool,
     layout_gaps_signal_loss: bool,
@@ -228,7 +229,7 @@ pub fn is_out_of_order(
 /// receiving path itself, or with [`SpnsRules::ack_on_receiving_path`] off the path a
 /// min-RTT scheduler would send the ACK on: the usable path with the lowest smoothed RTT
 /// among `paths` (`(path, smoothed RTT)`; ties to the lowest path ID).
-pub fn ack_state_path(
+pub(crate) fn ack_state_path(
     rules: &SpnsRules,
     recv_path: crate::path::PathId,
     paths: impl IntoIterator<Item = (crate::path::PathId, Duration)>,
@@ -244,7 +245,7 @@ pub fn ack_state_path(
 
 /// Contents of an ACK frame about to be sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AckPlan {
+pub(crate) struct AckPlan {
     pub largest: u64,
     /// Encoded ACK Delay (microseconds >> exponent).
     pub ack_delay: u64,
@@ -257,7 +258,7 @@ pub struct AckPlan {
 /// received packet and ACK Delay is measured from its arrival (Alibaba report §2.2; with
 /// [`SpnsRules::ack_from_path_largest`] off, the space's largest received packet).
 /// `largest_override` replaces the path's largest (ACK copies of a path that received nothing).
-pub fn plan_ack(
+pub(crate) fn plan_ack(
     record: &ReceiveRecord,
     path_state: &PathAckState,
     largest_override: Option<(u64, Timestamp)>,

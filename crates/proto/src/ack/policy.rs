@@ -11,14 +11,14 @@ use crate::time::{Duration, Timestamp};
 /// A connection's ACK policy: its settings, the report's rules of its space layout, and whether
 /// gaps in a space's packet numbers signal loss there (a layout property).
 #[derive(Debug, Clone, Copy)]
-pub struct AckPolicy<'a> {
+pub(crate) struct AckPolicy<'a> {
     config: &'a AckConfig,
     rules: &'a SpnsRules,
     gaps_signal_loss: bool,
 }
 
 impl<'a> AckPolicy<'a> {
-    pub fn new(config: &'a AckConfig, rules: &'a SpnsRules, gaps_signal_loss: bool) -> Self {
+    pub(crate) fn new(config: &'a AckConfig, rules: &'a SpnsRules, gaps_signal_loss: bool) -> Self {
         Self {
             config,
             rules,
@@ -29,7 +29,7 @@ impl<'a> AckPolicy<'a> {
     /// The path whose ack-eliciting threshold and ACK timer count a packet of the
     /// application space received on `recv_path` (report §2.2); `paths` are the usable paths
     /// with their smoothed RTTs.
-    pub fn counting_path(
+    pub(crate) fn counting_path(
         &self,
         recv_path: PathId,
         paths: impl IntoIterator<Item = (PathId, Duration)>,
@@ -39,7 +39,7 @@ impl<'a> AckPolicy<'a> {
 
     /// Whether a received packet is out of order for the immediate-ACK rule (RFC 9000
     /// §13.2.1): below its path's largest, or leaving a gap in its space where gaps mean loss.
-    pub fn is_out_of_order(&self, below_path_largest: bool, space_gap: bool) -> bool {
+    pub(crate) fn is_out_of_order(&self, below_path_largest: bool, space_gap: bool) -> bool {
         is_out_of_order(
             below_path_largest,
             space_gap,
@@ -49,7 +49,7 @@ impl<'a> AckPolicy<'a> {
     }
 
     /// Count a received packet in `state` (threshold, timer, immediate ACK).
-    pub fn count(
+    pub(crate) fn count(
         &self,
         state: &mut PathAckState,
         now: Timestamp,
@@ -61,7 +61,7 @@ impl<'a> AckPolicy<'a> {
     }
 
     /// The ACK frame to send for `state` from `record` (see [`plan_ack`]).
-    pub fn plan(
+    pub(crate) fn plan(
         &self,
         record: &ReceiveRecord,
         state: &PathAckState,
@@ -80,18 +80,18 @@ impl<'a> AckPolicy<'a> {
 
     /// Whether an ACK of `space` sent on one path is also owed on the other paths of the
     /// space (the picoquic fix, CCR 2022; application data only).
-    pub fn copies_on_other_paths(&self, space: SpaceId) -> bool {
+    pub(crate) fn copies_on_other_paths(&self, space: SpaceId) -> bool {
         self.config.ack_on_all_paths && matches!(space, SpaceId::Data(_))
     }
 
     /// Whether ACKs go on the path with the lowest smoothed RTT (XLINK §5.3) rather than the
     /// receiving one.
-    pub fn on_lowest_rtt_path(&self) -> bool {
+    pub(crate) fn on_lowest_rtt_path(&self) -> bool {
         self.config.ack_path == AckPathChoice::LowestRtt
     }
 
     /// Whether ranges the peer has seen acknowledged stop being reported (RFC 9000 §13.2.4).
-    pub fn prunes_acked_ranges(&self) -> bool {
+    pub(crate) fn prunes_acked_ranges(&self) -> bool {
         self.config.prune_acked_ranges
     }
 }

@@ -17,7 +17,7 @@ use crate::spns_rules::SpnsRules;
 /// frame carries a few dozen: the ranges are walked only as far as the selection needs (the
 /// first ones, down to the lowest newly received packet, and the lowest ones), never collected
 /// all.
-pub fn select_ranges(
+pub(crate) fn select_ranges(
     record: &ReceiveRecord,
     largest: u64,
     config: &AckConfig,

@@ -14,17 +14,17 @@ use crate::time::Duration;
 pub const MAX_ACK_RANGES: usize = 64;
 
 /// RFC 9000 §18.2: max_ack_delay values of 2^14 ms or more are invalid.
-pub const MAX_ACK_DELAY_MS: u64 = (1 << 14) - 1;
+pub(super) const MAX_ACK_DELAY_MS: u64 = (1 << 14) - 1;
 
 /// RFC 9000 §18.2: ack_delay_exponent values above 20 are invalid.
-pub const MAX_ACK_DELAY_EXPONENT: u8 = 20;
+pub(super) const MAX_ACK_DELAY_EXPONENT: u8 = 20;
 
 /// RFC 9000 §14 (smallest datagram a QUIC path must carry) and §18.2 (largest
 /// max_udp_payload_size).
-pub const DATAGRAM_SIZES: std::ops::RangeInclusive<u16> = 1200..=65527;
+pub(super) const DATAGRAM_SIZES: std::ops::RangeInclusive<u16> = 1200..=65527;
 
 /// The largest initial RTT accepted (a minute; RFC 9002 §6.2.2 recommends 333 ms).
-pub const MAX_INITIAL_RTT: Duration = Duration::from_secs(60);
+pub(super) const MAX_INITIAL_RTT: Duration = Duration::from_secs(60);
 
 /// RFC 9000 §4.6: stream counts above 2^60 cannot be encoded in a stream ID.
 const MAX_STREAMS: u64 = crate::streams::MAX_STREAM_COUNT;

@@ -34,7 +34,7 @@ use crate::sent_frames::SentFrames;
 
 /// The max_datagram_frame_size we advertise when receiving is enabled: RFC 9221 §3 recommends
 /// 65535 ("any DATAGRAM frame that fits inside a QUIC packet"); quinn sends the same.
-pub const MAX_DATAGRAM_FRAME_SIZE: u64 = 65535;
+pub(super) const MAX_DATAGRAM_FRAME_SIZE: u64 = 65535;
 
 /// Largest packet number length (RFC 9000 §17.1), assumed by [`Connection::max_datagram_size`].
 const MAX_PN_LEN: usize = 4;

@@ -562,6 +562,6 @@ fn build_local_params(
 }
 
 /// The stateless reset token the endpoint would have issued for `cid` (RFC 9000 §10.3.2).
-pub fn reset_token_for_endpoint(key: &[u8; 32], cid: &ConnectionId) -> ResetToken {
+pub(crate) fn reset_token_for_endpoint(key: &[u8; 32], cid: &ConnectionId) -> ResetToken {
     reset_token_for(key, cid)
 }

@@ -36,7 +36,8 @@ use rand_chacha::ChaCha20Rng;
 
 pub use datagrams::{DatagramStats, SendDatagramError};
 pub(crate) use handshake::random_cid;
-pub use handshake::{reset_token_for_endpoint, ConnectError, ConnectionParams, ServerAccept};
+pub use handshake::ConnectError;
+pub(crate) use handshake::{reset_token_for_endpoint, ConnectionParams, ServerAccept};
 pub use stats::ConnectionStats;
 pub use xlink::QoeReport;
 

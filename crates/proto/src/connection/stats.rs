@@ -3,7 +3,7 @@
 use crate::time::Timestamp;
 
 /// Histogram bucket upper bounds for ranges per ACK frame.
-pub const ACK_RANGE_BUCKETS: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, usize::MAX];
+pub(super) const ACK_RANGE_BUCKETS: [usize; 8] = [1, 2, 4, 8, 16, 32, 64, usize::MAX];
 
 /// Counters of one connection (issue 5: ACK statistics; issue 2: packets sent/lost).
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -16,7 +16,7 @@ use crate::streams::SentStreamFrames;
 use crate::time::{Duration, Timestamp};
 
 /// Stream bytes below this offset count as the first frame of a video (first-frame acceleration).
-pub const FIRST_FRAME_BYTES: u64 = 64 * 1024;
+pub(super) const FIRST_FRAME_BYTES: u64 = 64 * 1024;
 /// Not-yet-copied packets considered per re-injection attempt (bounds the policy calls per send).
 const REINJECTION_SCAN: usize = 64;
 
@@ -44,7 +44,7 @@ pub(crate) struct QoeState {
 }
 
 impl QoeState {
-    pub fn on_signal(&mut self, signal: QoeSignal) {
+    pub(crate) fn on_signal(&mut self, signal: QoeSignal) {
         if self.peer.is_none_or(|p| signal.sequence > p.sequence) {
             self.peer = Some(signal);
         }

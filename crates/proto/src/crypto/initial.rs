@@ -15,7 +15,7 @@ use mpquic_wire::ConnectionId;
 use super::{open_payload, remove_header_protection, seal_packet, CryptoError, DirectionalKeys};
 
 /// AEAD tag length of the Initial cipher, AES-128-GCM (RFC 9001 §5.3).
-pub const INITIAL_TAG_LEN: usize = 16;
+pub(crate) const INITIAL_TAG_LEN: usize = 16;
 
 /// RFC 9001 §5.4.2: the header-protection sample is 16 bytes taken 4 bytes after the start of
 /// the packet number, so a packet needs at least this many bytes after its packet number

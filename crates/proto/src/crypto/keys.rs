@@ -14,7 +14,7 @@ use super::Side;
 /// belong to the application-data space too (`Data`), with their own keys
 /// (`connection/zero_rtt.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Epoch {
+pub(crate) enum Epoch {
     /// Initial packets, protected with keys derived from the client's first Destination
     /// Connection ID (RFC 9001 §5.2).
     Initial,
@@ -26,10 +26,10 @@ pub enum Epoch {
 
 impl Epoch {
     /// All epochs, in the order the handshake reaches them.
-    pub const ALL: [Epoch; 3] = [Epoch::Initial, Epoch::Handshake, Epoch::Data];
+    pub(crate) const ALL: [Epoch; 3] = [Epoch::Initial, Epoch::Handshake, Epoch::Data];
 
     /// A dense index (0, 1, 2), for per-epoch arrays.
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         match self {
             Epoch::Initial => 0,
             Epoch::Handshake => 1,
@@ -135,7 +135,7 @@ const RETRY_NONCE: [u8; 12] = [
     0x46, 0x15, 0x99, 0xd3, 0x5d, 0x63, 0x2b, 0xf2, 0x23, 0x98, 0x25, 0xbb,
 ];
 /// Length of the Retry Integrity Tag (RFC 9000 §17.2.5).
-pub const RETRY_TAG_LEN: usize = 16;
+pub(crate) const RETRY_TAG_LEN: usize = 16;
 
 fn retry_key() -> aead::LessSafeKey {
     let key = aead::UnboundKey::new(&aead::AES_128_GCM, &RETRY_KEY)
@@ -159,7 +159,7 @@ fn retry_pseudo_packet(original_dcid: &[u8], retry_without_tag: &[u8]) -> Vec<u8
 /// empty plaintext, and the Retry Pseudo-Packet as associated data. `original_dcid` is the
 /// Destination Connection ID of the client Initial the Retry answers; `retry_packet_without_tag`
 /// is the Retry packet from its first byte up to (excluding) the tag.
-pub fn retry_integrity_tag(original_dcid: &[u8], retry_packet_without_tag: &[u8]) -> [u8; 16] {
+pub(crate) fn retry_integrity_tag(original_dcid: &[u8], retry_packet_without_tag: &[u8]) -> [u8; 16] {
     let pseudo = retry_pseudo_packet(original_dcid, retry_packet_without_tag);
     let nonce = aead::Nonce::assume_unique_for_key(RETRY_NONCE);
     let tag = retry_key()
@@ -173,7 +173,7 @@ pub fn retry_integrity_tag(original_dcid: &[u8], retry_packet_without_tag: &[u8]
 /// Checks the Retry Integrity Tag of a complete Retry packet (RFC 9001 §5.8; RFC 9000 §17.2.5.2:
 /// "Clients MUST discard Retry packets that have a Retry Integrity Tag that cannot be
 /// validated"). The comparison is done by the AEAD (constant time). Short packets return false.
-pub fn verify_retry_integrity(original_dcid: &[u8], retry_packet: &[u8]) -> bool {
+pub(crate) fn verify_retry_integrity(original_dcid: &[u8], retry_packet: &[u8]) -> bool {
     let Some(split) = retry_packet.len().checked_sub(RETRY_TAG_LEN) else {
         return false;
     };

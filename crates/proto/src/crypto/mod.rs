@@ -21,9 +21,15 @@
 //! Public: [`PacketProtection`], [`identity`], [`resumption`]; the rest is the core's own.
 
 pub mod identity;
+// `pub` items: `crypto::testing` re-exports them when the `testing` feature is on.
+#[cfg_attr(not(any(test, feature = "testing")), allow(unreachable_pub))]
 pub(crate) mod initial;
+// `pub` items: `crypto::testing` re-exports them when the `testing` feature is on.
+#[cfg_attr(not(any(test, feature = "testing")), allow(unreachable_pub))]
 pub(crate) mod keys;
 pub(crate) mod one_rtt;
+// `pub` items: `crypto::testing` re-exports them when the `testing` feature is on.
+#[cfg_attr(not(any(test, feature = "testing")), allow(unreachable_pub))]
 pub(crate) mod protect;
 pub mod resumption;
 pub(crate) mod sim;

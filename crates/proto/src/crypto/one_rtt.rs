@@ -37,14 +37,14 @@ use super::{CryptoError, DirectionalKeys};
 /// Initiate a key update this many packets before the confidentiality limit (at most half the
 /// limit), so that it is acknowledged before the limit is hit (RFC 9001 §6.6: "Endpoints MUST
 /// initiate a key update before sending more protected packets than the confidentiality limit").
-pub const KEY_UPDATE_MARGIN: u64 = 10_000;
+pub(crate) const KEY_UPDATE_MARGIN: u64 = 10_000;
 
 /// The Key Phase bit of a short header (RFC 9000 §17.3.1).
-pub const KEY_PHASE_BIT: u8 = 0x04;
+pub(crate) const KEY_PHASE_BIT: u8 = 0x04;
 
 /// What [`OneRttKeys::open`] did with the key phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyUpdateOutcome {
+pub(crate) enum KeyUpdateOutcome {
     /// Decrypted with the current keys; nothing changed.
     Current,
     /// Decrypted with the previous keys (a packet sent before the last key update, delivered
@@ -73,7 +73,7 @@ struct PhaseSpan {
 /// generally expected to have current and next receive packet protection keys available"), the
 /// previous receive key until [`Self::drop_previous_remote`], the rustls [`Secrets`] that derive
 /// later generations ("quic ku", RFC 9001 §6.1), and the AEAD usage counters (RFC 9001 §6.6).
-pub struct OneRttKeys {
+pub(crate) struct OneRttKeys {
     local_header: Box<dyn HeaderProtectionKey>,
     remote_header: Box<dyn HeaderProtectionKey>,
     local: Box<dyn PacketKey>,
@@ -101,7 +101,7 @@ pub struct OneRttKeys {
 impl OneRttKeys {
     /// Builds the 1-RTT keys from rustls' `KeyChange::OneRtt { keys, next }`: `keys` are key
     /// phase 0, `next` derives phase 1 and later.
-    pub fn new(keys: rustls::quic::Keys, mut next: Secrets) -> Self {
+    pub(crate) fn new(keys: rustls::quic::Keys, mut next: Secrets) -> Self {
         let next_keys = next.next_packet_keys();
         let local: DirectionalKeys = keys.local.into();
         let remote: DirectionalKeys = keys.remote.into();
@@ -153,7 +153,7 @@ impl OneRttKeys {
 
     /// Whether these are the simulator's stand-in keys ([`Self::into_simulation_only`]).
     #[cfg(test)]
-    pub fn protection(&self) -> PacketProtection {
+    pub(crate) fn protection(&self) -> PacketProtection {
         self.protection
     }
 
@@ -161,24 +161,24 @@ impl OneRttKeys {
     /// used by tests and simulations to exercise key updates and AEAD_LIMIT_REACHED). Values
     /// above the suite's limits are ignored.
     #[cfg(test)]
-    pub fn set_limits(&mut self, confidentiality: u64, integrity: u64) {
+    pub(crate) fn set_limits(&mut self, confidentiality: u64, integrity: u64) {
         self.confidentiality_limit = confidentiality.min(self.local.confidentiality_limit());
         self.integrity_limit = integrity.min(self.remote.integrity_limit());
     }
 
     /// The Key Phase bit to put in short headers we send (RFC 9001 §6: starts at 0, toggles on
     /// each update).
-    pub fn key_phase(&self) -> bool {
+    pub(crate) fn key_phase(&self) -> bool {
         self.key_phase
     }
 
     /// How many key updates happened so far.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation
     }
 
     /// Header protection key for packets we receive (never changes, RFC 9001 §6.1).
-    pub fn remote_header(&self) -> &dyn HeaderProtectionKey {
+    pub(crate) fn remote_header(&self) -> &dyn HeaderProtectionKey {
         self.remote_header.as_ref()
     }
 
@@ -188,7 +188,7 @@ impl OneRttKeys {
     /// retained, else `None` (the packet may start a peer-initiated update: use [`Self::open`],
     /// which also tries the next key and commits the update). Prefer [`Self::open`].
     #[cfg(test)]
-    pub fn remote_key_for(&self, phase: bool) -> Option<&dyn PacketKey> {
+    pub(crate) fn remote_key_for(&self, phase: bool) -> Option<&dyn PacketKey> {
         if phase == self.key_phase {
             Some(self.remote.as_ref())
         } else {
@@ -198,13 +198,13 @@ impl OneRttKeys {
 
     /// Whether the previous receive key is still retained.
     #[cfg(test)]
-    pub fn has_previous_remote(&self) -> bool {
+    pub(crate) fn has_previous_remote(&self) -> bool {
         self.previous_remote.is_some()
     }
 
     /// Tells the keys the handshake is confirmed (RFC 9001 §4.1.2); until then no key update may
     /// be initiated (RFC 9001 §6.1).
-    pub fn set_handshake_confirmed(&mut self) {
+    pub(crate) fn set_handshake_confirmed(&mut self) {
         self.handshake_confirmed = true;
     }
 
@@ -213,7 +213,7 @@ impl OneRttKeys {
     /// [`Self::key_phase`] before sealing, and counts the packet against the confidentiality
     /// limit (RFC 9001 §6.6; RFC 10069 §"Security Considerations": the limit counts packets on
     /// all paths together).
-    pub fn seal(
+    pub(crate) fn seal(
         &mut self,
         path_id: Option<u32>,
         pn: u64,
@@ -253,7 +253,7 @@ impl OneRttKeys {
 
     /// Packets that may still be sent with the current keys before the confidentiality limit.
     #[cfg(test)]
-    pub fn remaining_before_confidentiality_limit(&self) -> u64 {
+    pub(crate) fn remaining_before_confidentiality_limit(&self) -> u64 {
         self.confidentiality_limit
             .saturating_sub(self.sent_with_current)
     }
@@ -261,27 +261,27 @@ impl OneRttKeys {
     /// True once the current keys are within [`KEY_UPDATE_MARGIN`] (at most half the limit) of
     /// the confidentiality limit: initiate a key update now (RFC 9001 §6.6), or close with
     /// AEAD_LIMIT_REACHED if one is not possible.
-    pub fn needs_key_update(&self) -> bool {
+    pub(crate) fn needs_key_update(&self) -> bool {
         let margin = KEY_UPDATE_MARGIN.min(self.confidentiality_limit / 2);
         self.sent_with_current >= self.confidentiality_limit - margin
     }
 
     /// The confidentiality limit in force (packets per key).
     #[cfg(test)]
-    pub fn confidentiality_limit(&self) -> u64 {
+    pub(crate) fn confidentiality_limit(&self) -> u64 {
         self.confidentiality_limit
     }
 
     /// The integrity limit in force (failed authentications per connection).
     #[cfg(test)]
-    pub fn integrity_limit(&self) -> u64 {
+    pub(crate) fn integrity_limit(&self) -> u64 {
         self.integrity_limit
     }
 
     /// Packets that failed authentication so far (1-RTT, plus any recorded with
     /// [`Self::record_auth_failure`]).
     #[cfg(test)]
-    pub fn auth_failures(&self) -> u64 {
+    pub(crate) fn auth_failures(&self) -> u64 {
         self.auth_failures
     }
 
@@ -289,7 +289,7 @@ impl OneRttKeys {
     /// connection, so the caller may add Initial/Handshake failures here). Returns
     /// [`CryptoError::IntegrityLimitReached`] once the count exceeds the integrity limit: close
     /// the connection with AEAD_LIMIT_REACHED and process no more packets.
-    pub fn record_auth_failure(&mut self) -> Result<(), CryptoError> {
+    pub(crate) fn record_auth_failure(&mut self) -> Result<(), CryptoError> {
         self.auth_failures = self.auth_failures.saturating_add(1);
         if self.auth_failures > self.integrity_limit {
             Err(CryptoError::IntegrityLimitReached)
@@ -305,7 +305,7 @@ impl OneRttKeys {
     /// current keys; and the previous receive key has been dropped, which the caller does three
     /// times the largest PTO after [`KeyUpdateOutcome::PeerUpdated`]/[`KeyUpdateOutcome::PeerFollowed`]
     /// (RFC 9001 §6.5 and RFC 10069: "SHOULD wait for at least three times the largest PTO").
-    pub fn can_initiate_update(&self, current_phase_acked: bool) -> bool {
+    pub(crate) fn can_initiate_update(&self, current_phase_acked: bool) -> bool {
         self.handshake_confirmed
             && current_phase_acked
             && !self.awaiting_peer
@@ -315,7 +315,7 @@ impl OneRttKeys {
     /// Initiates a key update (RFC 9001 §6.1): new send and receive keys, Key Phase toggled; the
     /// current receive key is kept as the previous one for late packets. Fails with
     /// [`CryptoError::KeyUpdateNotAllowed`] unless [`Self::can_initiate_update`] holds.
-    pub fn initiate_update(&mut self, current_phase_acked: bool) -> Result<(), CryptoError> {
+    pub(crate) fn initiate_update(&mut self, current_phase_acked: bool) -> Result<(), CryptoError> {
         if !self.can_initiate_update(current_phase_acked) {
             return Err(CryptoError::KeyUpdateNotAllowed);
         }
@@ -327,7 +327,7 @@ impl OneRttKeys {
     /// Discards the previous receive key (RFC 9001 §6.5: "An endpoint SHOULD retain old read
     /// keys for no more than three times the PTO after having received a packet protected using
     /// the new keys"). Afterwards a packet with the other key phase is taken as a new update.
-    pub fn drop_previous_remote(&mut self) {
+    pub(crate) fn drop_previous_remote(&mut self) {
         self.previous_remote = None;
     }
 
@@ -377,7 +377,7 @@ impl OneRttKeys {
     /// A packet that fails authentication leaves the key state unchanged and counts against the
     /// integrity limit: [`CryptoError::Decrypt`] (drop it), or
     /// [`CryptoError::IntegrityLimitReached`] (close with AEAD_LIMIT_REACHED).
-    pub fn open(
+    pub(crate) fn open(
         &mut self,
         path_id: Option<u32>,
         pn: u64,

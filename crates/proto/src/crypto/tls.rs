@@ -32,7 +32,7 @@ use crate::TransportError;
 
 /// One step of the handshake's output, in the order the caller must apply them.
 #[derive(Debug)]
-pub enum HandshakeOutput {
+pub(crate) enum HandshakeOutput {
     /// Handshake bytes to send in CRYPTO frames of this epoch.
     Data(Epoch, Vec<u8>),
     /// The Handshake keys: install them now; later `Data` belongs to the Handshake epoch.
@@ -57,7 +57,7 @@ enum Session {
 }
 
 /// A QUIC v1 TLS session (client or server).
-pub struct TlsSession {
+pub(crate) struct TlsSession {
     session: Session,
     side: Side,
     /// The epoch rustls is writing handshake data for.
@@ -72,7 +72,7 @@ impl TlsSession {
     /// A client session for QUIC v1 (RFC 9001) with our encoded `transport_params` (RFC 9001
     /// §8.2). `config` must allow TLS 1.3 (RFC 9001 §4.2) and set ALPN protocols (RFC 9001 §8.1:
     /// "endpoints MUST use ALPN").
-    pub fn new_client(
+    pub(crate) fn new_client(
         config: Arc<rustls::ClientConfig>,
         server_name: &str,
         transport_params: Vec<u8>,
@@ -91,7 +91,7 @@ impl TlsSession {
     /// A server session for QUIC v1 with our encoded `transport_params`. `config` must allow
     /// TLS 1.3 and should set ALPN protocols (rustls then closes with no_application_protocol,
     /// 0x178, when there is no overlap, RFC 9001 §8.1).
-    pub fn new_server(
+    pub(crate) fn new_server(
         config: Arc<rustls::ServerConfig>,
         transport_params: Vec<u8>,
     ) -> Result<Self, CryptoError> {
@@ -159,7 +159,7 @@ impl TlsSession {
     /// Errors: a TLS alert becomes CRYPTO_ERROR 0x100 + alert (RFC 9001 §4.8), a local failure
     /// (e.g. no randomness) INTERNAL_ERROR, anything else PROTOCOL_VIOLATION. After an error the
     /// session is dead: close the connection with the returned error.
-    pub fn read_handshake(&mut self, data: &[u8]) -> Result<(), TransportError> {
+    pub(crate) fn read_handshake(&mut self, data: &[u8]) -> Result<(), TransportError> {
         let Session::Live(conn) = &mut self.session else {
             // RFC 9001 §4.1.3: after the handshake an endpoint MAY discard CRYPTO data it does
             // not keep state for; a released server session has no use for any.
@@ -176,7 +176,11 @@ impl TlsSession {
     /// handshake data is expected now ([`Self::read_epoch`]); RFC 9001 §4.1.3: "If an endpoint
     /// receives data at an unexpected level, it MUST treat it as a connection error of type
     /// PROTOCOL_VIOLATION". Empty data is accepted at any epoch.
-    pub fn read_handshake_at(&mut self, epoch: Epoch, data: &[u8]) -> Result<(), TransportError> {
+    pub(crate) fn read_handshake_at(
+        &mut self,
+        epoch: Epoch,
+        data: &[u8],
+    ) -> Result<(), TransportError> {
         if data.is_empty() {
             return Ok(());
         }
@@ -192,7 +196,7 @@ impl TlsSession {
     /// The level the peer's next handshake data must arrive at: Initial until the Handshake keys
     /// exist, then Handshake until the handshake completes, then 1-RTT (post-handshake messages
     /// such as NewSessionTicket, RFC 9001 §4.1.3).
-    pub fn read_epoch(&self) -> Epoch {
+    pub(crate) fn read_epoch(&self) -> Epoch {
         if !self.is_handshaking() {
             Epoch::Data
         } else if self.handshake_keys_out {
@@ -222,14 +226,14 @@ impl TlsSession {
     }
 
     /// Everything TLS produced since the last call, in order (see the module documentation).
-    pub fn write_handshake(&mut self) -> Vec<HandshakeOutput> {
+    pub(crate) fn write_handshake(&mut self) -> Vec<HandshakeOutput> {
         self.drain();
         std::mem::take(&mut self.pending)
     }
 
     /// True until the handshake is complete (RFC 9001 §4.1.1: Finished sent and the peer's
     /// Finished verified).
-    pub fn is_handshaking(&self) -> bool {
+    pub(crate) fn is_handshaking(&self) -> bool {
         match &self.session {
             Session::Live(conn) => conn.is_handshaking(),
             Session::Finished(_) => false,
@@ -241,7 +245,7 @@ impl TlsSession {
     /// ask. Output not yet taken stays queued. Clients keep theirs for post-handshake messages
     /// (NewSessionTicket, RFC 9001 §4.1.3); key updates need only the 1-RTT secrets, which
     /// [`OneRttKeys`] holds.
-    pub fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         if self.side != Side::Server || self.is_handshaking() {
             return;
         }
@@ -264,7 +268,7 @@ impl TlsSession {
 
     /// The peer's encoded transport parameters (RFC 9001 §8.2), once received. Available before
     /// the handshake completes but only authenticated after (RFC 9001 §8.2).
-    pub fn peer_transport_params(&self) -> Option<&[u8]> {
+    pub(crate) fn peer_transport_params(&self) -> Option<&[u8]> {
         match &self.session {
             Session::Live(conn) => conn.quic_transport_parameters(),
             // Read (and checked) when the handshake completed, before the release.
@@ -275,7 +279,7 @@ impl TlsSession {
     /// The 0-RTT keys (RFC 9001 §4.6.1, §5.1): on a client, right after creation when rustls
     /// offered a ticket allowing early data (`ClientConfig::enable_early_data`); on a server,
     /// after the ClientHello when it accepted early data (rustls clears them on rejection).
-    pub fn zero_rtt_keys(&self) -> Option<super::DirectionalKeys> {
+    pub(crate) fn zero_rtt_keys(&self) -> Option<super::DirectionalKeys> {
         match &self.session {
             Session::Live(conn) => conn.zero_rtt_keys().map(Into::into),
             Session::Finished(_) => None,
@@ -284,7 +288,7 @@ impl TlsSession {
 
     /// Client: whether the server accepted early data (RFC 9001 §4.6.2: known from its
     /// EncryptedExtensions, so meaningful once the handshake is complete). None on a server.
-    pub fn early_data_accepted(&self) -> Option<bool> {
+    pub(crate) fn early_data_accepted(&self) -> Option<bool> {
         match &self.session {
             Session::Live(conn) => match conn.as_ref() {
                 Connection::Client(c) => Some(c.is_early_data_accepted()),
@@ -295,7 +299,7 @@ impl TlsSession {
     }
 
     /// The negotiated ALPN protocol (RFC 9001 §8.1).
-    pub fn alpn_protocol(&self) -> Option<&[u8]> {
+    pub(crate) fn alpn_protocol(&self) -> Option<&[u8]> {
         match &self.session {
             Session::Live(conn) => conn.alpn_protocol(),
             Session::Finished(f) => f.alpn.as_deref(),
@@ -304,12 +308,12 @@ impl TlsSession {
 
     /// Our role.
     #[cfg(test)]
-    pub fn side(&self) -> Side {
+    pub(crate) fn side(&self) -> Side {
         self.side
     }
 
     /// The SNI the client sent (server side only; `None` on a client or before ClientHello).
-    pub fn server_name(&self) -> Option<&str> {
+    pub(crate) fn server_name(&self) -> Option<&str> {
         match &self.session {
             Session::Live(conn) => match conn.as_ref() {
                 Connection::Server(s) => s.server_name(),
@@ -320,7 +324,7 @@ impl TlsSession {
     }
 
     /// The peer's certificate chain, once received.
-    pub fn peer_certificates(&self) -> Option<&[CertificateDer<'static>]> {
+    pub(crate) fn peer_certificates(&self) -> Option<&[CertificateDer<'static>]> {
         match &self.session {
             Session::Live(conn) => conn.peer_certificates(),
             Session::Finished(f) => f.peer_certificates.as_deref(),
@@ -328,7 +332,7 @@ impl TlsSession {
     }
 
     /// The negotiated TLS 1.3 cipher suite, once known.
-    pub fn negotiated_cipher_suite(&self) -> Option<rustls::SupportedCipherSuite> {
+    pub(crate) fn negotiated_cipher_suite(&self) -> Option<rustls::SupportedCipherSuite> {
         match &self.session {
             Session::Live(conn) => conn.negotiated_cipher_suite(),
             Session::Finished(f) => f.cipher_suite,

@@ -116,7 +116,7 @@ pub(crate) struct Qlog {
 }
 
 impl Qlog {
-    pub fn new(sink: Box<dyn QlogSink>, now: Timestamp) -> Self {
+    pub(crate) fn new(sink: Box<dyn QlogSink>, now: Timestamp) -> Self {
         Qlog {
             sink,
             last_time: now,
@@ -127,7 +127,7 @@ impl Qlog {
         }
     }
 
-    pub fn emit(&mut self, now: Timestamp, event: QlogEvent) {
+    pub(crate) fn emit(&mut self, now: Timestamp, event: QlogEvent) {
         self.last_time = self.last_time.max(now);
         self.sink.emit(now, event);
     }

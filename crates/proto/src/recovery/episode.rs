@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 /// The packets declared lost on one path since its controller's last reduction.
 #[derive(Debug, Default, Clone)]
-pub struct LossEpisode {
+pub(crate) struct LossEpisode {
     /// Packet numbers (of the path's space) declared lost and not acknowledged since.
     unconfirmed: BTreeSet<u64>,
     /// The controller's reduction count the episode belongs to.
@@ -22,7 +22,11 @@ impl LossEpisode {
     /// Packets `lost` were reported to the controller in one congestion event, after which it
     /// had made `reductions` reductions in all. A new reduction starts a new episode; a loss
     /// within the same recovery period joins the current one.
-    pub fn on_congestion_event(&mut self, lost: impl IntoIterator<Item = u64>, reductions: u64) {
+    pub(crate) fn on_congestion_event(
+        &mut self,
+        lost: impl IntoIterator<Item = u64>,
+        reductions: u64,
+    ) {
         if reductions != self.reductions {
             self.unconfirmed.clear();
             self.reductions = reductions;
@@ -36,7 +40,7 @@ impl LossEpisode {
     /// The controller reduced its window for ECN CE marks (RFC 9002 §7.1), reaching
     /// `reductions`: marks are never spurious, so this reduction is never undone, even if the
     /// losses of its recovery period turn out spurious.
-    pub fn on_ecn_congestion(&mut self, reductions: u64) {
+    pub(crate) fn on_ecn_congestion(&mut self, reductions: u64) {
         if reductions != self.reductions {
             self.unconfirmed.clear();
             self.reductions = reductions;
@@ -46,7 +50,7 @@ impl LossEpisode {
 
     /// Packet `pn`, declared lost, was acknowledged. Returns true when that leaves no loss of
     /// the episode unconfirmed: the reduction was spurious and may be undone (once).
-    pub fn on_spurious(&mut self, pn: u64) -> bool {
+    pub(crate) fn on_spurious(&mut self, pn: u64) -> bool {
         if !self.open || !self.unconfirmed.remove(&pn) {
             return false;
         }

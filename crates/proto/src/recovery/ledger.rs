@@ -10,12 +10,12 @@ use crate::sent_frames::SentFrames;
 use crate::time::{Duration, Timestamp};
 
 /// RFC 9002 §6.1.1: kPacketThreshold.
-pub const PACKET_THRESHOLD: u64 = 3;
+pub(crate) const PACKET_THRESHOLD: u64 = 3;
 
 /// What a packet's distance to the largest acknowledged packet is measured in (RFC 9002
 /// §6.1: a packet is a loss candidate once a packet sent after it was acknowledged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LossReference {
+pub(crate) enum LossReference {
     /// The path's own send order: per-path sequence numbers up to the path's largest
     /// acknowledged one (Alibaba report §2.1; in MPNS this is packet-number order). The packet
     /// threshold applies to packets an ACK frame showed missing ([`Ledger::on_ack_frame`]);
@@ -31,7 +31,7 @@ pub enum LossReference {
 impl LossReference {
     /// The reference the rules select: `space_largest_acked` is the largest packet number
     /// acknowledged in the packets' space.
-    pub fn for_rules(
+    pub(crate) fn for_rules(
         rules: &crate::spns_rules::SpnsRules,
         space_largest_acked: Option<u64>,
         peer_max_ack_delay: Duration,
@@ -47,7 +47,7 @@ impl LossReference {
 
     /// Whether the reference is shared by every path of a space (a change of it concerns
     /// packets of paths the ACK did not acknowledge anything of).
-    pub fn is_space_wide(self) -> bool {
+    pub(crate) fn is_space_wide(self) -> bool {
         matches!(self, LossReference::SpacePacketNumber(_))
     }
 
@@ -81,7 +81,7 @@ enum Behind {
 
 /// One packet awaiting acknowledgement.
 #[derive(Debug, Clone)]
-pub struct SentPacket {
+pub(crate) struct SentPacket {
     /// Packet number in its packet number space.
     pub pn: u64,
     /// The packet number space.
@@ -102,7 +102,7 @@ pub struct SentPacket {
 
 /// Packets newly acknowledged on this ledger by one ACK frame.
 #[derive(Debug, Default)]
-pub struct AckedOutcome {
+pub(crate) struct AckedOutcome {
     pub packets: Vec<SentPacket>,
     /// Whether this ACK raised the ledger's largest acknowledged sequence number.
     pub largest_newly_acked: Option<(u64, Timestamp)>,
@@ -110,7 +110,7 @@ pub struct AckedOutcome {
 
 /// Which RFC 9002 §6.1 threshold declared a packet lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LossCause {
+pub(crate) enum LossCause {
     /// kPacketThreshold packets sent after it were acknowledged (§6.1.1).
     PacketThreshold,
     /// Sent more than the loss delay before now (§6.1.2).
@@ -121,7 +121,7 @@ pub enum LossCause {
 
 /// Packets declared lost by one detection run.
 #[derive(Debug, Default)]
-pub struct LostPackets {
+pub(crate) struct LostPackets {
     pub packets: Vec<SentPacket>,
     /// Why each packet was declared lost (same order as `packets`).
     pub causes: Vec<LossCause>,
@@ -133,7 +133,7 @@ pub struct LostPackets {
 /// `seq - base`: sending, acknowledging and declaring lost are O(1) and never move the (large)
 /// packet records around.
 #[derive(Debug, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     /// Slot `i` holds the packet with sequence number `base + i`, or None once it left.
     sent: VecDeque<Option<SentPacket>>,
     /// Sequence number of `sent[0]`.
@@ -154,7 +154,7 @@ pub struct Ledger {
 
 impl Ledger {
     /// Record a sent packet; returns its per-path sequence number.
-    pub fn on_sent(&mut self, packet: SentPacket) -> u64 {
+    pub(crate) fn on_sent(&mut self, packet: SentPacket) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
         if packet.in_flight {
@@ -196,7 +196,7 @@ impl Ledger {
 
     /// Remove the packet with sequence number `seq` as acknowledged. Returns None if it was not
     /// outstanding (already acknowledged or declared lost).
-    pub fn on_acked(&mut self, seq: u64, outcome: &mut AckedOutcome) -> Option<()> {
+    pub(crate) fn on_acked(&mut self, seq: u64, outcome: &mut AckedOutcome) -> Option<()> {
         let packet = self.take(seq)?;
         self.untrack(&packet);
         if self.largest_acked_seq.is_none_or(|l| seq > l) {
@@ -216,7 +216,7 @@ impl Ledger {
     /// nothing about it: with one shared space a fast path's ACK may report a slow path's
     /// newest packets but not its older ones, which the slow path's own ACK reported and is
     /// still carrying up the slow path. Returns whether the frame showed a packet missing.
-    pub fn on_ack_frame(&mut self, low: u64, later: Option<u64>) -> bool {
+    pub(crate) fn on_ack_frame(&mut self, low: u64, later: Option<u64>) -> bool {
         let Some(later) = later.filter(|l| *l > low) else {
             return false;
         };
@@ -252,7 +252,7 @@ impl Ledger {
     /// `reference` says what "sent before the largest acknowledged packet" means: this path's
     /// own send order (Alibaba report §2.1) or the shared space's packet numbers (one detector
     /// over the space, the naive SPNS rule); see [`LossReference`].
-    pub fn detect_lost(
+    pub(crate) fn detect_lost(
         &mut self,
         now: Timestamp,
         rtt: &RttEstimator,
@@ -295,7 +295,7 @@ impl Ledger {
 
     /// Remove every outstanding packet (the level's keys are discarded, or the path is gone):
     /// RFC 9002 §6.4. Returned packets are neither acknowledged nor lost.
-    pub fn drain(&mut self) -> Vec<SentPacket> {
+    pub(crate) fn drain(&mut self) -> Vec<SentPacket> {
         let packets: Vec<SentPacket> = std::mem::take(&mut self.sent)
             .into_iter()
             .flatten()
@@ -310,7 +310,7 @@ impl Ledger {
     }
 
     /// Outstanding packets in send order, oldest first, with their sequence numbers.
-    pub fn outstanding(&self) -> impl Iterator<Item = (u64, &SentPacket)> {
+    pub(crate) fn outstanding(&self) -> impl Iterator<Item = (u64, &SentPacket)> {
         let base = self.base;
         self.sent
             .iter()
@@ -319,7 +319,7 @@ impl Ledger {
     }
 
     /// Outstanding packets, mutable, oldest first.
-    pub fn outstanding_mut(&mut self) -> impl Iterator<Item = (u64, &mut SentPacket)> {
+    pub(crate) fn outstanding_mut(&mut self) -> impl Iterator<Item = (u64, &mut SentPacket)> {
         let base = self.base;
         self.sent
             .iter_mut()
@@ -328,29 +328,32 @@ impl Ledger {
     }
 
     /// The most recently sent outstanding packet.
-    pub fn newest(&self) -> Option<&SentPacket> {
+    pub(crate) fn newest(&self) -> Option<&SentPacket> {
         self.sent.iter().rev().find_map(Option::as_ref)
     }
 
-    pub fn loss_time(&self) -> Option<Timestamp> {
+    pub(crate) fn loss_time(&self) -> Option<Timestamp> {
         self.loss_time
     }
 
-    pub fn time_of_last_ack_eliciting(&self) -> Option<Timestamp> {
+    pub(crate) fn time_of_last_ack_eliciting(&self) -> Option<Timestamp> {
         self.time_of_last_ack_eliciting
     }
 
-    pub fn ack_eliciting_in_flight(&self) -> u64 {
+    pub(crate) fn ack_eliciting_in_flight(&self) -> u64 {
         self.ack_eliciting_in_flight
     }
 
-    pub fn bytes_in_flight(&self) -> u64 {
+    pub(crate) fn bytes_in_flight(&self) -> u64 {
         self.bytes_in_flight
     }
 }
 
 /// RFC 9002 §7.6.1: persistent congestion duration.
-pub fn persistent_congestion_duration(rtt: &RttEstimator, max_ack_delay: Duration) -> Duration {
+pub(crate) fn persistent_congestion_duration(
+    rtt: &RttEstimator,
+    max_ack_delay: Duration,
+) -> Duration {
     (rtt.smoothed() + (rtt.var() * 4).max(crate::recovery::rtt::GRANULARITY) + max_ack_delay) * 3
 }
 
@@ -358,7 +361,7 @@ pub fn persistent_congestion_duration(rtt: &RttEstimator, max_ack_delay: Duratio
 /// ack-eliciting lost packets span more than the duration and an RTT sample exists. (Packets
 /// acknowledged between them would have been removed from the ledger before they could be
 /// declared lost together, which the batch approximates.)
-pub fn is_persistent_congestion(
+pub(crate) fn is_persistent_congestion(
     lost: &[SentPacket],
     rtt: &RttEstimator,
     max_ack_delay: Duration,

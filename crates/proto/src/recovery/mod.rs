@@ -9,10 +9,10 @@
 //! (SPNS) it implements the Alibaba report's rule (§2.1) that the packet threshold counts packets
 //! sent *on the same path* before that path's largest acknowledged packet.
 
-pub mod episode;
-pub mod ledger;
-pub mod rtt;
-pub mod sampling;
+pub(crate) mod episode;
+pub(crate) mod ledger;
+pub(crate) mod rtt;
+pub(crate) mod sampling;
 
-pub use episode::LossEpisode;
-pub use ledger::{AckedOutcome, Ledger, LossCause, LossReference, LostPackets, SentPacket};
+pub(crate) use episode::LossEpisode;
+pub(crate) use ledger::{AckedOutcome, Ledger, LossCause, LossReference, LostPackets, SentPacket};

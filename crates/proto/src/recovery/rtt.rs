@@ -4,9 +4,9 @@
 use crate::time::Duration;
 
 /// RFC 9002 §6.1.2: kGranularity.
-pub const GRANULARITY: Duration = Duration::from_millis(1);
+pub(crate) const GRANULARITY: Duration = Duration::from_millis(1);
 /// RFC 9002 §6.2.2: kInitialRtt.
-pub const INITIAL_RTT: Duration = Duration::from_millis(333);
+pub(crate) const INITIAL_RTT: Duration = Duration::from_millis(333);
 
 /// Smoothed RTT, RTT variance and minimum RTT of one path.
 #[derive(Debug, Clone)]

@@ -17,7 +17,7 @@ use crate::time::Timestamp;
 
 /// The Largest Acknowledged packet of a received ACK frame, as the sender remembers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LargestAcked {
+pub(crate) struct LargestAcked {
     pub pn: u64,
     /// The path it was sent on, and when.
     pub sent_on: PathId,
@@ -29,7 +29,7 @@ pub struct LargestAcked {
 
 /// One path's share of the packets an ACK frame newly acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PathAcked {
+pub(crate) struct PathAcked {
     pub path: PathId,
     /// Send time of the path's newest packet this frame acknowledged, if an ack-eliciting
     /// packet of the path is among the newly acknowledged ones.
@@ -40,7 +40,7 @@ pub struct PathAcked {
 
 /// The kind of a planned sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SampleKind {
+pub(crate) enum SampleKind {
     /// A round trip on the path itself (report §2.2); `pn` moves forward only.
     Own { pn: u64 },
     /// From another path's ACK, for a path without own ACKs (RFC 10069 §5.4).
@@ -51,7 +51,7 @@ pub enum SampleKind {
 
 /// An RTT sample to feed: `now - sent` goes to `path`'s estimator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlannedSample {
+pub(crate) struct PlannedSample {
     pub path: PathId,
     pub sent: Timestamp,
     pub kind: SampleKind,
@@ -60,7 +60,7 @@ pub struct PlannedSample {
 /// The samples one ACK frame received on `recv_path` gives. `largest` is the frame's Largest
 /// Acknowledged (None if the sender no longer remembers it), `any_newly_eliciting` whether an
 /// ack-eliciting packet is among the newly acknowledged ones, `paths` each path's share.
-pub fn plan_samples(
+pub(crate) fn plan_samples(
     rules: &SpnsRules,
     recv_path: PathId,
     largest: Option<LargestAcked>,

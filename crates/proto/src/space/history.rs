@@ -22,14 +22,14 @@ struct Step {
 /// Steps oldest first, starting at least `horizon / STEPS` apart and reaching back at least
 /// `horizon`.
 #[derive(Debug, Default)]
-pub struct SendHistory {
+pub(crate) struct SendHistory {
     steps: VecDeque<Step>,
 }
 
 impl SendHistory {
     /// Note that `next_pn` is the next packet number at `now`; keep enough steps to answer
     /// [`Self::numbered_since`] for windows up to `horizon`.
-    pub fn note(&mut self, now: Timestamp, next_pn: u64, horizon: Duration) {
+    pub(crate) fn note(&mut self, now: Timestamp, next_pn: u64, horizon: Duration) {
         let step = horizon / STEPS;
         match self.steps.back_mut() {
             Some(s) if now.saturating_duration_since(s.first.0) < step => s.last = (now, next_pn),
@@ -48,7 +48,7 @@ impl SendHistory {
     /// An upper bound on the packets numbered after `now - window` until now, `next_pn` being
     /// the next packet number: exact up to the packets of one step, and all packets since the
     /// oldest note if the history is younger than the window.
-    pub fn numbered_since(&self, now: Timestamp, window: Duration, next_pn: u64) -> u64 {
+    pub(crate) fn numbered_since(&self, now: Timestamp, window: Duration, next_pn: u64) -> u64 {
         let start = now.saturating_sub(window);
         let newer = self.steps.partition_point(|s| s.first.0 <= start);
         let base = match self.steps.get(newer.saturating_sub(1)) {

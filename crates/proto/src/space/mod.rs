@@ -7,7 +7,7 @@
 //! negotiation that picks one is [`negotiate`]; a new layout is a new file and one line there.
 
 mod history;
-pub mod negotiate;
+pub(crate) mod negotiate;
 mod per_path;
 mod pn_map;
 mod record;
@@ -18,12 +18,12 @@ use std::collections::BTreeMap;
 
 use mpquic_wire::transport_params::TransportParameters;
 
-pub use history::SendHistory;
-pub use per_path::PerPathSpaces;
-pub use pn_map::PnMap;
-pub use record::ReceiveRecord;
-pub use shared::SharedSpace;
-pub use single::SinglePath;
+pub(crate) use history::SendHistory;
+pub(crate) use per_path::PerPathSpaces;
+pub(crate) use pn_map::PnMap;
+pub(crate) use record::ReceiveRecord;
+pub(crate) use shared::SharedSpace;
+pub(crate) use single::SinglePath;
 
 use crate::path::PathId;
 use crate::recovery::LossCause;
@@ -32,7 +32,7 @@ use crate::spns_rules::SpnsRules;
 /// A packet number space: Initial, Handshake (RFC 9000 §12.3), or an application-data space,
 /// identified by the path ID whose space it is (always 0 unless MPNS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum SpaceId {
+pub(crate) enum SpaceId {
     Initial,
     Handshake,
     Data(PathId),
@@ -51,7 +51,7 @@ pub enum Design {
 }
 
 /// How paths map onto packet number spaces and what that implies on the wire.
-pub trait SpaceLayout: std::fmt::Debug + Send + Sync {
+pub(crate) trait SpaceLayout: std::fmt::Debug + Send + Sync {
     /// The application-data space packets on `path` are numbered in.
     fn space_for(&self, path: PathId) -> SpaceId;
     /// The path ID mixed into the AEAD nonce of 1-RTT packets on `path` (RFC 10069 §2.4), or
@@ -96,7 +96,7 @@ const ACKED_HISTORY: usize = 4096;
 
 /// Sending state of one space: packet numbers and which path each outstanding packet went on.
 #[derive(Debug, Default)]
-pub struct SendSpace {
+pub(crate) struct SendSpace {
     next_pn: u64,
     /// Outstanding packets: packet number -> (path, per-path sequence number in the ledger).
     outstanding: PnMap<(PathId, u64)>,
@@ -117,24 +117,24 @@ pub struct SendSpace {
 
 impl SendSpace {
     /// Allocate the next packet number (RFC 9000 §12.3: never reused within a space).
-    pub fn next_pn(&mut self) -> u64 {
+    pub(crate) fn next_pn(&mut self) -> u64 {
         let pn = self.next_pn;
         self.next_pn += 1;
         pn
     }
 
     /// The packet number the next packet will get.
-    pub fn peek_pn(&self) -> u64 {
+    pub(crate) fn peek_pn(&self) -> u64 {
         self.next_pn
     }
 
     /// Remember that `pn` went on `path` with ledger sequence `seq`.
-    pub fn on_sent(&mut self, pn: u64, path: PathId, seq: u64) {
+    pub(crate) fn on_sent(&mut self, pn: u64, path: PathId, seq: u64) {
         self.outstanding.insert(pn, (path, seq));
     }
 
     /// Remove and return outstanding packets whose numbers fall in `range` (an ACK range).
-    pub fn take_acked(
+    pub(crate) fn take_acked(
         &mut self,
         range: std::ops::RangeInclusive<u64>,
         out: &mut Vec<(u64, PathId, u64)>,
@@ -144,12 +144,12 @@ impl SendSpace {
     }
 
     /// Forget an outstanding packet discarded with its keys or path.
-    pub fn forget(&mut self, pn: u64) {
+    pub(crate) fn forget(&mut self, pn: u64) {
         self.outstanding.remove(pn);
     }
 
     /// An outstanding packet was declared lost at `now`.
-    pub fn on_lost(&mut self, pn: u64, now: crate::time::Timestamp, cause: LossCause) {
+    pub(crate) fn on_lost(&mut self, pn: u64, now: crate::time::Timestamp, cause: LossCause) {
         if let Some((path, _)) = self.outstanding.remove(pn) {
             self.recently_lost.insert(pn, (path, now, cause));
         }
@@ -157,7 +157,7 @@ impl SendSpace {
 
     /// Packets in `range` that had been declared lost: each is a spurious loss, returned as
     /// (packet number, path, why it had been declared lost).
-    pub fn take_spuriously_lost(
+    pub(crate) fn take_spuriously_lost(
         &mut self,
         range: std::ops::RangeInclusive<u64>,
         out: &mut Vec<(u64, PathId, LossCause)>,
@@ -181,7 +181,7 @@ impl SendSpace {
     }
 
     /// Remember an acknowledged packet (bounded history).
-    pub fn remember_acked(
+    pub(crate) fn remember_acked(
         &mut self,
         pn: u64,
         path: PathId,
@@ -197,7 +197,7 @@ impl SendSpace {
     /// `path`, looking at no more than `budget` packet numbers (the frame's newest first).
     /// Only acknowledged packets are considered: call it after the frame's packets were
     /// removed from the outstanding ones and remembered.
-    pub fn largest_reported_on(
+    pub(crate) fn largest_reported_on(
         &self,
         ranges: &[std::ops::RangeInclusive<u64>],
         path: PathId,
@@ -215,14 +215,14 @@ impl SendSpace {
     }
 
     /// Path, send time and ack-eliciting flag of a recently acknowledged packet.
-    pub fn acked_info(&self, pn: u64) -> Option<(PathId, crate::time::Timestamp, bool)> {
+    pub(crate) fn acked_info(&self, pn: u64) -> Option<(PathId, crate::time::Timestamp, bool)> {
         self.acked_history.get(pn).copied()
     }
 
     /// Stop remembering losses declared before `horizon`.
     /// Losses are declared in roughly packet-number order, so expiry stops at the first entry
     /// still young enough: O(expired) per call, not a scan (it runs on every timer).
-    pub fn expire_lost(&mut self, horizon: crate::time::Timestamp) {
+    pub(crate) fn expire_lost(&mut self, horizon: crate::time::Timestamp) {
         while self
             .recently_lost
             .first_key_value()
@@ -234,22 +234,26 @@ impl SendSpace {
 
     /// Record the largest acknowledged packet number; returns the value used for packet number
     /// encoding (RFC 9000 §17.1).
-    pub fn on_largest_acked(&mut self, pn: u64) {
+    pub(crate) fn on_largest_acked(&mut self, pn: u64) {
         self.largest_acked = Some(self.largest_acked.map_or(pn, |l| l.max(pn)));
     }
 
-    pub fn largest_acked(&self) -> Option<u64> {
+    pub(crate) fn largest_acked(&self) -> Option<u64> {
         self.largest_acked
     }
 
     /// The next packet number is about to be used at `now`: remember it for
     /// [`Self::numbered_since`] with windows up to `horizon`.
-    pub fn note_numbering(&mut self, now: crate::time::Timestamp, horizon: crate::time::Duration) {
+    pub(crate) fn note_numbering(
+        &mut self,
+        now: crate::time::Timestamp,
+        horizon: crate::time::Duration,
+    ) {
         self.history.note(now, self.next_pn, horizon);
     }
 
     /// An upper bound on the packets numbered in this space during the last `window`.
-    pub fn numbered_since(
+    pub(crate) fn numbered_since(
         &self,
         now: crate::time::Timestamp,
         window: crate::time::Duration,
@@ -259,7 +263,7 @@ impl SendSpace {
 
     /// Whether an ACK naming `pn` refers to a packet we never sent (RFC 9000 §13.1:
     /// PROTOCOL_VIOLATION).
-    pub fn never_sent(&self, pn: u64) -> bool {
+    pub(crate) fn never_sent(&self, pn: u64) -> bool {
         pn >= self.next_pn
     }
 }

@@ -21,19 +21,19 @@ use crate::spns_rules::SpnsRules;
 
 /// Put what `config` offers for multipath into our transport parameters: draft-01
 /// `enable_multipath` and RFC 10069 `initial_max_path_id` (with our path ID limit).
-pub fn advertise(config: &TransportConfig, params: &mut TransportParameters) {
+pub(crate) fn advertise(config: &TransportConfig, params: &mut TransportParameters) {
     params.initial_max_path_id =
         advertises_max_path_id(config.multipath).then_some(u64::from(config.max_path_id));
     params.enable_multipath = enable_multipath_value(config.multipath);
 }
 
 /// The layout of a connection whose transport parameters are not negotiated yet: one path.
-pub fn initial_layout(config: &TransportConfig) -> Box<dyn SpaceLayout> {
+pub(crate) fn initial_layout(config: &TransportConfig) -> Box<dyn SpaceLayout> {
     layout_for(Design::Single, config.spns_rules)
 }
 
 /// The layout both ends use once both sets of transport parameters are known.
-pub fn negotiate(
+pub(crate) fn negotiate(
     config: &TransportConfig,
     local: &TransportParameters,
     peer: &TransportParameters,
@@ -42,7 +42,7 @@ pub fn negotiate(
 }
 
 /// The layout object for a design; `rules` are the report's rules its seams read.
-pub fn layout_for(design: Design, rules: SpnsRules) -> Box<dyn SpaceLayout> {
+pub(crate) fn layout_for(design: Design, rules: SpnsRules) -> Box<dyn SpaceLayout> {
     match design {
         Design::Single => Box::new(SinglePath::new(rules)),
         Design::Spns => Box::new(SharedSpace::new(rules)),
@@ -51,7 +51,7 @@ pub fn layout_for(design: Design, rules: SpnsRules) -> Box<dyn SpaceLayout> {
 }
 
 /// draft-01 `enable_multipath` value for a mode (None = not sent).
-pub fn enable_multipath_value(mode: MultipathMode) -> Option<u64> {
+pub(crate) fn enable_multipath_value(mode: MultipathMode) -> Option<u64> {
     match mode {
         MultipathMode::Single => None,
         MultipathMode::Spns => Some(1),
@@ -61,13 +61,13 @@ pub fn enable_multipath_value(mode: MultipathMode) -> Option<u64> {
 }
 
 /// Whether a mode advertises RFC 10069 `initial_max_path_id`.
-pub fn advertises_max_path_id(mode: MultipathMode) -> bool {
+pub(crate) fn advertises_max_path_id(mode: MultipathMode) -> bool {
     matches!(mode, MultipathMode::Mpns | MultipathMode::Auto)
 }
 
 /// The design both ends end up with, computed identically by each side from the two sets of
 /// transport parameters.
-pub fn negotiate_design(local: &TransportParameters, peer: &TransportParameters) -> Design {
+pub(crate) fn negotiate_design(local: &TransportParameters, peer: &TransportParameters) -> Design {
     let mpns_possible = local.initial_max_path_id.is_some() && peer.initial_max_path_id.is_some();
     match (local.enable_multipath, peer.enable_multipath) {
         (Some(a), Some(b)) => match a & b {

@@ -9,12 +9,12 @@ use crate::spns_rules::SpnsRules;
 
 /// One space per path.
 #[derive(Debug)]
-pub struct PerPathSpaces {
+pub(crate) struct PerPathSpaces {
     rules: SpnsRules,
 }
 
 impl PerPathSpaces {
-    pub fn new(rules: SpnsRules) -> Self {
+    pub(crate) fn new(rules: SpnsRules) -> Self {
         Self { rules }
     }
 }

@@ -10,7 +10,7 @@ use std::ops::RangeInclusive;
 
 /// Values indexed by packet number within a sliding window `base..base + slots.len()`.
 #[derive(Debug, Clone)]
-pub struct PnMap<V> {
+pub(crate) struct PnMap<V> {
     /// Packet number of `slots[0]`.
     base: u64,
     /// One slot per packet number in the window; the first and last are always occupied
@@ -35,19 +35,19 @@ impl<V> Default for PnMap<V> {
 impl<V> PnMap<V> {
     /// Number of entries.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Whether there are no entries.
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Inserts `value` at `pn`, replacing any previous value. Keys below the floor set
     /// by [`PnMap::forget_below`] are ignored: returns false for them.
-    pub fn insert(&mut self, pn: u64, value: V) -> bool {
+    pub(crate) fn insert(&mut self, pn: u64, value: V) -> bool {
         if pn < self.floor {
             return false;
         }
@@ -73,13 +73,13 @@ impl<V> PnMap<V> {
     }
 
     /// The value at `pn`.
-    pub fn get(&self, pn: u64) -> Option<&V> {
+    pub(crate) fn get(&self, pn: u64) -> Option<&V> {
         let idx = usize::try_from(pn.checked_sub(self.base)?).ok()?;
         self.slots.get(idx)?.as_ref()
     }
 
     /// Removes and returns the value at `pn`.
-    pub fn remove(&mut self, pn: u64) -> Option<V> {
+    pub(crate) fn remove(&mut self, pn: u64) -> Option<V> {
         let idx = usize::try_from(pn.checked_sub(self.base)?).ok()?;
         let v = self.slots.get_mut(idx)?.take()?;
         self.len -= 1;
@@ -88,7 +88,7 @@ impl<V> PnMap<V> {
     }
 
     /// Removes every entry in `range`, passing each to `f` in increasing order.
-    pub fn take_range(&mut self, range: RangeInclusive<u64>, mut f: impl FnMut(u64, V)) {
+    pub(crate) fn take_range(&mut self, range: RangeInclusive<u64>, mut f: impl FnMut(u64, V)) {
         let end_pn = self.base + self.slots.len() as u64; // exclusive
         let start = (*range.start()).max(self.base);
         let end = range.end().saturating_add(1).min(end_pn);
@@ -105,7 +105,7 @@ impl<V> PnMap<V> {
     }
 
     /// Drops every entry below `pn`; later inserts below it are ignored.
-    pub fn forget_below(&mut self, pn: u64) {
+    pub(crate) fn forget_below(&mut self, pn: u64) {
         self.floor = self.floor.max(pn);
         while self.base < self.floor && !self.slots.is_empty() {
             if self.slots.pop_front().flatten().is_some() {

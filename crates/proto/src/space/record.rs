@@ -19,7 +19,7 @@ const MAX_TO_ACK_RANGES: usize = 1024;
 
 /// Receive record of one packet number space.
 #[derive(Debug, Default)]
-pub struct ReceiveRecord {
+pub(crate) struct ReceiveRecord {
     /// Every packet number received (bounded; below `floor` all are treated as duplicates).
     received: RangeSet,
     /// Packet numbers still worth acknowledging (pruned by ACK-of-ACK, RFC 9000 §13.2.4).
@@ -40,13 +40,13 @@ pub struct ReceiveRecord {
 
 impl ReceiveRecord {
     /// Whether `pn` was already received (or is too old to tell).
-    pub fn is_duplicate(&self, pn: u64) -> bool {
+    pub(crate) fn is_duplicate(&self, pn: u64) -> bool {
         pn < self.floor || self.received.contains(pn)
     }
 
     /// Record a packet that was successfully decrypted. Returns true if it arrived out of order
     /// (below the largest so far, or leaving a gap) — RFC 9000 §13.2.1 immediate-ACK trigger.
-    pub fn on_received(&mut self, pn: u64, now: Timestamp) -> bool {
+    pub(crate) fn on_received(&mut self, pn: u64, now: Timestamp) -> bool {
         let out_of_order = match self.largest {
             Some((largest, _)) => pn < largest || pn > largest + 1,
             None => pn != 0,
@@ -96,24 +96,24 @@ impl ReceiveRecord {
     /// Every path that receives packets of this space has received one numbered at least
     /// `pn` (the smallest of the paths' largest received packets; with one path per space,
     /// that path's largest).
-    pub fn set_settled(&mut self, pn: u64) {
+    pub(crate) fn set_settled(&mut self, pn: u64) {
         self.settled = self.settled.max(pn);
     }
 
     /// The largest packet number received, with its arrival time.
-    pub fn largest(&self) -> Option<(u64, Timestamp)> {
+    pub(crate) fn largest(&self) -> Option<(u64, Timestamp)> {
         self.largest
     }
 
     /// The largest packet number any ACK frame sent for this space acknowledged ("Largest
     /// Acked" of draft-ietf-quic-ack-frequency).
-    pub fn largest_reported(&self) -> Option<u64> {
+    pub(crate) fn largest_reported(&self) -> Option<u64> {
         self.largest_reported
     }
 
     /// The smallest packet number in `from..below` not received (packets under the
     /// duplicate-detection floor count as received).
-    pub fn first_missing_from(&self, from: u64, below: u64) -> Option<u64> {
+    pub(crate) fn first_missing_from(&self, from: u64, below: u64) -> Option<u64> {
         let mut next = from.max(self.floor);
         for r in self.received.iter() {
             if r.end <= next {
@@ -128,7 +128,10 @@ impl ReceiveRecord {
     }
 
     /// Ranges to acknowledge at or below `largest`, highest first.
-    pub fn ack_ranges_desc(&self, largest: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+    pub(crate) fn ack_ranges_desc(
+        &self,
+        largest: u64,
+    ) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
         self.to_ack
             .iter_rev()
             .filter(move |r| r.start <= largest)
@@ -136,7 +139,10 @@ impl ReceiveRecord {
     }
 
     /// [`Self::ack_ranges_desc`] lowest first.
-    pub fn ack_ranges_asc(&self, largest: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+    pub(crate) fn ack_ranges_asc(
+        &self,
+        largest: u64,
+    ) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
         self.to_ack
             .iter()
             .take_while(move |r| r.start <= largest)
@@ -144,7 +150,7 @@ impl ReceiveRecord {
     }
 
     /// Packets received since the last ACK was sent for this space.
-    pub fn newly_received(&self) -> &RangeSet {
+    pub(crate) fn newly_received(&self) -> &RangeSet {
         &self.newly_received
     }
 
@@ -152,7 +158,7 @@ impl ReceiveRecord {
     /// Packets it left out stay "newly received" (in SPNS a path's ACK starts at that path's
     /// largest, so packets of faster paths above it are not in the frame and must still be
     /// reported by their own path's next ACK, Alibaba report §2.4).
-    pub fn on_ranges_reported(&mut self, ranges: &[std::ops::RangeInclusive<u64>]) {
+    pub(crate) fn on_ranges_reported(&mut self, ranges: &[std::ops::RangeInclusive<u64>]) {
         if let Some(largest) = ranges.iter().map(|r| *r.end()).max() {
             self.largest_reported = Some(self.largest_reported.map_or(largest, |l| l.max(largest)));
         }
@@ -167,7 +173,7 @@ impl ReceiveRecord {
     /// the range limit) and packets that arrived after it in the gaps between its ranges (a
     /// slower path's packets, in a shared space) were not reported and stay. The frame's
     /// Largest Acknowledged stays too, so later ACKs start at a known packet.
-    pub fn on_ack_acked(&mut self, ranges: &[std::ops::RangeInclusive<u64>]) {
+    pub(crate) fn on_ack_acked(&mut self, ranges: &[std::ops::RangeInclusive<u64>]) {
         let Some(largest) = ranges.first().map(|r| *r.end()) else {
             return;
         };

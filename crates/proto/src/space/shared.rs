@@ -10,12 +10,12 @@ use crate::spns_rules::SpnsRules;
 
 /// One application-data space shared by every path.
 #[derive(Debug)]
-pub struct SharedSpace {
+pub(crate) struct SharedSpace {
     rules: SpnsRules,
 }
 
 impl SharedSpace {
-    pub fn new(rules: SpnsRules) -> Self {
+    pub(crate) fn new(rules: SpnsRules) -> Self {
         Self { rules }
     }
 }

@@ -9,12 +9,12 @@ use crate::spns_rules::SpnsRules;
 /// The layout of a connection without multipath (also every connection before its transport
 /// parameters are negotiated).
 #[derive(Debug)]
-pub struct SinglePath {
+pub(crate) struct SinglePath {
     rules: SpnsRules,
 }
 
 impl SinglePath {
-    pub fn new(rules: SpnsRules) -> Self {
+    pub(crate) fn new(rules: SpnsRules) -> Self {
         Self { rules }
     }
 }

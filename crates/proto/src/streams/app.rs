@@ -13,7 +13,7 @@ impl Streams {
     /// (RFC 9000 §4.6: endpoints MUST NOT exceed it); a STREAMS_BLOCKED frame is then
     /// queued (once per limit value) and an `Available` event follows the next
     /// increase.
-    pub fn open(&mut self, dir: Dir) -> Option<StreamId> {
+    pub(crate) fn open(&mut self, dir: Dir) -> Option<StreamId> {
         let l = &mut self.local[dir as usize];
         if l.next >= l.max {
             l.open_blocked = true;
@@ -33,7 +33,7 @@ impl Streams {
     }
 
     /// The next stream opened by the peer and not yet accepted, in stream ID order.
-    pub fn accept(&mut self, dir: Dir) -> Option<StreamId> {
+    pub(crate) fn accept(&mut self, dir: Dir) -> Option<StreamId> {
         let r = &mut self.remote[dir as usize];
         if r.accepted >= r.next {
             return None;
@@ -45,7 +45,7 @@ impl Streams {
 
     /// Copies up to `min(send buffer room, stream credit, connection credit)` bytes of
     /// `data` into the stream. `Err(Blocked)` if nothing could be accepted.
-    pub fn write(&mut self, id: StreamId, data: &[u8]) -> Result<usize, WriteError> {
+    pub(crate) fn write(&mut self, id: StreamId, data: &[u8]) -> Result<usize, WriteError> {
         let n = self.write_room(id, data.len())?;
         let s = self.send.get_mut(&id).expect("checked by write_room");
         s.buf.write(&data[..n]);
@@ -54,7 +54,7 @@ impl Streams {
     }
 
     /// Like [`Streams::write`] without copying: takes a prefix of `data` by reference.
-    pub fn write_bytes(&mut self, id: StreamId, data: Bytes) -> Result<usize, WriteError> {
+    pub(crate) fn write_bytes(&mut self, id: StreamId, data: Bytes) -> Result<usize, WriteError> {
         let n = self.write_room(id, data.len())?;
         let s = self.send.get_mut(&id).expect("checked by write_room");
         s.buf.write_bytes(data.slice(..n));
@@ -63,7 +63,7 @@ impl Streams {
     }
 
     /// Ends the stream cleanly: a FIN follows the written data (RFC 9000 §3.1).
-    pub fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
+    pub(crate) fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
         let Some(s) = self.send.get_mut(&id) else {
             return Err(self.missing_send(id));
         };
@@ -81,7 +81,7 @@ impl Streams {
 
     /// Abandons sending: a RESET_STREAM with `error_code` is sent (RFC 9000 §3.1, from
     /// "Ready", "Send" or "Data Sent").
-    pub fn reset(&mut self, id: StreamId, error_code: u64) -> Result<(), WriteError> {
+    pub(crate) fn reset(&mut self, id: StreamId, error_code: u64) -> Result<(), WriteError> {
         let Some(s) = self.send.get(&id) else {
             return Err(self.missing_send(id));
         };
@@ -98,7 +98,11 @@ impl Streams {
     /// Reads in-order data into `buf`: `Ok(Some(n))` with `n > 0` bytes (or 0 if `buf`
     /// is empty), `Ok(None)` at the end of the stream, `Err(Blocked)` if nothing has
     /// arrived yet, `Err(Reset(code))` if the peer reset the stream.
-    pub fn read(&mut self, id: StreamId, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
+    pub(crate) fn read(
+        &mut self,
+        id: StreamId,
+        buf: &mut [u8],
+    ) -> Result<Option<usize>, ReadError> {
         if buf.is_empty() {
             return self
                 .recv
@@ -115,13 +119,13 @@ impl Streams {
     /// Like [`Streams::read`] without copying: the next in-order chunk of at most
     /// `max` bytes (`max > 0`).
     #[cfg(test)]
-    pub fn read_chunk(&mut self, id: StreamId, max: usize) -> Result<Option<Bytes>, ReadError> {
+    pub(crate) fn read_chunk(&mut self, id: StreamId, max: usize) -> Result<Option<Bytes>, ReadError> {
         self.read_with(id, |a| a.read_chunk(max).map(|c| (c.len(), c)))
     }
 
     /// Abandons reading: buffered and future data is discarded and, if the peer may
     /// still be sending, a STOP_SENDING with `error_code` is sent (RFC 9000 §3.5).
-    pub fn stop_sending(&mut self, id: StreamId, error_code: u64) -> Result<(), ReadError> {
+    pub(crate) fn stop_sending(&mut self, id: StreamId, error_code: u64) -> Result<(), ReadError> {
         let Some(r) = self.recv.get_mut(&id) else {
             return Err(self.missing_recv(id));
         };
@@ -146,7 +150,7 @@ impl Streams {
     }
 
     /// The next event for the application.
-    pub fn poll_event(&mut self) -> Option<StreamEvent> {
+    pub(crate) fn poll_event(&mut self) -> Option<StreamEvent> {
         self.events.pop_front()
     }
 

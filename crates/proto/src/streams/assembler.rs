@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use bytes::{Buf, Bytes, BytesMut};
 
 /// Largest offset + 1 a stream can carry: 2^62 - 1 (RFC 9000 §19.8).
-pub const MAX_STREAM_OFFSET: u64 = (1 << 62) - 1;
+pub(crate) const MAX_STREAM_OFFSET: u64 = (1 << 62) - 1;
 
 /// Chunk count above which [`Assembler`] considers defragmenting.
 const DEFRAG_MIN_CHUNKS: usize = 64;

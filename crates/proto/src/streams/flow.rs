@@ -29,7 +29,7 @@ use crate::time::{Duration, Timestamp};
 
 /// A receive flow-control window (stream or connection level).
 #[derive(Debug, Clone)]
-pub struct RecvWindow {
+pub(crate) struct RecvWindow {
     /// Highest limit advertised so far (in transport parameters or frames).
     advertised: u64,
     /// Current window size.
@@ -45,7 +45,7 @@ pub struct RecvWindow {
 impl RecvWindow {
     /// A window of `initial` bytes (the initial advertised limit), growing to at most
     /// `max_window` (never below `initial`).
-    pub fn new(initial: u64, max_window: u64) -> Self {
+    pub(crate) fn new(initial: u64, max_window: u64) -> Self {
         Self {
             advertised: initial,
             window: initial,
@@ -56,30 +56,30 @@ impl RecvWindow {
     }
 
     /// The limit the peer must respect (the highest advertised).
-    pub fn limit(&self) -> u64 {
+    pub(crate) fn limit(&self) -> u64 {
         self.advertised
     }
 
     /// Current window size.
     #[cfg(test)]
-    pub fn window(&self) -> u64 {
+    pub(crate) fn window(&self) -> u64 {
         self.window
     }
 
     /// Records `n` more bytes consumed. Returns whether an update is now due.
-    pub fn consume(&mut self, n: u64) -> bool {
+    pub(crate) fn consume(&mut self, n: u64) -> bool {
         self.consumed += n;
         self.should_update()
     }
 
     /// Whether half the window has been consumed since the last update.
-    pub fn should_update(&self) -> bool {
+    pub(crate) fn should_update(&self) -> bool {
         self.advertised.saturating_sub(self.consumed) <= self.window / 2
     }
 
     /// The peer reports being blocked at `limit` (see the module docs). Returns whether an
     /// update is now due. Reports of an older, lower limit change nothing.
-    pub fn on_peer_blocked(&mut self, limit: u64) -> bool {
+    pub(crate) fn on_peer_blocked(&mut self, limit: u64) -> bool {
         if limit < self.advertised || self.window >= self.max_window {
             return false;
         }
@@ -92,7 +92,7 @@ impl RecvWindow {
 
     /// Raises the limit if an update is due (auto-tuning the window, see the module
     /// docs) and returns the limit to advertise.
-    pub fn update(&mut self, now: Timestamp, rtt: Duration) -> u64 {
+    pub(crate) fn update(&mut self, now: Timestamp, rtt: Duration) -> u64 {
         if !self.should_update() {
             return self.advertised;
         }

@@ -11,7 +11,7 @@ use crate::error::TransportError;
 
 impl Streams {
     /// A STREAM frame (RFC 9000 §19.8).
-    pub fn on_stream_frame(&mut self, frame: StreamFrame) -> Result<(), TransportError> {
+    pub(crate) fn on_stream_frame(&mut self, frame: StreamFrame) -> Result<(), TransportError> {
         let frame_type = frame.frame_type(true);
         let StreamFrame {
             id,
@@ -44,7 +44,7 @@ impl Streams {
     }
 
     /// A RESET_STREAM frame (RFC 9000 §19.4).
-    pub fn on_reset_stream(
+    pub(crate) fn on_reset_stream(
         &mut self,
         id: StreamId,
         error_code: u64,
@@ -70,7 +70,11 @@ impl Streams {
 
     /// A STOP_SENDING frame (RFC 9000 §19.5): the sending part is reset with the
     /// peer's error code.
-    pub fn on_stop_sending(&mut self, id: StreamId, error_code: u64) -> Result<(), TransportError> {
+    pub(crate) fn on_stop_sending(
+        &mut self,
+        id: StreamId,
+        error_code: u64,
+    ) -> Result<(), TransportError> {
         if !self.check_send_id(id, ty::STOP_SENDING)? {
             return Ok(());
         }
@@ -89,7 +93,7 @@ impl Streams {
 
     /// A MAX_DATA frame (RFC 9000 §19.9). RFC 9000 §4.1: frames that do not increase
     /// the limit MUST be ignored.
-    pub fn on_max_data(&mut self, max: u64) {
+    pub(crate) fn on_max_data(&mut self, max: u64) {
         if max > self.peer_max_data {
             self.peer_max_data = max;
             self.on_conn_credit();
@@ -97,7 +101,11 @@ impl Streams {
     }
 
     /// A MAX_STREAM_DATA frame (RFC 9000 §19.10).
-    pub fn on_max_stream_data(&mut self, id: StreamId, max: u64) -> Result<(), TransportError> {
+    pub(crate) fn on_max_stream_data(
+        &mut self,
+        id: StreamId,
+        max: u64,
+    ) -> Result<(), TransportError> {
         if self.check_send_id(id, ty::MAX_STREAM_DATA)? {
             self.raise_stream_credit(id, max);
         }
@@ -105,7 +113,7 @@ impl Streams {
     }
 
     /// A MAX_STREAMS frame (RFC 9000 §19.11).
-    pub fn on_max_streams(&mut self, dir: Dir, count: u64) -> Result<(), TransportError> {
+    pub(crate) fn on_max_streams(&mut self, dir: Dir, count: u64) -> Result<(), TransportError> {
         // RFC 9000 §19.11: a count above 2^60 MUST be a FRAME_ENCODING_ERROR.
         if count > MAX_STREAM_COUNT {
             let frame_type = match dir {
@@ -125,7 +133,7 @@ impl Streams {
     /// A DATA_BLOCKED frame (RFC 9000 §19.12): at our current limit it grows the connection
     /// window (`flow.rs`). Our MAX_DATA updates never wait for it (RFC 9000 §4.2 MUST NOT
     /// wait).
-    pub fn on_data_blocked(&mut self, limit: u64) {
+    pub(crate) fn on_data_blocked(&mut self, limit: u64) {
         tracing::trace!(limit, "peer blocked by connection flow control");
         if self.conn_window.on_peer_blocked(limit) {
             self.max_data_pending = true;
@@ -134,7 +142,7 @@ impl Streams {
 
     /// A STREAM_DATA_BLOCKED frame (RFC 9000 §19.13): opens the stream if needed; at our
     /// current limit it grows the stream's window (`flow.rs`).
-    pub fn on_stream_data_blocked(
+    pub(crate) fn on_stream_data_blocked(
         &mut self,
         id: StreamId,
         limit: u64,
@@ -152,7 +160,11 @@ impl Streams {
     }
 
     /// A STREAMS_BLOCKED frame (RFC 9000 §19.14): informational only.
-    pub fn on_streams_blocked(&mut self, dir: Dir, limit: u64) -> Result<(), TransportError> {
+    pub(crate) fn on_streams_blocked(
+        &mut self,
+        dir: Dir,
+        limit: u64,
+    ) -> Result<(), TransportError> {
         // RFC 9000 §19.14: a limit above 2^60 MUST be a STREAM_LIMIT_ERROR or
         // FRAME_ENCODING_ERROR.
         if limit > MAX_STREAM_COUNT {

@@ -33,14 +33,16 @@
 //!   idle-timeout avoidance, is left to the connection's keep-alive).
 
 mod app;
-pub mod assembler;
-pub mod flow;
+// `pub` items: the crate root's `testing` module re-exports the assembler for benchmarks.
+#[cfg_attr(not(any(test, feature = "testing")), allow(unreachable_pub))]
+pub(crate) mod assembler;
+pub(crate) mod flow;
 mod incoming;
 mod outgoing;
 mod ranges;
 mod recv;
 mod send;
-pub mod send_buffer;
+pub(crate) mod send_buffer;
 #[cfg(test)]
 mod tests;
 
@@ -51,15 +53,15 @@ use rustc_hash::FxHashMap;
 use mpquic_wire::stream_id::{Dir, Side, StreamId};
 use mpquic_wire::transport_params::TransportParameters;
 
-pub use assembler::Assembler;
-pub use flow::RecvWindow;
-pub use send_buffer::SendBuffer;
+pub(crate) use assembler::Assembler;
+pub(crate) use flow::RecvWindow;
+pub(crate) use send_buffer::SendBuffer;
 
 use recv::RecvStream;
 use send::SendStream;
 
 /// Largest stream count in MAX_STREAMS and transport parameters (RFC 9000 §4.6).
-pub const MAX_STREAM_COUNT: u64 = 1 << 60;
+pub(crate) const MAX_STREAM_COUNT: u64 = 1 << 60;
 
 /// Stream and flow-control limits of one endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,7 +179,7 @@ pub enum ReadError {
 
 /// A range of stream data (and possibly its FIN) carried by a sent packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StreamChunk {
+pub(crate) struct StreamChunk {
     /// The stream.
     pub id: StreamId,
     /// Offset of the first byte.
@@ -191,7 +193,7 @@ pub struct StreamChunk {
 /// The stream-related frames a packet carried, for acknowledgement and loss
 /// processing ([`Streams::on_frames_acked`], [`Streams::on_frames_lost`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SentStreamFrames {
+pub(crate) struct SentStreamFrames {
     /// STREAM frames (contiguous chunks of one stream are merged).
     pub stream: Vec<StreamChunk>,
     /// A MAX_DATA frame.
@@ -217,13 +219,13 @@ pub struct SentStreamFrames {
 impl SentStreamFrames {
     /// Whether no stream-related frame was recorded.
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.stream.is_empty() && !self.has_control()
     }
 
     /// Whether a flow-control or stream-state control frame was recorded.
     #[cfg(test)]
-    pub fn has_control(&self) -> bool {
+    pub(crate) fn has_control(&self) -> bool {
         self.max_data
             || !self.max_stream_data.is_empty()
             || self.max_streams_bidi
@@ -305,7 +307,7 @@ struct PeerStreamLimits {
 
 /// All streams of a connection and both directions of flow control.
 #[derive(Debug)]
-pub struct Streams {
+pub(crate) struct Streams {
     side: Side,
     config: StreamsConfig,
     send: FxHashMap<StreamId, SendStream>,
@@ -340,7 +342,7 @@ pub struct Streams {
 
 impl Streams {
     /// Streams of the endpoint `side`, enforcing `config` on the peer.
-    pub fn new(side: Side, config: StreamsConfig) -> Self {
+    pub(crate) fn new(side: Side, config: StreamsConfig) -> Self {
         let mut remote: [RemoteStreams; 2] = Default::default();
         remote[Dir::Bi as usize].max = config.max_streams_bidi.min(MAX_STREAM_COUNT);
         remote[Dir::Uni as usize].max = config.max_streams_uni.min(MAX_STREAM_COUNT);
@@ -372,7 +374,7 @@ impl Streams {
     }
 
     /// Writes our initial limits into our transport parameters (RFC 9000 §18.2).
-    pub fn fill_transport_params(&self, tp: &mut TransportParameters) {
+    pub(crate) fn fill_transport_params(&self, tp: &mut TransportParameters) {
         tp.initial_max_data = self.config.max_data;
         tp.initial_max_stream_data_bidi_local = self.config.max_stream_data_bidi_local;
         tp.initial_max_stream_data_bidi_remote = self.config.max_stream_data_bidi_remote;
@@ -384,7 +386,7 @@ impl Streams {
     /// Applies the peer's initial limits (RFC 9000 §18.2): connection credit, credit of
     /// each stream type, and how many streams we may open. Limits only grow, so this
     /// is safe after remembered 0-RTT parameters were applied.
-    pub fn set_peer_params(&mut self, tp: &TransportParameters) {
+    pub(crate) fn set_peer_params(&mut self, tp: &TransportParameters) {
         self.on_max_data(tp.initial_max_data);
         // initial_max_stream_data_bidi_local applies to streams the *peer* opens;
         // _bidi_remote to bidirectional streams we open; _uni to our unidirectional ones.
@@ -412,7 +414,7 @@ impl Streams {
     /// After a rejected 0-RTT the client resends everything under the server's new parameters
     /// (RFC 9001 §4.6.2), which may be lower than the remembered ones the writes were allowed
     /// by; buffered data cannot be taken back, so such a connection cannot continue.
-    pub fn exceeds_peer_params(&self, tp: &TransportParameters) -> bool {
+    pub(crate) fn exceeds_peer_params(&self, tp: &TransportParameters) -> bool {
         if self.data_written > tp.initial_max_data {
             return true;
         }
@@ -437,31 +439,31 @@ impl Streams {
     }
 
     /// Lifetime counters.
-    pub fn stats(&self) -> &StreamStats {
+    pub(crate) fn stats(&self) -> &StreamStats {
         &self.stats
     }
 
     /// The connection-level receive window size (after auto-tuning).
     #[cfg(test)]
-    pub fn local_data_window(&self) -> u64 {
+    pub(crate) fn local_data_window(&self) -> u64 {
         self.conn_window.window()
     }
 
     /// The receive window size of stream `id`, if it has a live receiving part.
     #[cfg(test)]
-    pub fn stream_recv_window(&self, id: StreamId) -> Option<u64> {
+    pub(crate) fn stream_recv_window(&self, id: StreamId) -> Option<u64> {
         self.recv.get(&id).map(|r| r.window.window())
     }
 
     /// The peer's connection-level limit and how much of it our writes reserved.
     #[cfg(test)]
-    pub fn send_credit(&self) -> (u64, u64) {
+    pub(crate) fn send_credit(&self) -> (u64, u64) {
         (self.peer_max_data, self.data_written)
     }
 
     /// Number of streams with live state (sending or receiving part).
     #[cfg(test)]
-    pub fn live_streams(&self) -> usize {
+    pub(crate) fn live_streams(&self) -> usize {
         self.send.len()
             + self
                 .recv

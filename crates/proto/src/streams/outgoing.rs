@@ -24,7 +24,7 @@ fn put(out: &mut Vec<u8>, limit: usize, frame: &Frame) -> bool {
 impl Streams {
     /// Whether stream data (new or to retransmit) waits to be sent. Flow control never
     /// holds buffered data back: credit is reserved when the application writes.
-    pub fn has_pending_data(&self) -> bool {
+    pub(crate) fn has_pending_data(&self) -> bool {
         self.retx_queue
             .iter()
             .chain(self.send_queue.iter())
@@ -35,7 +35,7 @@ impl Streams {
     /// never sent on streams that may send, and how much more the peer's flow control admits
     /// for them: the smaller of the connection credit (MAX_DATA, RFC 9000 §4.1) left after the
     /// bytes sent and the sum of those streams' own credit (MAX_STREAM_DATA).
-    pub fn send_backlog(&self) -> (u64, u64) {
+    pub(crate) fn send_backlog(&self) -> (u64, u64) {
         let mut unsent = 0u64;
         let mut stream_room = 0u64;
         for s in self.send_queue.iter().filter_map(|id| self.send.get(id)) {
@@ -51,7 +51,7 @@ impl Streams {
 
     /// Whether a control frame (MAX_DATA, MAX_STREAM_DATA, MAX_STREAMS, *_BLOCKED,
     /// RESET_STREAM, STOP_SENDING) waits to be sent.
-    pub fn has_pending_control(&self) -> bool {
+    pub(crate) fn has_pending_control(&self) -> bool {
         let send_live = |q: &std::collections::VecDeque<StreamId>,
                          f: fn(&super::send::SendStream) -> bool| {
             q.iter().any(|id| self.send.get(id).is_some_and(f))
@@ -75,7 +75,7 @@ impl Streams {
 
     /// Appends pending control frames to `out` (at most `max_len` bytes) and records
     /// them in `sent`. `now` and `rtt` drive receive-window auto-tuning ([`super::flow`]).
-    pub fn write_control_frames(
+    pub(crate) fn write_control_frames(
         &mut self,
         now: Timestamp,
         rtt: Duration,
@@ -242,7 +242,7 @@ impl Streams {
     /// bytes: retransmissions first, then new data round-robin over streams (one
     /// stream fills as much of the packet as it can, the next packet starts with the
     /// next stream).
-    pub fn write_stream_frames(
+    pub(crate) fn write_stream_frames(
         &mut self,
         out: &mut Vec<u8>,
         max_len: usize,
@@ -302,7 +302,7 @@ impl Streams {
     /// A packet carrying `sent` was acknowledged: frees acknowledged data; emits
     /// `Finished` when all data and the FIN are acknowledged ("Data Recvd", RFC 9000
     /// §3.1); an acknowledged RESET_STREAM ends the part ("Reset Recvd").
-    pub fn on_frames_acked(&mut self, sent: &SentStreamFrames) {
+    pub(crate) fn on_frames_acked(&mut self, sent: &SentStreamFrames) {
         for c in &sent.stream {
             let Some(s) = self.send.get_mut(&c.id) else {
                 continue;
@@ -328,7 +328,7 @@ impl Streams {
     /// A packet carrying `sent` was declared lost (or its contents are re-injected):
     /// unacknowledged stream data and FINs are queued for retransmission, and control
     /// frames that are still useful are queued again with their *current* values.
-    pub fn on_frames_lost(&mut self, sent: &SentStreamFrames) {
+    pub(crate) fn on_frames_lost(&mut self, sent: &SentStreamFrames) {
         for c in &sent.stream {
             if let Some(s) = self.send.get_mut(&c.id) {
                 s.on_lost(c.offset, c.len, c.fin);
@@ -386,7 +386,7 @@ impl Streams {
     /// (revalidated by [`Streams::on_frames_lost`]). Passing the copy to
     /// `on_frames_lost` queues it for retransmission; the original packet's
     /// acknowledgement, if it comes, still frees the data.
-    pub fn retransmittable_copy(&self, sent: &SentStreamFrames) -> SentStreamFrames {
+    pub(crate) fn retransmittable_copy(&self, sent: &SentStreamFrames) -> SentStreamFrames {
         let mut copy = SentStreamFrames {
             stream: Vec::new(),
             ..sent.clone()

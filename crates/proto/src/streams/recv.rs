@@ -45,7 +45,7 @@ pub(super) struct RecvStream {
 }
 
 impl RecvStream {
-    pub fn new(window: u64, max_window: u64) -> Self {
+    pub(super) fn new(window: u64, max_window: u64) -> Self {
         Self {
             state: RecvState::Recv,
             assembler: Assembler::new(),
@@ -63,7 +63,7 @@ impl RecvStream {
     /// Checks a STREAM frame covering `offset..end` against the final size and the
     /// stream limit; returns by how much it raises the highest received offset (the
     /// connection-level flow-control consumption, RFC 9000 §4.1).
-    pub fn validate_data(
+    pub(super) fn validate_data(
         &self,
         end: u64,
         fin: bool,
@@ -84,7 +84,7 @@ impl RecvStream {
 
     /// RFC 9000 §4.5: once known, the final size cannot change, and data at or beyond
     /// it is a FINAL_SIZE_ERROR; a final size below data already received is too.
-    pub fn check_final_size(
+    pub(super) fn check_final_size(
         &self,
         end: u64,
         fin: bool,
@@ -105,7 +105,7 @@ impl RecvStream {
     }
 
     /// Stores validated STREAM frame data. Returns the number of newly buffered bytes.
-    pub fn on_data(&mut self, offset: u64, data: Bytes, fin: bool) -> usize {
+    pub(super) fn on_data(&mut self, offset: u64, data: Bytes, fin: bool) -> usize {
         let end = offset + data.len() as u64;
         self.max_received = self.max_received.max(end);
         if fin && self.final_size.is_none() {
@@ -141,7 +141,7 @@ impl RecvStream {
     /// Processes a validated RESET_STREAM. Returns whether the application must be told
     /// (the reset interrupts delivery in "Recv" / "Size Known"; once all data is
     /// received it is suppressed, RFC 9000 §3.2).
-    pub fn on_reset(&mut self, error_code: u64, final_size: u64) -> bool {
+    pub(super) fn on_reset(&mut self, error_code: u64, final_size: u64) -> bool {
         self.max_received = final_size;
         self.final_size = Some(final_size);
         if matches!(self.state, RecvState::Recv | RecvState::SizeKnown) {
@@ -154,7 +154,7 @@ impl RecvStream {
 
     /// Whether the application has something to learn from `read`: data, the end of
     /// the stream or a reset.
-    pub fn is_readable(&self) -> bool {
+    pub(super) fn is_readable(&self) -> bool {
         self.stop_code.is_none()
             && (self.assembler.is_readable()
                 || self.is_finished()
@@ -162,7 +162,7 @@ impl RecvStream {
     }
 
     /// Whether all data up to the final size has been read.
-    pub fn is_finished(&self) -> bool {
+    pub(super) fn is_finished(&self) -> bool {
         self.final_size == Some(self.assembler.read_offset())
     }
 
@@ -170,7 +170,7 @@ impl RecvStream {
     /// application read, or everything up to the final size (or highest offset) once
     /// the data is discarded after a reset or STOP_SENDING (RFC 9000 §4.5: the receiver
     /// MUST use the final size to account for all bytes in connection flow control).
-    pub fn consumed_target(&self) -> u64 {
+    pub(super) fn consumed_target(&self) -> u64 {
         let discarding =
             self.stop_code.is_some() || matches!(self.state, RecvState::ResetRecvd { .. });
         if discarding {
@@ -182,13 +182,13 @@ impl RecvStream {
 
     /// Whether a MAX_STREAM_DATA may be sent: only in "Recv" (RFC 9000 §3.5) and while
     /// the application still reads.
-    pub fn wants_credit(&self) -> bool {
+    pub(super) fn wants_credit(&self) -> bool {
         self.state == RecvState::Recv && self.stop_code.is_none()
     }
 
     /// Whether a STOP_SENDING is still useful: requested, and the stream is in "Recv"
     /// or "Size Known" (RFC 9000 §3.5).
-    pub fn wants_stop_sending(&self) -> bool {
+    pub(super) fn wants_stop_sending(&self) -> bool {
         self.stop_code.is_some() && matches!(self.state, RecvState::Recv | RecvState::SizeKnown)
     }
 }

@@ -68,7 +68,7 @@ pub(super) struct Written {
 }
 
 impl SendStream {
-    pub fn new(max_data: u64) -> Self {
+    pub(super) fn new(max_data: u64) -> Self {
         Self {
             state: SendState::Ready,
             buf: SendBuffer::new(),
@@ -90,13 +90,13 @@ impl SendStream {
 
     /// Whether the application may still write or finish ("Ready" or "Send" and no
     /// FIN requested).
-    pub fn is_writable(&self) -> bool {
+    pub(super) fn is_writable(&self) -> bool {
         matches!(self.state, SendState::Ready | SendState::Send) && !self.finished
     }
 
     /// Whether the part can still be reset by the application or by STOP_SENDING
     /// (RFC 9000 §3.1: from "Ready", "Send" or "Data Sent").
-    pub fn is_resettable(&self) -> bool {
+    pub(super) fn is_resettable(&self) -> bool {
         matches!(
             self.state,
             SendState::Ready | SendState::Send | SendState::DataSent
@@ -110,17 +110,17 @@ impl SendStream {
     }
 
     /// Whether stream data (retransmission, new data or a bare FIN) is waiting.
-    pub fn has_pending(&self) -> bool {
+    pub(super) fn has_pending(&self) -> bool {
         self.may_send_stream() && (self.buf.has_pending() || self.fin_pending)
     }
 
     /// Whether lost data waits for retransmission.
-    pub fn has_retransmit(&self) -> bool {
+    pub(super) fn has_retransmit(&self) -> bool {
         self.may_send_stream() && self.buf.has_retransmit()
     }
 
     /// Stream credit left for new writes.
-    pub fn credit(&self) -> u64 {
+    pub(super) fn credit(&self) -> u64 {
         self.max_data.saturating_sub(self.buf.end())
     }
 
@@ -128,7 +128,7 @@ impl SendStream {
     /// buffered data and returns the number of written-but-never-sent bytes, whose
     /// connection credit is released (the final size is the highest offset sent,
     /// RFC 9000 §4.5).
-    pub fn reset(&mut self, error_code: u64) -> u64 {
+    pub(super) fn reset(&mut self, error_code: u64) -> u64 {
         let final_size = self.buf.sent_offset();
         let released = self.buf.end() - final_size;
         self.reset = Some(ResetInfo {
@@ -143,7 +143,7 @@ impl SendStream {
 
     /// Processes the acknowledgement of a sent chunk. Returns true when the part just
     /// reached "Data Recvd" (all data and the FIN acknowledged, RFC 9000 §3.1).
-    pub fn on_acked(&mut self, offset: u64, len: u64, fin: bool) -> bool {
+    pub(super) fn on_acked(&mut self, offset: u64, len: u64, fin: bool) -> bool {
         if self.reset.is_some() {
             return false;
         }
@@ -161,7 +161,7 @@ impl SendStream {
 
     /// Processes the loss of a sent chunk: unacknowledged data is queued for
     /// retransmission, and the FIN too if it was carried and not acknowledged.
-    pub fn on_lost(&mut self, offset: u64, len: u64, fin: bool) {
+    pub(super) fn on_lost(&mut self, offset: u64, len: u64, fin: bool) {
         if self.reset.is_some() {
             return;
         }
@@ -172,7 +172,7 @@ impl SendStream {
     }
 
     /// The still-unacknowledged parts of a sent chunk, as chunks (for re-injection).
-    pub fn unacked_chunks(&self, c: &StreamChunk, out: &mut Vec<StreamChunk>) {
+    pub(super) fn unacked_chunks(&self, c: &StreamChunk, out: &mut Vec<StreamChunk>) {
         if self.reset.is_some() || self.state == SendState::DataRecvd {
             return;
         }
@@ -201,7 +201,7 @@ impl SendStream {
     /// Writes one STREAM frame (always with a Length field) of at most `room` bytes:
     /// a retransmission if any (or only those if `retransmit_only`), else new data,
     /// else a bare FIN. Returns `None` when nothing fits or nothing is pending.
-    pub fn write_frame(
+    pub(super) fn write_frame(
         &mut self,
         id: StreamId,
         retransmit_only: bool,

@@ -30,7 +30,7 @@ const MIN_TAIL_ALLOC: usize = 4096;
 /// never been sent. All operations are O(log n) in the number of segments/ranges
 /// (plus the ranges they touch).
 #[derive(Debug, Default)]
-pub struct SendBuffer {
+pub(crate) struct SendBuffer {
     /// Frozen data as `(offset, bytes)`, contiguous and ascending; the first segment
     /// starts at `acked` (its acknowledged prefix is trimmed).
     segments: VecDeque<(u64, Bytes)>,
@@ -50,12 +50,12 @@ pub struct SendBuffer {
 
 impl SendBuffer {
     /// An empty buffer starting at offset 0.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Appends a copy of `data` (coalesced with previous small writes).
-    pub fn write(&mut self, data: &[u8]) {
+    pub(crate) fn write(&mut self, data: &[u8]) {
         if self.tail.capacity() - self.tail.len() < data.len() {
             self.tail.reserve(data.len().max(MIN_TAIL_ALLOC));
         }
@@ -63,7 +63,7 @@ impl SendBuffer {
     }
 
     /// Appends `data` without copying it.
-    pub fn write_bytes(&mut self, data: Bytes) {
+    pub(crate) fn write_bytes(&mut self, data: Bytes) {
         if data.is_empty() {
             return;
         }
@@ -74,66 +74,66 @@ impl SendBuffer {
     }
 
     /// Total bytes ever written (the offset the next write lands at).
-    pub fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.frozen_end + self.tail.len() as u64
     }
 
     /// Offset below which every byte is acknowledged (and freed).
     #[cfg(test)]
-    pub fn acked_offset(&self) -> u64 {
+    pub(crate) fn acked_offset(&self) -> u64 {
         self.acked
     }
 
     /// Offset below which every byte has been sent at least once.
-    pub fn sent_offset(&self) -> u64 {
+    pub(crate) fn sent_offset(&self) -> u64 {
         self.unsent
     }
 
     /// Bytes held in memory: written and not yet acknowledged in order.
-    pub fn buffered(&self) -> u64 {
+    pub(crate) fn buffered(&self) -> u64 {
         self.end() - self.acked
     }
 
     /// Bytes written and never sent.
-    pub fn unsent_len(&self) -> u64 {
+    pub(crate) fn unsent_len(&self) -> u64 {
         self.end() - self.unsent
     }
 
     /// Whether some data has never been sent.
-    pub fn has_unsent(&self) -> bool {
+    pub(crate) fn has_unsent(&self) -> bool {
         self.unsent < self.end()
     }
 
     /// Whether some lost data waits for retransmission.
-    pub fn has_retransmit(&self) -> bool {
+    pub(crate) fn has_retransmit(&self) -> bool {
         !self.retransmit.is_empty()
     }
 
     /// Whether [`SendBuffer::next_chunk`] would return something.
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         self.has_retransmit() || self.has_unsent()
     }
 
     /// Whether every written byte has been acknowledged.
-    pub fn is_fully_acked(&self) -> bool {
+    pub(crate) fn is_fully_acked(&self) -> bool {
         self.acked == self.end()
     }
 
     /// Offset of the next retransmission, if any.
-    pub fn retransmit_offset(&self) -> Option<u64> {
+    pub(crate) fn retransmit_offset(&self) -> Option<u64> {
         self.retransmit.peek_min().map(|r| r.start)
     }
 
     /// The next chunk to send, at most `max_len` bytes: lost data first, then new data.
     /// The chunk may be shorter than `max_len` even when more data is pending (it never
     /// spans two stored segments); call again to continue.
-    pub fn next_chunk(&mut self, max_len: usize) -> Option<(u64, Bytes)> {
+    pub(crate) fn next_chunk(&mut self, max_len: usize) -> Option<(u64, Bytes)> {
         self.next_retransmit(max_len)
             .or_else(|| self.next_unsent(max_len))
     }
 
     /// The next lost chunk to retransmit, at most `max_len` bytes.
-    pub fn next_retransmit(&mut self, max_len: usize) -> Option<(u64, Bytes)> {
+    pub(crate) fn next_retransmit(&mut self, max_len: usize) -> Option<(u64, Bytes)> {
         let r = self.retransmit.peek_min()?;
         let n = (r.end - r.start).min(max_len as u64) as usize;
         if n == 0 {
@@ -145,7 +145,7 @@ impl SendBuffer {
     }
 
     /// The next never-sent chunk, at most `max_len` bytes.
-    pub fn next_unsent(&mut self, max_len: usize) -> Option<(u64, Bytes)> {
+    pub(crate) fn next_unsent(&mut self, max_len: usize) -> Option<(u64, Bytes)> {
         let n = (self.end() - self.unsent).min(max_len as u64) as usize;
         if n == 0 {
             return None;
@@ -162,7 +162,7 @@ impl SendBuffer {
     /// Takes the next lost range to retransmit, at most `max_len` bytes. Unlike
     /// [`SendBuffer::next_retransmit`] the range may span stored segments; copy
     /// its bytes with [`SendBuffer::copy_range_into`] before acknowledging it.
-    pub fn take_retransmit(&mut self, max_len: usize) -> Option<Range<u64>> {
+    pub(crate) fn take_retransmit(&mut self, max_len: usize) -> Option<Range<u64>> {
         let r = self.retransmit.peek_min()?;
         let end = r.end.min(r.start + max_len as u64);
         if end == r.start {
@@ -174,7 +174,7 @@ impl SendBuffer {
 
     /// Takes the next never-sent range, at most `max_len` bytes, possibly
     /// spanning stored segments (see [`SendBuffer::take_retransmit`]).
-    pub fn take_unsent(&mut self, max_len: usize) -> Option<Range<u64>> {
+    pub(crate) fn take_unsent(&mut self, max_len: usize) -> Option<Range<u64>> {
         let end = self.end().min(self.unsent + max_len as u64);
         if end == self.unsent {
             return None;
@@ -191,7 +191,7 @@ impl SendBuffer {
     /// Appends the stored bytes of `range` to `out`. The range must lie within
     /// sent, not yet in-order-acknowledged data, as returned by the `take_*`
     /// methods.
-    pub fn copy_range_into(&self, range: Range<u64>, out: &mut Vec<u8>) {
+    pub(crate) fn copy_range_into(&self, range: Range<u64>, out: &mut Vec<u8>) {
         debug_assert!(range.start >= self.acked && range.end <= self.frozen_end);
         let mut idx = self
             .segments
@@ -208,7 +208,7 @@ impl SendBuffer {
     }
 
     /// Marks `offset..offset + len` acknowledged; frees the acknowledged prefix.
-    pub fn on_acked(&mut self, offset: u64, len: u64) {
+    pub(crate) fn on_acked(&mut self, offset: u64, len: u64) {
         let start = offset.max(self.acked);
         let end = offset.saturating_add(len).min(self.unsent);
         if start >= end {
@@ -232,14 +232,14 @@ impl SendBuffer {
 
     /// Marks `offset..offset + len` lost: its unacknowledged parts are queued for
     /// retransmission.
-    pub fn on_lost(&mut self, offset: u64, len: u64) {
+    pub(crate) fn on_lost(&mut self, offset: u64, len: u64) {
         for gap in self.unacked_in(offset, len) {
             self.retransmit.insert(gap);
         }
     }
 
     /// The parts of `offset..offset + len` (within sent data) not yet acknowledged.
-    pub fn unacked_in(&self, offset: u64, len: u64) -> Vec<Range<u64>> {
+    pub(crate) fn unacked_in(&self, offset: u64, len: u64) -> Vec<Range<u64>> {
         let start = offset.max(self.acked);
         let end = offset.saturating_add(len).min(self.unsent);
         if start >= end {
@@ -249,7 +249,7 @@ impl SendBuffer {
     }
 
     /// Drops all buffered data (after a reset), keeping the offsets.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.freeze_tail();
         self.segments.clear();
         self.retransmit.clear();
@@ -260,7 +260,7 @@ impl SendBuffer {
 
     /// Number of stored segments (for memory accounting in tests).
     #[cfg(test)]
-    pub fn segment_count(&self) -> usize {
+    pub(crate) fn segment_count(&self) -> usize {
         self.segments.len() + usize::from(!self.tail.is_empty())
     }
 
