@@ -80,7 +80,10 @@ pub const MAX_CONNECTIONS: usize = 32;
 /// (`"rate=20mbit,rtt=40ms"`) or as a table with the same keys. Serialized
 /// as the canonical string.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct PathItem(pub PathSpec);
+pub struct PathItem(
+    /// The parsed path.
+    pub PathSpec,
+);
 
 impl Serialize for PathItem {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -26,7 +26,10 @@ fn whole(v: f64) -> Option<u64> {
 
 /// A number of bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct ByteSize(pub u64);
+pub struct ByteSize(
+    /// The number of bytes.
+    pub u64,
+);
 
 impl ByteSize {
     /// The size in bytes.
@@ -108,7 +111,10 @@ impl<'de> Deserialize<'de> for ByteSize {
 
 /// A span of virtual time in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct SimDuration(pub SimTime);
+pub struct SimDuration(
+    /// The span in nanoseconds.
+    pub SimTime,
+);
 
 impl SimDuration {
     /// The duration in nanoseconds.

@@ -48,7 +48,7 @@ pub struct Endpoint {
 impl Endpoint {
     /// A client endpoint bound to every address of `bind` (one socket each; port 0 picks a free
     /// port). The first socket of the remote's address family carries new connections; the
-    /// others are available to [`Connection::open_path`].
+    /// others are available to `Connection::open_path`.
     ///
     /// Must be called within a tokio runtime.
     pub fn client(bind: &[SocketAddr]) -> io::Result<Self> {

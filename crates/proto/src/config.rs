@@ -58,7 +58,7 @@ pub struct TransportConfig {
     /// UDP payload size of every packet when `mtu_discovery` is None (RFC 9000 §14: at least
     /// 1200). With discovery each path starts at 1200 and finds its own size.
     pub max_datagram_size: u16,
-    /// Path MTU discovery (DPLPMTUD, RFC 9000 §14.3, RFC 8899), per path ([`crate::mtud`]).
+    /// Path MTU discovery (DPLPMTUD, RFC 9000 §14.3, RFC 8899), per path (`crate::mtud`).
     /// On by default, up to 1452 bytes of UDP payload; None uses `max_datagram_size` always.
     pub mtu_discovery: Option<crate::mtud::MtuDiscoveryConfig>,
     /// Congestion controller for every path unless overridden per path.

@@ -102,12 +102,12 @@ impl Drop for Restore {
     }
 }
 
-/// Runs `f` with `endpoint` reachable by the adapter objects ([`with_endpoint`]) at
+/// Runs `f` with `endpoint` reachable by the adapter objects (`with_endpoint`) at
 /// virtual time `now`.
 ///
 /// Soundness: `scope` holds the exclusive borrow of `endpoint` for the whole call, so
 /// nothing outside `f` can touch the endpoint meanwhile, and `f` itself cannot hold a
-/// reference into it. Inside, [`with_endpoint`] takes the pointer out of the slot while
+/// reference into it. Inside, `with_endpoint` takes the pointer out of the slot while
 /// it hands out its `&mut Endpoint`, so at most one mutable reference exists at any
 /// time (a nested call finds the slot empty). The slot is restored when `scope` returns
 /// or unwinds, so the pointer never outlives the borrow.
@@ -210,7 +210,7 @@ impl Tasks {
 
     /// Polls every future until a round changes nothing. `spawned` is called after each
     /// round and returns futures the finished round asked to start (server handlers).
-    /// Must run inside [`scope`]. Returns false if it gave up after [`MAX_ROUNDS`].
+    /// Must run inside `scope`. Returns false if it gave up after `MAX_ROUNDS`.
     pub fn run(&mut self, mut spawned: impl FnMut() -> Vec<Task>) -> bool {
         let mut cx = Context::from_waker(Waker::noop());
         for _ in 0..MAX_ROUNDS {

@@ -2,7 +2,7 @@
 //!
 //! The same mapping as `mpquic-h3`'s adapter over the tokio runtime
 //! (`crates/h3-mpquic/src/quic.rs`), but the objects hold only the connection handle and
-//! stream IDs: every poll reaches the connection through [`super::with_conn`], which works
+//! stream IDs: every poll reaches the connection through `super::with_conn`, which works
 //! inside the [`super::scope`] of the node's step. "Would block" is `Poll::Pending`; the
 //! executor polls again after the next datagram or timer, so no waker is registered.
 

@@ -27,12 +27,17 @@ use crate::time::Timestamp;
 /// Everything needed to create a connection besides TLS.
 #[derive(Debug, Clone)]
 pub struct ConnectionParams {
+    /// Our address of the first path.
     pub local: SocketAddr,
+    /// The peer's address of the first path.
     pub remote: SocketAddr,
     /// Seed of the connection's own RNG (CIDs, path challenges): injected, never global.
     pub rng_seed: [u8; 32],
+    /// Length of the connection IDs we issue.
     pub cid_len: usize,
+    /// The endpoint's stateless-reset key (RFC 9000 §10.3.2).
     pub reset_key: [u8; 32],
+    /// When the connection is created.
     pub now: Timestamp,
     /// 1-RTT packet protection: real unless the endpoint was made with
     /// [`crate::Endpoint::new_for_simulation`] (crate-private, so only the endpoint sets it).

@@ -159,7 +159,10 @@ fn retry_pseudo_packet(original_dcid: &[u8], retry_without_tag: &[u8]) -> Vec<u8
 /// empty plaintext, and the Retry Pseudo-Packet as associated data. `original_dcid` is the
 /// Destination Connection ID of the client Initial the Retry answers; `retry_packet_without_tag`
 /// is the Retry packet from its first byte up to (excluding) the tag.
-pub(crate) fn retry_integrity_tag(original_dcid: &[u8], retry_packet_without_tag: &[u8]) -> [u8; 16] {
+pub(crate) fn retry_integrity_tag(
+    original_dcid: &[u8],
+    retry_packet_without_tag: &[u8],
+) -> [u8; 16] {
     let pseudo = retry_pseudo_packet(original_dcid, retry_packet_without_tag);
     let nonce = aead::Nonce::assume_unique_for_key(RETRY_NONCE);
     let tag = retry_key()

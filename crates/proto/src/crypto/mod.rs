@@ -5,14 +5,14 @@
 //! rustls has no API for (the Retry integrity tag, RFC 9001 §5.8). Nothing here reads a clock or a
 //! global RNG; TLS randomness comes from the rustls provider.
 //!
-//! - [`keys`]: encryption levels ([`Epoch`]), key pairs, Initial keys (RFC 9001 §5.2), the Retry
+//! - `keys`: encryption levels (`Epoch`), key pairs, Initial keys (RFC 9001 §5.2), the Retry
 //!   integrity tag (RFC 9001 §5.8).
-//! - [`protect`]: sealing and opening one packet (RFC 9001 §5.3, §5.4), with the RFC 10069
+//! - `protect`: sealing and opening one packet (RFC 9001 §5.3, §5.4), with the RFC 10069
 //!   path-ID nonce when a path ID is given.
-//! - [`one_rtt`]: 1-RTT keys with key update (RFC 9001 §6), AEAD limits (RFC 9001 §6.6).
-//! - [`tls`]: the TLS session carried in CRYPTO frames (RFC 9001 §4).
+//! - `one_rtt`: 1-RTT keys with key update (RFC 9001 §6), AEAD limits (RFC 9001 §6.6).
+//! - `tls`: the TLS session carried in CRYPTO frames (RFC 9001 §4).
 //! - [`resumption`]: rustls settings for session resumption and 0-RTT (RFC 9001 §4.6).
-//! - [`sim`]: the simulator's **not secure** stand-in for 1-RTT packet protection (same sizes,
+//! - `sim`: the simulator's **not secure** stand-in for 1-RTT packet protection (same sizes,
 //!   checksum tags), enabled only through [`crate::Endpoint::new_for_simulation`].
 //! - [`identity`]: a fixed self-signed Ed25519 identity and ready-made rustls configs for the
 //!   simulator, tests and examples.

@@ -88,7 +88,10 @@ impl Incoming {
 /// §8.1.2 allows one Retry per connection attempt); the [`Incoming`] is given back.
 #[derive(Debug, thiserror::Error)]
 #[error("the client's address is already validated: it cannot be sent another Retry")]
-pub struct RetryError(pub Box<Incoming>);
+pub struct RetryError(
+    /// The attempt, to accept, refuse or ignore instead.
+    pub Box<Incoming>,
+);
 
 /// Why [`Endpoint::accept_incoming`] did not create a connection.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

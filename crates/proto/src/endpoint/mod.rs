@@ -34,7 +34,10 @@ use crate::time::Timestamp;
 
 /// Identifies a connection within its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ConnectionHandle(pub u64);
+pub struct ConnectionHandle(
+    /// The endpoint's number for the connection.
+    pub u64,
+);
 
 /// RFC 9000 §14.1: servers only answer Initial datagrams of at least this size.
 const MIN_INITIAL_DATAGRAM: usize = 1200;
@@ -186,7 +189,7 @@ impl Endpoint {
 
     /// **Simulator only.** [`Endpoint::new`] whose connections protect 1-RTT packets as
     /// `protection` says. [`PacketProtection::SimulationOnly`] is **not secure**: payloads travel
-    /// in plaintext under a checksum tag (see [`crate::crypto::sim`]); it exists so the network
+    /// in plaintext under a checksum tag (see `crate::crypto::sim`); it exists so the network
     /// simulator does not spend its time in AES-GCM, and only the simulator adapter
     /// (`mpquic-lab`) calls this. The TLS handshake, Initial and Handshake packets stay real,
     /// and a peer with real keys cannot talk to such an endpoint (every 1-RTT packet fails

@@ -119,7 +119,11 @@ impl Streams {
     /// Like [`Streams::read`] without copying: the next in-order chunk of at most
     /// `max` bytes (`max > 0`).
     #[cfg(test)]
-    pub(crate) fn read_chunk(&mut self, id: StreamId, max: usize) -> Result<Option<Bytes>, ReadError> {
+    pub(crate) fn read_chunk(
+        &mut self,
+        id: StreamId,
+        max: usize,
+    ) -> Result<Option<Bytes>, ReadError> {
         self.read_with(id, |a| a.read_chunk(max).map(|c| (c.len(), c)))
     }
 

@@ -105,10 +105,10 @@ impl Default for StreamsConfig {
     }
 }
 
-/// Something the application should know about, from [`Streams::poll_event`].
+/// Something the application should know about, from `Streams::poll_event`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamEvent {
-    /// The peer opened new streams of this direction: call [`Streams::accept`].
+    /// The peer opened new streams of this direction: call `Streams::accept`.
     Opened {
         /// Direction of the new streams.
         dir: Dir,
@@ -135,7 +135,7 @@ pub enum StreamEvent {
         /// The application error code of the STOP_SENDING (copied into RESET_STREAM).
         error_code: u64,
     },
-    /// The peer raised its stream limit after [`Streams::open`] returned `None`.
+    /// The peer raised its stream limit after `Streams::open` returned `None`.
     Available {
         /// Direction in which streams can be opened again.
         dir: Dir,
