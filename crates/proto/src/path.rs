@@ -152,7 +152,8 @@ pub(crate) struct Path {
     remote_status_seq: Option<u64>,
     /// Sequence number for our next PATH_STATUS frame.
     pub local_status_seq: u64,
-    pub status_pending: bool,
+    /// A PATH_STATUS frame with our status is to be sent (RFC 10069 §3.3).
+    status_pending: bool,
     pub rtt: RttEstimator,
     /// Sent-packet ledgers per encryption level (Initial/Handshake only on the first path).
     pub ledgers: [Ledger; 3],
@@ -189,7 +190,8 @@ pub(crate) struct Path {
     failed: bool,
     /// A PTO fired: send probes on this path.
     pub probes_pending: u8,
-    pub abandon_pending: Option<u64>,
+    /// A PATH_ABANDON frame with this error code is to be sent (RFC 10069 §3.4).
+    abandon_pending: Option<u64>,
     pub counters: PathCounters,
     /// The losses behind the controller's last window reduction (RFC 9438 §4.9 undo).
     pub loss_episode: crate::recovery::LossEpisode,
@@ -313,6 +315,42 @@ impl Path {
     /// We mark the path backup or available (RFC 10069 §3.3); a PATH_STATUS frame is owed.
     pub(crate) fn set_local_backup(&mut self, backup: bool) {
         self.local_backup = backup;
+        self.status_pending = true;
+    }
+
+    /// Whether a PATH_STATUS or PATH_ABANDON frame waits to be sent for this path.
+    pub(crate) fn has_path_frames_pending(&self) -> bool {
+        self.status_pending || self.abandon_pending.is_some()
+    }
+
+    /// The error code of the PATH_ABANDON frame waiting to be sent, if any.
+    pub(crate) fn pending_abandon(&self) -> Option<u64> {
+        self.abandon_pending
+    }
+
+    /// The PATH_ABANDON frame went out in a packet.
+    pub(crate) fn abandon_sent(&mut self) {
+        self.abandon_pending = None;
+    }
+
+    /// The packet carrying our PATH_ABANDON was lost: send it again (with `error_code` unless
+    /// another one is already waiting).
+    pub(crate) fn requeue_abandon(&mut self, error_code: u64) {
+        self.abandon_pending.get_or_insert(error_code);
+    }
+
+    /// Whether our PATH_STATUS frame waits to be sent (only while the path is active).
+    pub(crate) fn status_frame_pending(&self) -> bool {
+        self.status_pending && self.is_active()
+    }
+
+    /// The PATH_STATUS frame went out in a packet.
+    pub(crate) fn status_sent(&mut self) {
+        self.status_pending = false;
+    }
+
+    /// The packet carrying our PATH_STATUS was lost: send the current status again.
+    pub(crate) fn requeue_status(&mut self) {
         self.status_pending = true;
     }
 

@@ -161,15 +161,12 @@ impl Connection {
                 }
                 PathFrame::Status(path) => {
                     if let Some(p) = self.paths.get_mut(&path) {
-                        p.status_pending = true;
+                        p.requeue_status();
                     }
                 }
                 PathFrame::Abandon(path) => {
                     if let Some(p) = self.paths.get_mut(&path) {
-                        if p.abandon_pending.is_none() {
-                            p.abandon_pending =
-                                Some(mpquic_wire::error::path_error::APPLICATION_ABANDON_PATH);
-                        }
+                        p.requeue_abandon(mpquic_wire::error::path_error::APPLICATION_ABANDON_PATH);
                     }
                 }
                 PathFrame::MaxPathId => self.path_ids.queue_grant(),

@@ -365,18 +365,18 @@ impl Connection {
         }
         self.write_cid_frames(packet, limit, sent, multipath);
         for (&id, path) in self.paths.iter_mut() {
-            if let Some(code) = path.abandon_pending {
+            if let Some(code) = path.pending_abandon() {
                 let frame = Frame::PathAbandon {
                     path_id: u64::from(id),
                     error_code: code,
                 };
                 if packet.len() + frame.encoded_len() <= limit {
                     frame.encode(packet);
-                    path.abandon_pending = None;
+                    path.abandon_sent();
                     sent.path_frames.push(PathFrame::Abandon(id));
                 }
             }
-            if path.status_pending && path.is_active() {
+            if path.status_frame_pending() {
                 let status = if path.local_backup() {
                     PathStatus::Backup
                 } else {
@@ -390,7 +390,7 @@ impl Connection {
                 };
                 if packet.len() + frame.encoded_len() <= limit {
                     frame.encode(packet);
-                    path.status_pending = false;
+                    path.status_sent();
                     sent.path_frames.push(PathFrame::Status(id));
                 }
             }

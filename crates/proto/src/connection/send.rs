@@ -307,10 +307,7 @@ impl Connection {
             || self.path_ids.grant_pending()
             || self.local_cids.values().any(|c| c.has_pending())
             || self.remote_cids.values().any(|c| c.has_pending_retire())
-            || self
-                .paths
-                .values()
-                .any(|p| p.status_pending || p.abandon_pending.is_some())
+            || self.paths.values().any(|p| p.has_path_frames_pending())
             || self
                 .paths
                 .values()
