@@ -29,9 +29,12 @@ fn drain(events: &mut PathEvents) -> Vec<PathEvent> {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn open_path_with_an_ip_alone_resolves_once_validated() {
-    let (_dir, root) = root_with("file.bin", b"x");
+/// A server offering multipath and serving `file.bin` = "x", and a client with sockets on
+/// 127.0.0.1 and 127.0.0.2 connected to it from the first (the directory and the server must
+/// outlive the test's use of the connection).
+async fn served_two_address_client() -> (tempfile::TempDir, Endpoint, Endpoint, mpquic::Connection)
+{
+    let (dir, root) = root_with("file.bin", b"x");
     let server = start_server(root, transport(MultipathMode::Auto));
     let (client, conn) = connect_from(
         &["127.0.0.1:0", "127.0.0.2:0"],
@@ -39,6 +42,12 @@ async fn open_path_with_an_ip_alone_resolves_once_validated() {
         transport(MultipathMode::Auto),
     )
     .await;
+    (dir, server, client, conn)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_path_with_an_ip_alone_resolves_once_validated() {
+    let (_dir, server, client, conn) = served_two_address_client().await;
     let mut events = conn.path_events();
     // No port: whichever socket is bound to 127.0.0.2 (its port was picked by the system).
     let path = within(
@@ -69,14 +78,7 @@ async fn open_path_with_an_ip_alone_resolves_once_validated() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_to_an_unreachable_remote_fails_within_the_validation_timeout() {
-    let (_dir, root) = root_with("file.bin", b"x");
-    let server = start_server(root, transport(MultipathMode::Auto));
-    let (client, conn) = connect_from(
-        &["127.0.0.1:0", "127.0.0.2:0"],
-        server.local_addr(),
-        transport(MultipathMode::Auto),
-    )
-    .await;
+    let (_dir, _server, client, conn) = served_two_address_client().await;
     // A bound socket that never answers: PATH_CHALLENGEs go unanswered (no ICMP either).
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
     let silent_addr = silent.local_addr().expect("addr");
@@ -111,14 +113,7 @@ async fn path_to_an_unreachable_remote_fails_within_the_validation_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_subscribers_see_every_event_and_a_slow_one_lags() {
-    let (_dir, root) = root_with("file.bin", b"x");
-    let server = start_server(root, transport(MultipathMode::Auto));
-    let (client, conn) = connect_from(
-        &["127.0.0.1:0", "127.0.0.2:0"],
-        server.local_addr(),
-        transport(MultipathMode::Auto),
-    )
-    .await;
+    let (_dir, _server, client, conn) = served_two_address_client().await;
     let (mut fast, mut slow) = (conn.path_events(), conn.path_events());
     let path = within(
         "validation",
