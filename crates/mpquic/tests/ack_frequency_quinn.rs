@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use std::net::SocketAddr;
 
-use common::{addr, connect_client, payload, server_endpoint, transport, within, MB};
+use common::{accepted, addr, connect_client, payload, server_endpoint, transport, within, MB};
 use mpquic::AckFrequencyRequest;
 use mpquic::{hq, MultipathMode};
 use mpquic_emulate::{EmulatedPath, Emulator, EmulatorConfig};
@@ -38,12 +38,7 @@ async fn quinn_uploads_to_us(request_threshold: Option<u64>) -> (u64, u64) {
     let emulator = emulated_path_to(server.local_addr());
     let server_addr = emulator.listen_addr();
     let receiver = tokio::spawn(async move {
-        let conn = server
-            .accept()
-            .await
-            .expect("incoming")
-            .await
-            .expect("server handshake");
+        let conn = accepted(&server).await;
         let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
         let got = recv.read_to_end(2 * UPLOAD).await.expect("upload");
         send.write_all(b"ok").await.expect("reply");

@@ -6,8 +6,8 @@ mod common;
 use std::sync::Arc;
 
 use common::{
-    addr, client_config, connect_client, payload, root_with, server_endpoint, spawn_quinn_server,
-    start_server, transport, within, MB,
+    accepted, addr, client_config, connect_client, payload, root_with, server_endpoint,
+    spawn_quinn_server, start_server, transport, within, MB,
 };
 use mpquic::{hq, MultipathMode};
 use mpquic_proto::crypto::testing::CountingSessionStore;
@@ -128,12 +128,7 @@ async fn quinn_client_uploads_to_our_server() {
     let server = server_endpoint(transport(MultipathMode::Auto));
     let server_addr = server.local_addr();
     let receiver = tokio::spawn(async move {
-        let conn = server
-            .accept()
-            .await
-            .expect("incoming")
-            .await
-            .expect("server handshake");
+        let conn = accepted(&server).await;
         let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
         let got = recv.read_to_end(20 * MB).await.expect("upload");
         send.write_all(got.len().to_string().as_bytes())
@@ -244,12 +239,7 @@ async fn quinn_client_datagrams_echoed_by_our_server() {
     let server = server_endpoint(transport(MultipathMode::Auto));
     let server_addr = server.local_addr();
     let echo = tokio::spawn(async move {
-        let conn = server
-            .accept()
-            .await
-            .expect("incoming")
-            .await
-            .expect("server handshake");
+        let conn = accepted(&server).await;
         let mut count = 0u64;
         while let Ok(d) = conn.read_datagram().await {
             conn.send_datagram(d).expect("our send_datagram");

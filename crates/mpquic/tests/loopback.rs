@@ -3,7 +3,7 @@
 mod common;
 
 use common::{
-    accept_one, addr, client_config, connect_client, payload, root_with, server_endpoint,
+    accept_one, accepted, addr, client_config, connect_client, payload, root_with, server_endpoint,
     start_server, transport, within, MB,
 };
 use mpquic::{hq, Endpoint, MultipathMode};
@@ -76,12 +76,7 @@ async fn uploads_ten_megabytes_byte_exact() {
     .expect("bind");
     let server_addr = server.local_addr();
     let receiver = tokio::spawn(async move {
-        let conn = server
-            .accept()
-            .await
-            .expect("incoming")
-            .await
-            .expect("server handshake");
+        let conn = accepted(&server).await;
         let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
         let got = recv.read_to_end(20 * MB).await.expect("upload");
         send.write_all(format!("{}", got.len()).as_bytes())

@@ -207,8 +207,12 @@ pub async fn connect_with(
 /// own (the handshake only proceeds once the attempt is accepted).
 pub fn accept_one(server: &Endpoint) -> tokio::task::JoinHandle<mpquic::Connection> {
     let server = server.clone();
-    tokio::spawn(async move {
-        let incoming = server.accept().await.expect("incoming");
-        incoming.await.expect("server handshake")
-    })
+    tokio::spawn(async move { accepted(&server).await })
+}
+
+/// Accept the next connection attempt on `server` and wait for its handshake (the caller runs
+/// apart from the client, or the handshake never proceeds).
+pub async fn accepted(server: &Endpoint) -> mpquic::Connection {
+    let incoming = server.accept().await.expect("incoming");
+    incoming.await.expect("server handshake")
 }
