@@ -605,3 +605,20 @@ async fn error_text(response: &mut mpquic_h3::client::Response, timeout: Duratio
         format!(": {}", line.trim())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    /// An international domain name becomes its ASCII form (RFC 5891 A-label) for SNI and
+    /// the `:authority`, whichever IDNA back end `url` is built with.
+    #[test]
+    fn international_host_is_mapped_to_its_ascii_form() {
+        let target = Target::parse("https://Bücher.example:4433/a?b=1").expect("valid URL");
+        assert_eq!(target.host, "xn--bcher-kva.example");
+        assert_eq!(target.port, 4433);
+        assert_eq!(target.path, "/a?b=1");
+        let err = Target::parse("https://exa mple.org/").expect_err("space in host");
+        assert!(err.starts_with("invalid URL"), "{err}");
+    }
+}
