@@ -17,6 +17,8 @@ use criterion::{Criterion, Throughput};
 use mpquic_proto::wire::stream_id::Dir;
 use mpquic_proto::wire::StreamId;
 use mpquic_proto::{ConnectionHandle, TransportConfig};
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
 
 use crate::pair::{deliver, drain, Configs, Datagram, Pair};
 
@@ -37,8 +39,8 @@ struct Transfer {
     buf: Vec<u8>,
     chunk: Vec<u8>,
     sink: Vec<u8>,
-    /// xorshift64 state of the loss pattern (fixed seed: every run loses the same datagrams).
-    rng: u64,
+    /// The loss pattern (fixed seed: every run loses the same datagrams).
+    rng: ChaCha20Rng,
 }
 
 impl Transfer {
@@ -59,15 +61,12 @@ impl Transfer {
             buf,
             chunk: vec![0x5a; WRITE_CHUNK],
             sink: vec![0; WRITE_CHUNK],
-            rng: 0x9e37_79b9_7f4a_7c15,
+            rng: mpquic_netsim::rng::stream_rng(1, "bench/ack/loss"),
         }
     }
 
     fn lost(&mut self) -> bool {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng % 1000 < LOSS_PER_MILLE
+        self.rng.gen_range(0..1000) < LOSS_PER_MILLE
     }
 
     /// One round trip; returns the time the client spent on the server's datagrams and their

@@ -22,10 +22,13 @@
 //!   discontiguous lost ranges.
 //! * ProbeRTT should mark the connection application-limited (§5.3.4.3); the estimator belongs to
 //!   the caller, which can do so while `stats().state == "probe_rtt"`.
-//! * Randomness (§5.3.3.5.3 BBRPickProbeWait) comes from a seeded SplitMix64 generator: no global
+//! * Randomness (§5.3.3.5.3 BBRPickProbeWait) comes from a seeded SplitMix64 generator (`rand_xoshiro`): no global
 //!   RNG. [`Bbr::new`] uses a fixed seed; use [`Bbr::with_seed`] to decorrelate flows.
 
 use std::collections::VecDeque;
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::SplitMix64;
 
 use super::{
     AckEvent, CcConfig, CcStats, CongestionController, Coupling, CouplingState, LossEvent,
@@ -149,7 +152,7 @@ pub struct Bbr {
     state: State,
     pacing_gain: f64,
     cwnd_gain: f64,
-    rng: u64,
+    rng: SplitMix64,
     /// C.delivered, C.inflight (as of the last event).
     delivered: u64,
     inflight: u64,
@@ -235,7 +238,7 @@ impl Bbr {
             state: State::Startup,
             pacing_gain: STARTUP_PACING_GAIN,
             cwnd_gain: DEFAULT_CWND_GAIN,
-            rng: seed,
+            rng: SplitMix64::seed_from_u64(seed),
             delivered: 0,
             inflight: 0,
             cwnd_limited: (false, false),
@@ -303,13 +306,9 @@ impl Bbr {
         self.min_rtt
     }
 
-    /// SplitMix64 step.
+    /// The next 64 random bits of this flow's generator.
     fn next_random(&mut self) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.rng.next_u64()
     }
 
     fn set_state(&mut self, state: State, pacing_gain: f64, cwnd_gain: f64) {
