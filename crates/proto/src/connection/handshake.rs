@@ -187,7 +187,7 @@ impl Connection {
         conn.new_token = accept.new_token;
         if accept.address_validated {
             // RFC 9000 §8.1: a valid token validates the address; no amplification limit.
-            if let Some(path) = conn.paths.get_mut(&0) {
+            if let Some(path) = conn.paths.get_mut(&crate::path::PathId::ZERO) {
                 path.amplification_limited = false;
             }
         }
@@ -209,10 +209,10 @@ impl Connection {
     ) -> Connection {
         let mtu = crate::mtud::Mtud::for_config(&config, params.socket_mtu);
         let cc = config
-            .controller_factory_for(0)
+            .controller_factory_for(crate::path::PathId::ZERO)
             .build(CcConfig::new(u64::from(mtu.current())));
         let mut path = Path::new(
-            0,
+            crate::path::PathId::ZERO,
             params.local,
             params.remote,
             cc,
@@ -231,7 +231,7 @@ impl Connection {
         let mut endpoint_events = VecDeque::new();
         endpoint_events.push_back(super::EndpointEvent::NewCid {
             cid: local_cid,
-            path: 0,
+            path: crate::path::PathId::ZERO,
             reset_token: reset_token_for(&params.reset_key, &local_cid),
         });
         let streams = Streams::new(side, config.streams.clone());
@@ -249,9 +249,12 @@ impl Connection {
             send_spaces: BTreeMap::new(),
             records: BTreeMap::new(),
             layout: negotiate::initial_layout(&config),
-            paths: BTreeMap::from([(0, Box::new(path))]),
-            local_cids: BTreeMap::from([(0, local_cids)]),
-            remote_cids: BTreeMap::from([(0, RemoteCids::with_initial(remote_cid))]),
+            paths: BTreeMap::from([(crate::path::PathId::ZERO, Box::new(path))]),
+            local_cids: BTreeMap::from([(crate::path::PathId::ZERO, local_cids)]),
+            remote_cids: BTreeMap::from([(
+                crate::path::PathId::ZERO,
+                RemoteCids::with_initial(remote_cid),
+            )]),
             streams,
             scheduler: config.scheduler_factory().build(),
             events: VecDeque::new(),
@@ -274,7 +277,9 @@ impl Connection {
             handshake_done_pending: false,
             connected_event_sent: false,
             idle_since: params.now,
-            path_ids: super::path_ids::PathIdLimits::new(config.max_path_id),
+            path_ids: super::path_ids::PathIdLimits::new(crate::path::PathId::new(
+                config.max_path_id,
+            )),
             pacing_wakeup: None,
             drop_previous_key_at: None,
             packets_since_key_update: 0,
@@ -283,7 +288,7 @@ impl Connection {
             stats: Default::default(),
             cid_len: params.cid_len,
             reset_key: params.reset_key,
-            next_urgent_path: 0,
+            next_urgent_path: crate::path::PathId::ZERO,
             raw_frames: Vec::new(),
             // Allocated by the first coalesced packet, released with the Handshake keys.
             scratch: Vec::new(),
@@ -419,9 +424,10 @@ impl Connection {
             if params.retry_source_connection_id != self.retry_scid {
                 return bad("retry_source_connection_id does not match the Retry");
             }
-            if let (Some(token), Some(pool)) =
-                (params.stateless_reset_token, self.remote_cids.get_mut(&0))
-            {
+            if let (Some(token), Some(pool)) = (
+                params.stateless_reset_token,
+                self.remote_cids.get_mut(&crate::path::PathId::ZERO),
+            ) {
                 pool.set_initial_token(token);
                 self.endpoint_events
                     .push_back(super::EndpointEvent::PeerResetToken(token));
@@ -493,7 +499,7 @@ impl Connection {
         } else {
             SpaceId::Handshake
         };
-        if let Some(path) = self.paths.get_mut(&0) {
+        if let Some(path) = self.paths.get_mut(&crate::path::PathId::ZERO) {
             path.ledger(epoch).drain();
             path.acks.remove(&space);
             path.pto_count = 0;
