@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
-use mpquic::{Connection, Design, PathStats, Validation};
+use mpquic::{Connection, Design, PathId, PathStats, Validation};
 use serde::Serialize;
 
 use crate::units::format_bytes;
@@ -43,7 +43,7 @@ pub struct Summary {
 /// Per-path figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct PathSummary {
-    pub id: u32,
+    pub id: PathId,
     pub local: SocketAddr,
     pub remote: SocketAddr,
     pub bytes_received: u64,
@@ -92,7 +92,7 @@ impl Summary {
         let seconds = elapsed.as_secs_f64();
         let srtt_ms = paths
             .iter()
-            .find(|p| p.id == 0)
+            .find(|p| p.id == PathId::ZERO)
             .or(paths.first())
             .map_or(0.0, |p| p.rtt.as_secs_f64() * 1000.0);
         let design = match conn.design() {

@@ -84,7 +84,7 @@ mod tests {
     fn a_min_rtt_below_the_floor_is_reported() {
         let m = |ms| MinRtt {
             side: "server",
-            path: 1,
+            path: PathId::new(1),
             min_rtt_ms: ms,
         };
         assert_eq!(below_floor(m(81.2), Some(81.1)), None);

@@ -8,7 +8,7 @@ mod common;
 
 use common::{download, run_completed};
 use mpquic_lab::{LinkResult, RunResult};
-use mpquic_proto::{EcnState, MultipathMode};
+use mpquic_proto::{EcnState, MultipathMode, PathId};
 
 const SEED: u64 = 3;
 const BYTES: u64 = 10_000_000;
@@ -132,8 +132,16 @@ fn check_bleaching(mode: MultipathMode) {
     let bleached = format!("{B},ecn_bleach=true");
     let r = run_completed(&download(&[A, &bleached], BYTES, mode, SEED));
     println!("{}", describe(&r));
-    let p0 = r.paths.iter().find(|p| p.id == 0).expect("path 0");
-    let p1 = r.paths.iter().find(|p| p.id == 1).expect("path 1");
+    let p0 = r
+        .paths
+        .iter()
+        .find(|p| p.id == PathId::ZERO)
+        .expect("path 0");
+    let p1 = r
+        .paths
+        .iter()
+        .find(|p| p.id == PathId::new(1))
+        .expect("path 1");
     assert_eq!(p1.ecn.state, EcnState::Failed, "{}", describe(&r));
     assert_eq!(p0.ecn.state, EcnState::Capable, "{}", describe(&r));
     // Path 0 kept marking until the end: nearly all its packets were acknowledged as ECT.

@@ -397,7 +397,7 @@ impl Connection {
             let paths = conn.path_stats();
             let initial = paths
                 .iter()
-                .find(|p| p.id == 0 && !p.abandoned)
+                .find(|p| p.id == PathId::ZERO && !p.abandoned)
                 .or(paths.first())
                 .map(|p| p.remote)
                 .ok_or(OpenPathError::Path(PathError::NotEstablished))?;
@@ -637,7 +637,7 @@ impl Connection {
         let paths = self.path_stats();
         paths
             .iter()
-            .find(|p| p.id == 0)
+            .find(|p| p.id == PathId::ZERO)
             .or(paths.first())
             .map_or(std::time::Duration::ZERO, |p| p.rtt)
     }
@@ -647,7 +647,7 @@ impl Connection {
         let paths = self.path_stats();
         paths
             .iter()
-            .find(|p| p.id == 0)
+            .find(|p| p.id == PathId::ZERO)
             .or(paths.first())
             .map(|p| p.remote)
     }

@@ -110,6 +110,6 @@ pub use mpquic_proto::ConnectionError as CloseReason;
 pub use mpquic_proto::{
     AckConfig, AckFrequencyRequest, ClientConfig, ConfigError, DatagramStats, Design, EcnPathStats,
     EcnState, EndpointConfig, EndpointStats, MtuDiscoveryConfig, MtuPhase, MultipathMode,
-    PathError, PathId, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore, TokenStore,
-    TransportConfig, TransportError, Validation,
+    PathError, PathId, PathIdOutOfRange, RetryPolicy, ServerConfig, TokenKeys, TokenMemoryStore,
+    TokenStore, TransportConfig, TransportError, Validation,
 };

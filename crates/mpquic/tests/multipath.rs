@@ -8,7 +8,7 @@
 mod common;
 
 use common::{addr, connect_from, payload, root_with, start_server, transport, within, MB};
-use mpquic::{hq, Design, MultipathMode, PathStatus, SchedulerKind};
+use mpquic::{hq, Design, MultipathMode, PathId, PathStatus, SchedulerKind};
 
 async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     common::init_tracing();
@@ -29,7 +29,7 @@ async fn download_over_two_paths(mode: MultipathMode, design: Design) {
     )
     .await
     .expect("open second path");
-    assert_eq!(path.id(), 1);
+    assert_eq!(path.id(), PathId::new(1));
     let mut body = hq::request(&conn, "/file.bin").await.expect("request");
     let got = within("download", body.read_to_end(20 * MB))
         .await

@@ -320,6 +320,10 @@ pub(crate) fn process_ack_ecn(
 mod tests {
     use super::*;
 
+    const P0: PathId = PathId::ZERO;
+    const P1: PathId = PathId::new(1);
+    const P3: PathId = PathId::new(3);
+
     fn counts(ect0: u64, ect1: u64, ce: u64) -> EcnCounts {
         EcnCounts { ect0, ect1, ce }
     }
@@ -345,8 +349,8 @@ mod tests {
     #[test]
     fn counts_matching_the_marked_packets_make_the_path_capable() {
         let mut base = EcnCounts::default();
-        let out = process_ack_ecn(&mut base, Some(counts(3, 0, 0)), &[share(0, 3, 7)]);
-        assert_eq!(out.verdicts, [(0, Verdict::Pass)]);
+        let out = process_ack_ecn(&mut base, Some(counts(3, 0, 0)), &[share(P0, 3, 7)]);
+        assert_eq!(out.verdicts, [(P0, Verdict::Pass)]);
         assert!(out.ce.is_empty());
         assert!(out.used);
         assert_eq!(base, counts(3, 0, 0));
@@ -362,15 +366,15 @@ mod tests {
     #[test]
     fn more_counts_than_packets_pass_lost_acks_leave_a_surplus() {
         let mut base = counts(2, 0, 0);
-        let out = process_ack_ecn(&mut base, Some(counts(10, 0, 0)), &[share(0, 3, 9)]);
-        assert_eq!(out.verdicts, [(0, Verdict::Pass)]);
+        let out = process_ack_ecn(&mut base, Some(counts(10, 0, 0)), &[share(P0, 3, 9)]);
+        assert_eq!(out.verdicts, [(P0, Verdict::Pass)]);
     }
 
     #[test]
     fn bleached_marks_fail_validation_and_stop_marking() {
         let mut base = EcnCounts::default();
-        let out = process_ack_ecn(&mut base, Some(counts(0, 0, 0)), &[share(1, 4, 4)]);
-        assert!(matches!(out.verdicts[..], [(1, Verdict::Fail(_))]));
+        let out = process_ack_ecn(&mut base, Some(counts(0, 0, 0)), &[share(P1, 4, 4)]);
+        assert!(matches!(out.verdicts[..], [(P1, Verdict::Fail(_))]));
         let mut path = EcnPath::default();
         path.on_verdict(out.verdicts[0].1);
         assert_eq!(path.state(), EcnState::Failed);
@@ -384,40 +388,40 @@ mod tests {
     #[test]
     fn missing_counts_fail_only_when_marked_packets_were_acknowledged() {
         let mut base = EcnCounts::default();
-        let out = process_ack_ecn(&mut base, None, &[share(0, 2, 5)]);
-        assert!(matches!(out.verdicts[..], [(0, Verdict::Fail(_))]));
-        let out = process_ack_ecn(&mut base, None, &[share(0, 0, 5)]);
+        let out = process_ack_ecn(&mut base, None, &[share(P0, 2, 5)]);
+        assert!(matches!(out.verdicts[..], [(P0, Verdict::Fail(_))]));
+        let out = process_ack_ecn(&mut base, None, &[share(P0, 0, 5)]);
         assert!(out.verdicts.is_empty());
     }
 
     #[test]
     fn decreasing_counts_are_a_stale_ack_and_ect1_fails() {
         let mut base = counts(5, 0, 1);
-        let out = process_ack_ecn(&mut base, Some(counts(4, 0, 1)), &[share(0, 1, 9)]);
+        let out = process_ack_ecn(&mut base, Some(counts(4, 0, 1)), &[share(P0, 1, 9)]);
         assert_eq!(out, AckEcnOutcome::default());
         assert_eq!(base, counts(5, 0, 1), "the newer baseline is kept");
         let mut base = counts(5, 0, 1);
-        let out = process_ack_ecn(&mut base, Some(counts(6, 1, 1)), &[share(0, 1, 9)]);
-        assert!(matches!(out.verdicts[..], [(0, Verdict::Fail(_))]));
+        let out = process_ack_ecn(&mut base, Some(counts(6, 1, 1)), &[share(P0, 1, 9)]);
+        assert!(matches!(out.verdicts[..], [(P0, Verdict::Fail(_))]));
     }
 
     #[test]
     fn ce_increase_counts_as_marked_and_is_reported_for_the_path() {
         let mut base = counts(10, 0, 0);
-        let out = process_ack_ecn(&mut base, Some(counts(11, 0, 2)), &[share(3, 3, 20)]);
-        assert_eq!(out.verdicts, [(3, Verdict::Pass)]);
-        assert_eq!(out.ce, [(3, 2)]);
+        let out = process_ack_ecn(&mut base, Some(counts(11, 0, 2)), &[share(P3, 3, 20)]);
+        assert_eq!(out.verdicts, [(P3, Verdict::Pass)]);
+        assert_eq!(out.ce, [(P3, 2)]);
     }
 
     #[test]
     fn shared_space_ce_goes_to_the_path_of_the_largest_newly_acknowledged_packet() {
         let mut base = EcnCounts::default();
-        let shares = [share(0, 2, 10), share(1, 2, 12)];
+        let shares = [share(P0, 2, 10), share(P1, 2, 12)];
         let out = process_ack_ecn(&mut base, Some(counts(3, 0, 1)), &shares);
-        assert_eq!(out.verdicts, [(0, Verdict::Pass), (1, Verdict::Pass)]);
-        assert_eq!(out.ce, [(1, 1)]);
+        assert_eq!(out.verdicts, [(P0, Verdict::Pass), (P1, Verdict::Pass)]);
+        assert_eq!(out.ce, [(P1, 1)]);
         let out = process_ack_ecn(&mut base, Some(counts(4, 0, 2)), &shares[..1]);
-        assert_eq!(out.ce, [(0, 1)]);
+        assert_eq!(out.ce, [(P0, 1)]);
     }
 
     #[test]
@@ -425,14 +429,14 @@ mod tests {
         let mut base = EcnCounts::default();
         let slow = PathShare {
             queueing_us: 9_000,
-            ..share(1, 2, 10)
+            ..share(P1, 2, 10)
         };
         let fast = PathShare {
             queueing_us: 500,
-            ..share(0, 2, 12)
+            ..share(P0, 2, 12)
         };
         let out = process_ack_ecn(&mut base, Some(counts(3, 0, 1)), &[fast, slow]);
-        assert_eq!(out.ce, [(1, 1)]);
+        assert_eq!(out.ce, [(P1, 1)]);
     }
 
     #[test]
@@ -440,17 +444,17 @@ mod tests {
         // Path 1 bleaches: ACKs covering only path 0 pass, ACKs covering only path 1 fail it,
         // ACKs covering both are ambiguous and decide nothing.
         let mut base = EcnCounts::default();
-        let out = process_ack_ecn(&mut base, Some(counts(2, 0, 0)), &[share(0, 2, 2)]);
-        assert_eq!(out.verdicts, [(0, Verdict::Pass)]);
-        let both = [share(0, 2, 6), share(1, 2, 5)];
+        let out = process_ack_ecn(&mut base, Some(counts(2, 0, 0)), &[share(P0, 2, 2)]);
+        assert_eq!(out.verdicts, [(P0, Verdict::Pass)]);
+        let both = [share(P0, 2, 6), share(P1, 2, 5)];
         let out = process_ack_ecn(&mut base, Some(counts(4, 0, 0)), &both);
         assert!(out.verdicts.is_empty(), "either path could be short by 2");
         // Short by 3 with 3 and 1 required: only path 1 can explain it.
-        let both = [share(0, 1, 10), share(1, 3, 9)];
+        let both = [share(P0, 1, 10), share(P1, 3, 9)];
         let out = process_ack_ecn(&mut base, Some(counts(5, 0, 0)), &both);
-        assert!(matches!(out.verdicts[..], [(1, Verdict::Fail(_))]));
-        let out = process_ack_ecn(&mut base, Some(counts(5, 0, 0)), &[share(1, 2, 11)]);
-        assert!(matches!(out.verdicts[..], [(1, Verdict::Fail(_))]));
+        assert!(matches!(out.verdicts[..], [(P1, Verdict::Fail(_))]));
+        let out = process_ack_ecn(&mut base, Some(counts(5, 0, 0)), &[share(P1, 2, 11)]);
+        assert!(matches!(out.verdicts[..], [(P1, Verdict::Fail(_))]));
     }
 
     #[test]
@@ -459,10 +463,10 @@ mod tests {
         let mut base = counts(4, 0, 0);
         let exempt = PathShare {
             ect_required: 0,
-            ..share(1, 2, 12)
+            ..share(P1, 2, 12)
         };
         let out = process_ack_ecn(&mut base, Some(counts(4, 0, 0)), &[exempt]);
-        assert_eq!(out.verdicts, [(1, Verdict::Pass)]);
+        assert_eq!(out.verdicts, [(P1, Verdict::Pass)]);
     }
 
     #[test]

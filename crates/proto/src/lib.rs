@@ -39,7 +39,7 @@ pub use connection::{
 pub use ecn::{EcnCodepoint, EcnPathStats, EcnState};
 pub use endpoint::{AcceptError, ConnectionHandle, Endpoint, EndpointStats, Incoming, RetryError};
 pub use mtud::{MtuCounters, MtuDiscoveryConfig, Phase as MtuPhase, SocketMtu};
-pub use path::{PathCounters, PathId, PathStats, Validation};
+pub use path::{PathCounters, PathId, PathIdOutOfRange, PathStats, Validation};
 pub use space::Design;
 pub use spns_rules::{SpnsRule, SpnsRules};
 pub use streams::{ReadError, StreamEvent, StreamStats, StreamsConfig, WriteError};

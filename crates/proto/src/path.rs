@@ -12,8 +12,8 @@ use crate::recovery::Ledger;
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
 
-/// Path identifier (RFC 10069 §2: 0 for the handshake path, up to 2^32-1).
-pub type PathId = u32;
+mod id;
+pub use id::{PathId, PathIdOutOfRange};
 
 /// RFC 9000 §8.1: an unvalidated peer may be sent at most three times what it sent.
 pub(crate) const AMPLIFICATION_FACTOR: u64 = 3;

@@ -3,21 +3,22 @@
 
 use std::ops::{Range, RangeInclusive};
 
+use crate::path::PathId;
 use crate::streams::SentStreamFrames;
 
 /// Path-management frames a packet carried (RFC 10069 §7), resent if lost and still current.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PathFrame {
     /// PATH_ABANDON for a path ID.
-    Abandon(u32),
+    Abandon(PathId),
     /// PATH_STATUS_* for a path ID.
-    Status(u32),
+    Status(PathId),
     /// MAX_PATH_ID.
     MaxPathId,
     /// PATH_NEW_CONNECTION_ID (or NEW_CONNECTION_ID for path 0) with this sequence number.
-    NewCid { path: u32, sequence: u64 },
+    NewCid { path: PathId, sequence: u64 },
     /// PATH_RETIRE_CONNECTION_ID (or RETIRE_CONNECTION_ID) with this sequence number.
-    RetireCid { path: u32, sequence: u64 },
+    RetireCid { path: PathId, sequence: u64 },
 }
 
 /// The retransmittable contents of one sent packet.

@@ -170,11 +170,16 @@ fn a_per_path_algorithm_overrides_the_applications_controller() {
     });
     let config = TransportConfig::default()
         .with_congestion_controller_factory(factory)
-        .path_congestion([(1, mpquic_proto::cc::CcAlgorithm::NewReno)].into());
-    assert_eq!(config.controller_factory_for(0).name(), "fixed");
-    assert_eq!(config.controller_factory_for(1).name(), "newreno");
+        .path_congestion([(PathId::new(1), mpquic_proto::cc::CcAlgorithm::NewReno)].into());
+    assert_eq!(config.controller_factory_for(PathId::ZERO).name(), "fixed");
     assert_eq!(
-        TransportConfig::default().controller_factory_for(0).name(),
+        config.controller_factory_for(PathId::new(1)).name(),
+        "newreno"
+    );
+    assert_eq!(
+        TransportConfig::default()
+            .controller_factory_for(PathId::ZERO)
+            .name(),
         "cubic"
     );
 }

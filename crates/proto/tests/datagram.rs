@@ -8,7 +8,7 @@ use bytes::Bytes;
 use common::{payload, NetConfig, Pair};
 use mpquic_proto::wire::stream_id::Dir;
 use mpquic_proto::{
-    ConnectionHandle, Duration, Event, MultipathMode, SendDatagramError, TransportConfig,
+    ConnectionHandle, Duration, Event, MultipathMode, PathId, SendDatagramError, TransportConfig,
 };
 
 fn transport() -> TransportConfig {
@@ -59,8 +59,12 @@ fn datagrams_of_every_size_up_to_the_maximum_arrive_in_order() {
     // 1350-byte UDP payload - (1 + 8-byte CID + 4-byte packet number) - 16-byte tag: 1321
     // bytes of frames; a 1318-byte datagram takes 1 + 2 + 1318.
     assert_eq!(max, 1318);
-    assert_eq!(client.max_datagram_size(Some(0)), Some(max));
-    assert_eq!(client.max_datagram_size(Some(9)), None, "unknown path");
+    assert_eq!(client.max_datagram_size(Some(PathId::ZERO)), Some(max));
+    assert_eq!(
+        client.max_datagram_size(Some(PathId::new(9))),
+        None,
+        "unknown path"
+    );
     assert_eq!(
         client.send_datagram(datagram(0, max + 1)),
         Err(SendDatagramError::TooLarge)

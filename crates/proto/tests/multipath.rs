@@ -7,7 +7,7 @@ use common::{addr, payload, NetConfig, Pair};
 use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::PathError;
 use mpquic_proto::{
-    ConnectionHandle, Design, Duration, Event, MultipathMode, PathEvent, TransportConfig,
+    ConnectionHandle, Design, Duration, Event, MultipathMode, PathEvent, PathId, TransportConfig,
 };
 
 fn transport(mode: MultipathMode) -> TransportConfig {
@@ -115,7 +115,7 @@ fn two_paths_with(
             result => break result.expect("second path"),
         }
     };
-    assert_eq!(id, 1);
+    assert_eq!(id, PathId::new(1));
     pair.client.after_connection_call(ch);
     let sid = pair.client.connection_mut(ch).unwrap().open_bi().unwrap();
     pair.client
@@ -157,7 +157,7 @@ fn assert_both_paths_used(mode: MultipathMode) {
         events.push(e);
     }
     assert!(
-        events.contains(&Event::Path(PathEvent::Validated { id: 1 })),
+        events.contains(&Event::Path(PathEvent::Validated { id: PathId::new(1) })),
         "{mode:?}: {events:?}"
     );
     let sh = t.server.unwrap();
@@ -324,12 +324,13 @@ fn idle_path_is_abandoned_and_removed() {
     let conn = pair.client.connection_mut(ch).unwrap();
     let mut abandoned = false;
     while let Some(e) = conn.poll_event() {
-        abandoned |= matches!(e, Event::Path(PathEvent::Abandoned { id: 1, .. }));
+        abandoned |=
+            matches!(e, Event::Path(PathEvent::Abandoned { id, .. }) if id == PathId::new(1));
     }
     assert!(abandoned, "path 1 was not abandoned after its idle timeout");
     assert!(!conn.is_closed(), "the connection must survive on path 0");
     assert!(
-        conn.path_stats().iter().all(|p| p.id != 1),
+        conn.path_stats().iter().all(|p| p.id != PathId::new(1)),
         "abandoned path state removed after 3 PTOs"
     );
 }
@@ -391,15 +392,15 @@ fn spns_ack_path_follows_the_rules() {
             .path_stats();
         let acks_on_slow = client
             .iter()
-            .find(|p| p.id == 1)
+            .find(|p| p.id == PathId::new(1))
             .unwrap()
             .counters
             .ack_frames_sent;
-        let slow_path = server.iter().find(|p| p.id == 1).unwrap();
+        let slow_path = server.iter().find(|p| p.id == PathId::new(1)).unwrap();
         println!(
             "seed {seed}, {rules}: path 1: {} stream bytes, {} packets received by the client, {acks_on_slow} ACK frames from it, {} own RTT samples",
             slow_path.counters.stream_bytes_sent,
-            client.iter().find(|p| p.id == 1).unwrap().counters.packets_received,
+            client.iter().find(|p| p.id == PathId::new(1)).unwrap().counters.packets_received,
             slow_path.counters.own_rtt_samples
         );
         assert!(
@@ -494,14 +495,18 @@ fn datagrams_beside_a_stream_over_two_lossy_paths() {
             .iter()
             .map(|p| {
                 let c = &p.counters;
-                (p.id, c.datagram_frames_sent, c.datagram_frames_lost)
+                (
+                    p.id.as_u32(),
+                    c.datagram_frames_sent,
+                    c.datagram_frames_lost,
+                )
             })
             .collect();
         let client = pair.client.connection(ch).unwrap();
         let received: Vec<(u32, u64)> = client
             .path_stats()
             .iter()
-            .map(|p| (p.id, p.counters.datagram_frames_received))
+            .map(|p| (p.id.as_u32(), p.counters.datagram_frames_received))
             .collect();
         println!(
             "seed {seed} {mode:?} {reinjection:?}: {N} datagrams: sent {} acked {} lost {} \

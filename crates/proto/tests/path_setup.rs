@@ -7,7 +7,7 @@ mod common;
 
 use common::{addr, NetConfig, Pair};
 use mpquic_proto::Validation;
-use mpquic_proto::{Duration, MultipathMode, TransportConfig};
+use mpquic_proto::{Duration, MultipathMode, PathId, TransportConfig};
 
 const SLOW_ONE_WAY_MS: u64 = 30;
 const FAST_ONE_WAY_MS: u64 = 2;
@@ -27,7 +27,10 @@ fn path1_validation(pair: &Pair, client: bool) -> Option<Validation> {
     let ep = if client { &pair.client } else { &pair.server };
     let handle = ep.handles().into_iter().next()?;
     let stats = ep.connection(handle)?.path_stats();
-    stats.iter().find(|p| p.id == 1).map(|p| p.validation)
+    stats
+        .iter()
+        .find(|p| p.id == PathId::new(1))
+        .map(|p| p.validation)
 }
 
 #[test]
@@ -49,7 +52,7 @@ fn second_path_opens_when_the_clients_handshake_completes() {
         .unwrap()
         .open_path(now, second, server_addr)
         .expect("CIDs for path 1 arrive in 0.5-RTT, with the server's handshake flight");
-    assert_eq!(id, 1);
+    assert_eq!(id, PathId::new(1));
     pair.client.after_connection_call(ch);
 
     // The probe on the fast path reaches the server long before the client's Finished does on

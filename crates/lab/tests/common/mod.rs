@@ -44,7 +44,7 @@ pub fn run_completed(s: &Scenario) -> RunResult {
 pub fn path(r: &RunResult, id: u32) -> &PathResult {
     r.paths
         .iter()
-        .find(|p| p.id == id)
+        .find(|p| p.id == mpquic_proto::PathId::new(id))
         .unwrap_or_else(|| panic!("seed {}: no path {id} in {:?}", r.scenario.seed, r.paths))
 }
 

@@ -374,14 +374,19 @@ mod tests {
         let report = SpnsRules::report();
         let naive = SpnsRules::naive();
         let ms = Duration::from_millis;
-        let paths = [(0, ms(80)), (1, ms(20)), (2, ms(20))];
-        assert_eq!(ack_state_path(&report, 0, paths), 0, "the receiving path");
+        let p = crate::path::PathId::new;
+        let paths = [(p(0), ms(80)), (p(1), ms(20)), (p(2), ms(20))];
         assert_eq!(
-            ack_state_path(&naive, 0, paths),
-            1,
+            ack_state_path(&report, p(0), paths),
+            p(0),
+            "the receiving path"
+        );
+        assert_eq!(
+            ack_state_path(&naive, p(0), paths),
+            p(1),
             "the lowest RTT, lowest ID"
         );
-        assert_eq!(ack_state_path(&naive, 2, []), 2);
+        assert_eq!(ack_state_path(&naive, p(2), []), p(2));
         // SPNS (gaps do not signal loss): a gap between paths is not reordering...
         assert!(!is_out_of_order(false, true, false, &report));
         // ... unless the rule is off; reordering on the path itself always is.

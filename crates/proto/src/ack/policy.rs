@@ -118,13 +118,13 @@ mod tests {
         let mut config = AckConfig::default();
         let rules = SpnsRules::report();
         let policy = AckPolicy::new(&config, &rules, true);
-        assert!(!policy.copies_on_other_paths(SpaceId::Data(0)));
+        assert!(!policy.copies_on_other_paths(SpaceId::Data(PathId::ZERO)));
         assert!(!policy.on_lowest_rtt_path());
         assert!(policy.prunes_acked_ranges());
         config.ack_on_all_paths = true;
         config.ack_path = AckPathChoice::LowestRtt;
         let policy = AckPolicy::new(&config, &rules, true);
-        assert!(policy.copies_on_other_paths(SpaceId::Data(2)));
+        assert!(policy.copies_on_other_paths(SpaceId::Data(PathId::new(2))));
         assert!(!policy.copies_on_other_paths(SpaceId::Handshake));
         assert!(policy.on_lowest_rtt_path());
     }

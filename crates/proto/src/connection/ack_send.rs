@@ -225,13 +225,13 @@ mod tests {
             state
         };
         let ack_only = arrive(false);
-        assert!(!owes_ack(SpaceId::Data(0), &ack_only));
+        assert!(!owes_ack(SpaceId::Data(PathId::ZERO), &ack_only));
         assert!(owes_ack(SpaceId::Initial, &ack_only));
         assert!(owes_ack(SpaceId::Handshake, &ack_only));
         let eliciting = arrive(true);
-        assert!(owes_ack(SpaceId::Data(0), &eliciting));
+        assert!(owes_ack(SpaceId::Data(PathId::ZERO), &eliciting));
         let mut acked = eliciting;
         acked.on_ack_sent();
-        assert!(!owes_ack(SpaceId::Data(0), &acked));
+        assert!(!owes_ack(SpaceId::Data(PathId::ZERO), &acked));
     }
 }

@@ -90,7 +90,7 @@ impl Connection {
             self.packets_since_key_update = 0;
             self.stats.key_updates += 1;
             self.qlog_key_update(now, "local_update");
-            let space = self.layout.space_for(0);
+            let space = self.layout.space_for(PathId::ZERO);
             let pn = self.send_spaces.get(&space).map_or(0, |s| s.peek_pn());
             self.key_update_acked_pn = Some((space, pn));
         }
@@ -107,7 +107,7 @@ impl Connection {
         }
         *resend = false;
         let frame = frame.clone();
-        let path = self.any_active_path().unwrap_or(0);
+        let path = self.any_active_path().unwrap_or(PathId::ZERO);
         let mut epochs = Vec::new();
         if self.initial_keys.is_some() {
             epochs.push(Epoch::Initial);
@@ -123,7 +123,7 @@ impl Connection {
         let datagram_path = if epochs.last() == Some(&Epoch::Data) {
             path
         } else {
-            0
+            PathId::ZERO
         };
         // RFC 9000 §8.1: the anti-amplification limit covers every datagram, closes included. A
         // budget too small for the close now means waiting: each datagram the peer sends both
@@ -137,7 +137,11 @@ impl Connection {
             self.build_close_packet(
                 now,
                 epoch,
-                if epoch == Epoch::Data { path } else { 0 },
+                if epoch == Epoch::Data {
+                    path
+                } else {
+                    PathId::ZERO
+                },
                 &frame,
                 buf,
                 room,

@@ -179,7 +179,7 @@ impl Connection {
                 .filter(|p| p.is_active())
                 .map(|p| self.datagram_frame_room(p.id))
                 .min()
-                .unwrap_or_else(|| self.datagram_frame_room(0)),
+                .unwrap_or_else(|| self.datagram_frame_room(PathId::ZERO)),
         };
         max_datagram_payload(room.min(usize::try_from(peer_limit).unwrap_or(usize::MAX)))
     }

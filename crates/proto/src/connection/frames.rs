@@ -164,7 +164,7 @@ impl Connection {
                 if over_limit(path_id) {
                     return violation("PATH_ABANDON above our maximum path ID");
                 }
-                self.on_path_abandon(now, path_id as PathId, error_code);
+                self.on_path_abandon(now, PathId::from_wire_saturating(path_id), error_code);
             }
             Frame::PathStatus {
                 path_id,
@@ -174,7 +174,11 @@ impl Connection {
                 if over_limit(path_id) {
                     return violation("PATH_STATUS above our maximum path ID");
                 }
-                self.on_path_status(path_id as PathId, sequence, status == PathStatus::Backup);
+                self.on_path_status(
+                    PathId::from_wire_saturating(path_id),
+                    sequence,
+                    status == PathStatus::Backup,
+                );
             }
             Frame::MaxPathId(max) => self.on_max_path_id(max)?,
             Frame::PathsBlocked(max) => {
@@ -191,7 +195,7 @@ impl Connection {
                 }
                 let issued = self
                     .local_cids
-                    .get(&(path_id as PathId))
+                    .get(&PathId::from_wire_saturating(path_id))
                     .map_or(0, |c| c.next_seq());
                 if next_sequence > issued {
                     return violation("PATH_CIDS_BLOCKED names a sequence number never issued");
@@ -203,7 +207,7 @@ impl Connection {
     }
 
     fn on_new_connection_id(&mut self, ncid: NewConnectionId) -> Result<(), TransportError> {
-        let path = u32::try_from(ncid.path_id.unwrap_or(0)).unwrap_or(u32::MAX);
+        let path = PathId::from_wire_saturating(ncid.path_id.unwrap_or(0));
         let limit = self.local_params.active_connection_id_limit;
         // RFC 10069 §3.4: CIDs of an abandoned path are retired; late frames are ignored.
         if self.paths.get(&path).is_some_and(|p| !p.is_active()) {

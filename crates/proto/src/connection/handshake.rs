@@ -19,7 +19,7 @@ use crate::cid::{LocalCids, RemoteCids};
 use crate::config::{ClientConfig, ServerConfig, TransportConfig};
 use crate::crypto::{initial_keys, Epoch, HandshakeOutput, KeyPair, PacketProtection, TlsSession};
 use crate::error::TransportError;
-use crate::path::Path;
+use crate::path::{Path, PathId};
 use crate::space::{negotiate, SpaceId};
 use crate::streams::Streams;
 use crate::time::Timestamp;
@@ -187,7 +187,7 @@ impl Connection {
         conn.new_token = accept.new_token;
         if accept.address_validated {
             // RFC 9000 §8.1: a valid token validates the address; no amplification limit.
-            if let Some(path) = conn.paths.get_mut(&0) {
+            if let Some(path) = conn.paths.get_mut(&PathId::ZERO) {
                 path.amplification_limited = false;
             }
         }
@@ -209,10 +209,10 @@ impl Connection {
     ) -> Connection {
         let mtu = crate::mtud::Mtud::for_config(&config, params.socket_mtu);
         let cc = config
-            .controller_factory_for(0)
+            .controller_factory_for(PathId::ZERO)
             .build(CcConfig::new(u64::from(mtu.current())));
         let mut path = Path::new(
-            0,
+            PathId::ZERO,
             params.local,
             params.remote,
             cc,
@@ -231,7 +231,7 @@ impl Connection {
         let mut endpoint_events = VecDeque::new();
         endpoint_events.push_back(super::EndpointEvent::NewCid {
             cid: local_cid,
-            path: 0,
+            path: PathId::ZERO,
             reset_token: reset_token_for(&params.reset_key, &local_cid),
         });
         let streams = Streams::new(side, config.streams.clone());
@@ -249,9 +249,9 @@ impl Connection {
             send_spaces: BTreeMap::new(),
             records: BTreeMap::new(),
             layout: negotiate::initial_layout(&config),
-            paths: BTreeMap::from([(0, Box::new(path))]),
-            local_cids: BTreeMap::from([(0, local_cids)]),
-            remote_cids: BTreeMap::from([(0, RemoteCids::with_initial(remote_cid))]),
+            paths: BTreeMap::from([(PathId::ZERO, Box::new(path))]),
+            local_cids: BTreeMap::from([(PathId::ZERO, local_cids)]),
+            remote_cids: BTreeMap::from([(PathId::ZERO, RemoteCids::with_initial(remote_cid))]),
             streams,
             scheduler: config.scheduler_factory().build(),
             events: VecDeque::new(),
@@ -274,7 +274,7 @@ impl Connection {
             handshake_done_pending: false,
             connected_event_sent: false,
             idle_since: params.now,
-            path_ids: super::path_ids::PathIdLimits::new(config.max_path_id),
+            path_ids: super::path_ids::PathIdLimits::new(PathId::new(config.max_path_id)),
             pacing_wakeup: None,
             drop_previous_key_at: None,
             packets_since_key_update: 0,
@@ -283,7 +283,7 @@ impl Connection {
             stats: Default::default(),
             cid_len: params.cid_len,
             reset_key: params.reset_key,
-            next_urgent_path: 0,
+            next_urgent_path: PathId::ZERO,
             raw_frames: Vec::new(),
             // Allocated by the first coalesced packet, released with the Handshake keys.
             scratch: Vec::new(),
@@ -419,9 +419,10 @@ impl Connection {
             if params.retry_source_connection_id != self.retry_scid {
                 return bad("retry_source_connection_id does not match the Retry");
             }
-            if let (Some(token), Some(pool)) =
-                (params.stateless_reset_token, self.remote_cids.get_mut(&0))
-            {
+            if let (Some(token), Some(pool)) = (
+                params.stateless_reset_token,
+                self.remote_cids.get_mut(&PathId::ZERO),
+            ) {
                 pool.set_initial_token(token);
                 self.endpoint_events
                     .push_back(super::EndpointEvent::PeerResetToken(token));
@@ -493,7 +494,7 @@ impl Connection {
         } else {
             SpaceId::Handshake
         };
-        if let Some(path) = self.paths.get_mut(&0) {
+        if let Some(path) = self.paths.get_mut(&PathId::ZERO) {
             path.ledger(epoch).drain();
             path.acks.remove(&space);
             path.pto_count = 0;

@@ -51,7 +51,7 @@ impl Connection {
             .filter(|p| p.is_usable())
             .map(|p| u64::from(p.mtu.current()).min(peer))
             .max()
-            .unwrap_or_else(|| self.max_udp_payload(0) as u64)
+            .unwrap_or_else(|| self.max_udp_payload(PathId::ZERO) as u64)
     }
 
     /// The size of a PTO probe on `path` whose budget is `max`: the base size once a PTO has
@@ -74,9 +74,9 @@ impl Connection {
             return None;
         }
         let peer = self.peer_udp_limit();
-        let mut next = 0;
+        let mut next = PathId::ZERO;
         while let Some((&id, _)) = self.paths.range(next..).next() {
-            next = id.checked_add(1)?;
+            next = id.next()?;
             if !self.can_address(id) {
                 continue;
             }
@@ -144,7 +144,7 @@ impl Connection {
             if p.frames.mtu_probe {
                 path.mtu.on_probe_lost(now, size16(p.size));
             } else if p.in_flight && path.mtu.on_packet_lost(now, p.size, p.time_sent) {
-                tracing::debug!(path = path_id, "black hole: path MTU back to the base size");
+                tracing::debug!(path = %path_id, "black hole: path MTU back to the base size");
             }
         }
         self.apply_mtu_update(now, path_id);

@@ -19,7 +19,7 @@ impl PathIdLimits {
     pub(crate) fn new(local: PathId) -> Self {
         Self {
             local,
-            remote: 0,
+            remote: PathId::ZERO,
             grant_pending: false,
         }
     }
@@ -72,18 +72,18 @@ mod tests {
 
     #[test]
     fn limits_rise_only_and_the_grant_is_sent_once() {
-        let mut limits = PathIdLimits::new(7);
-        assert_eq!(limits.usable(), 0);
-        assert!(limits.raise_remote(3));
+        let mut limits = PathIdLimits::new(PathId::new(7));
+        assert_eq!(limits.usable(), PathId::ZERO);
+        assert!(limits.raise_remote(PathId::new(3)));
         assert!(
-            !limits.raise_remote(2),
+            !limits.raise_remote(PathId::new(2)),
             "a reordered smaller value is ignored"
         );
-        assert_eq!(limits.usable(), 3);
+        assert_eq!(limits.usable(), PathId::new(3));
         assert!(limits.exceeds_local(8) && !limits.exceeds_local(7));
         limits.queue_grant();
         assert!(limits.grant_pending());
-        assert_eq!(limits.take_grant(), 7);
+        assert_eq!(limits.take_grant(), PathId::new(7));
         assert!(!limits.grant_pending());
     }
 }

@@ -39,7 +39,8 @@ impl Connection {
         }
         let limit = self.path_ids.usable();
         // RFC 10069 §5: the smallest unused path ID with CIDs available on both sides.
-        let id = (1..=limit)
+        let id = (1..=limit.as_u32())
+            .map(PathId::new)
             .find(|id| {
                 !self.paths.contains_key(id)
                     && self
@@ -48,11 +49,13 @@ impl Connection {
                         .is_some_and(|c| c.current().is_some())
                     && self.local_cids.contains_key(id)
             })
-            .ok_or(if (1..=limit).all(|id| self.paths.contains_key(&id)) {
-                PathError::PathIdLimit
-            } else {
-                PathError::NoConnectionId
-            })?;
+            .ok_or(
+                if (1..=limit.as_u32()).all(|id| self.paths.contains_key(&PathId::new(id))) {
+                    PathError::PathIdLimit
+                } else {
+                    PathError::NoConnectionId
+                },
+            )?;
         self.create_path(now, id, local, remote);
         Ok(id)
     }
@@ -107,7 +110,7 @@ impl Connection {
         path.amplification_limited = self.side == Side::Server;
         self.paths.insert(id, Box::new(path));
         self.push_path_event(PathEvent::Opened { id });
-        if id != 0 && self.layout.is_multipath() {
+        if id != PathId::ZERO && self.layout.is_multipath() {
             // A path in use gets a spare CID for migration (RFC 10069 §5.1).
             self.issue_cids_for(id, self.cids_wanted(id));
         }
@@ -229,15 +232,15 @@ impl Connection {
     }
 
     pub(crate) fn on_max_path_id(&mut self, max: u64) -> Result<(), TransportError> {
-        let max = u32::try_from(max)
-            .map_err(|_| TransportError::protocol_violation("MAX_PATH_ID above 2^32-1"))?;
+        let max = PathId::from_wire(max)
+            .ok_or_else(|| TransportError::protocol_violation("MAX_PATH_ID above 2^32-1"))?;
         // RFC 10069 §7.7: never below the peer's initial_max_path_id.
         let initial = self
             .peer_params
             .as_ref()
             .and_then(|p| p.initial_max_path_id)
             .unwrap_or(0);
-        if u64::from(max) < initial {
+        if max.as_u64() < initial {
             return Err(TransportError::protocol_violation(
                 "MAX_PATH_ID below initial_max_path_id",
             ));
@@ -259,7 +262,7 @@ impl Connection {
         let want = peer_limit
             .min(u64::from(self.config.active_connection_id_limit))
             .max(2) as usize;
-        self.issue_cids_for(0, want);
+        self.issue_cids_for(PathId::ZERO, want);
         self.issue_path_cids();
     }
 
@@ -268,7 +271,7 @@ impl Connection {
             return;
         }
         let limit = self.path_ids.usable();
-        for id in 1..=limit {
+        for id in (1..=limit.as_u32()).map(PathId::new) {
             if self.paths.get(&id).is_some_and(|p| !p.is_active()) {
                 continue;
             }
@@ -297,7 +300,7 @@ impl Connection {
         path_id: Option<u64>,
         sequence: u64,
     ) -> Result<(), TransportError> {
-        let id = u32::try_from(path_id.unwrap_or(0)).unwrap_or(u32::MAX);
+        let id = PathId::from_wire_saturating(path_id.unwrap_or(0));
         let Some(pool) = self.local_cids.get_mut(&id) else {
             return Ok(());
         };
@@ -415,7 +418,7 @@ impl Connection {
                 let Some(&cid) = pool.get(seq) else { continue };
                 let frame = Frame::NewConnectionId(NewConnectionId {
                     // RFC 10069 §5: PATH_NEW_CONNECTION_ID for paths other than 0; plain frames for 0.
-                    path_id: (multipath && id != 0).then_some(u64::from(id)),
+                    path_id: (multipath && id != PathId::ZERO).then_some(u64::from(id)),
                     sequence: seq,
                     retire_prior_to: pool.retire_prior_to(),
                     cid,
@@ -438,7 +441,7 @@ impl Connection {
             }
             for seq in pool.take_pending_retire() {
                 let frame = Frame::RetireConnectionId {
-                    path_id: (multipath && id != 0).then_some(u64::from(id)),
+                    path_id: (multipath && id != PathId::ZERO).then_some(u64::from(id)),
                     sequence: seq,
                 };
                 if packet.len() + frame.encoded_len() > limit {

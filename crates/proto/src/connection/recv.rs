@@ -87,8 +87,8 @@ impl Connection {
         let datagram_len = first.packet_len() + rest.as_ref().map_or(0, |r| r.len());
         // Long-header packets travel on the handshake path (path 0).
         let path_id = match first.kind() {
-            PacketKind::Short => path_hint.unwrap_or(0),
-            _ => 0,
+            PacketKind::Short => path_hint.unwrap_or(PathId::ZERO),
+            _ => PathId::ZERO,
         };
         self.stats.datagrams_received += 1;
         let mut next = Some(first);
@@ -154,7 +154,7 @@ impl Connection {
             self.stats.packets_dropped += 1;
             // Still counted toward the sender's anti-amplification budget (RFC 9000 §8.1).
             let len = first.packet_len();
-            self.count_for_amplification(path_hint.unwrap_or(0), local, remote, len);
+            self.count_for_amplification(path_hint.unwrap_or(PathId::ZERO), local, remote, len);
             return None;
         }
         self.early_datagrams.push(EarlyDatagram {
@@ -218,9 +218,9 @@ impl Connection {
             _ => {}
         }
         let path_id = if packet.kind() == PacketKind::Short {
-            path_hint.unwrap_or(0)
+            path_hint.unwrap_or(PathId::ZERO)
         } else {
-            0
+            PathId::ZERO
         };
         let scid = packet.scid();
         let decrypted = match self.decrypt(now, packet, path_id) {
@@ -239,7 +239,7 @@ impl Connection {
             if let Some(scid) = scid {
                 self.peer_initial_scid = Some(scid);
                 self.remote_cids
-                    .insert(0, crate::cid::RemoteCids::with_initial(scid));
+                    .insert(PathId::ZERO, crate::cid::RemoteCids::with_initial(scid));
             }
         }
         if let Err(e) = self.on_decrypted(now, local, remote, decrypted) {
@@ -541,7 +541,7 @@ impl Connection {
     /// Server side: the handshake path is validated once the client proves it received our
     /// Initial (RFC 9000 §8.1).
     fn validate_handshake_path(&mut self) {
-        if let Some(path) = self.paths.get_mut(&0) {
+        if let Some(path) = self.paths.get_mut(&PathId::ZERO) {
             path.validate();
         }
     }

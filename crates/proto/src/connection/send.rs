@@ -86,16 +86,19 @@ impl Connection {
             (false, true) => &[Epoch::Handshake],
             (false, false) => return None,
         };
-        let max = self.max_udp_payload(0);
+        let max = self.max_udp_payload(PathId::ZERO);
         let budget = self
             .paths
-            .get(&0)?
+            .get(&PathId::ZERO)?
             .amplification_budget()
             .map_or(max, |b| (b as usize).min(max));
         if budget < 64 {
             return None;
         }
-        let probe = self.paths.get(&0).is_some_and(|p| p.probes_pending > 0);
+        let probe = self
+            .paths
+            .get(&PathId::ZERO)
+            .is_some_and(|p| p.probes_pending > 0);
         // RFC 9000 §14.1: the client pads every datagram carrying an Initial packet; the server
         // pads datagrams with ack-eliciting Initial packets (CRYPTO data, or a probe's PING).
         let include_initial_padding = epochs[0] == Epoch::Initial
@@ -116,7 +119,9 @@ impl Connection {
                 pad_to: pad_to.map(|p| p - buf.len().min(p)),
                 mtu_probe: false,
             };
-            if self.build_packet(now, 0, epoch, buf, room, plan).is_none()
+            if self
+                .build_packet(now, PathId::ZERO, epoch, buf, room, plan)
+                .is_none()
                 && last
                 && include_initial_padding
                 && !buf.is_empty()
@@ -127,17 +132,17 @@ impl Connection {
                     probe: true,
                     ..plan
                 };
-                self.build_packet(now, 0, epoch, buf, room, plan);
+                self.build_packet(now, PathId::ZERO, epoch, buf, room, plan);
             }
         }
-        if let Some(path) = self.paths.get_mut(&0) {
+        if let Some(path) = self.paths.get_mut(&PathId::ZERO) {
             path.probes_pending = path.probes_pending.saturating_sub(1);
         }
         if self.side == Side::Client && epochs.contains(&Epoch::Handshake) {
             // RFC 9001 §4.9.1: a client discards Initial keys when it first sends a Handshake packet.
             self.discard_keys(now, Epoch::Initial);
         }
-        self.finish_datagram(0, buf)
+        self.finish_datagram(PathId::ZERO, buf)
     }
 
     fn epoch_wants_send(&self, now: Timestamp, epoch: Epoch) -> bool {
@@ -154,7 +159,7 @@ impl Connection {
         } else {
             SpaceId::Handshake
         };
-        let path = self.paths.get(&0);
+        let path = self.paths.get(&PathId::ZERO);
         self.crypto[epoch.index()].send.has_pending()
             || path.is_some_and(|p| {
                 p.acks.get(&space).is_some_and(|a| {
@@ -177,7 +182,7 @@ impl Connection {
         if self.side != Side::Client || self.handshake_confirmed || self.one_rtt.is_some() {
             return None;
         }
-        let path = self.paths.get(&0)?;
+        let path = self.paths.get(&PathId::ZERO)?;
         let in_flight = [Epoch::Initial, Epoch::Handshake]
             .iter()
             .any(|&e| path.ledgers[e.index()].ack_eliciting_in_flight() > 0);
@@ -205,7 +210,7 @@ impl Connection {
             let Some((&id, path)) = next else {
                 break;
             };
-            cursor = id.wrapping_add(1);
+            cursor = id.next().unwrap_or(PathId::ZERO);
             // Any application-data space's ACK counted on this path (its own space's, or with
             // the report's §2.2 rule off another path's too).
             let ack_due = path
@@ -254,7 +259,7 @@ impl Connection {
                 if let Some(p) = self.paths.get_mut(&id) {
                     p.probes_pending = p.probes_pending.saturating_sub(1);
                 }
-                self.next_urgent_path = id.wrapping_add(1);
+                self.next_urgent_path = id.next().unwrap_or(PathId::ZERO);
                 return self.finish_datagram(send_on, buf);
             }
         }
@@ -520,9 +525,9 @@ impl Connection {
         let dcid = self.remote_cids.get(&path)?.current()?;
         let scid = *self
             .local_cids
-            .get(&0)?
+            .get(&PathId::ZERO)?
             .get(0)
-            .or_else(|| self.local_cids.get(&0)?.all().next())?;
+            .or_else(|| self.local_cids.get(&PathId::ZERO)?.all().next())?;
         Some(match epoch {
             Epoch::Initial => Header::Initial {
                 version: QUIC_V1,

@@ -103,7 +103,7 @@ impl Connection {
                 let attempts = path.counters.pto_count_total as u32;
                 if attempts >= MAX_CHALLENGES && path.fail_validation() {
                     self.push_path_event(super::PathEvent::Failed { id });
-                    if id != 0 {
+                    if id != PathId::ZERO {
                         self.abandon_path(
                             now,
                             id,
@@ -221,7 +221,7 @@ impl Connection {
             }
         }
         if best.is_none()
-            && id == 0
+            && id == PathId::ZERO
             && self.side == mpquic_wire::stream_id::Side::Client
             && !self.handshake_confirmed
         {

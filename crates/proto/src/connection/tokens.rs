@@ -31,12 +31,14 @@ impl Connection {
         };
         self.retry_scid = Some(retry_scid);
         self.initial_token = Bytes::copy_from_slice(packet.token());
-        self.remote_cids
-            .insert(0, RemoteCids::with_initial(retry_scid));
+        self.remote_cids.insert(
+            crate::path::PathId::ZERO,
+            RemoteCids::with_initial(retry_scid),
+        );
         self.initial_keys = Some(initial_keys(retry_scid.as_slice(), Side::Client));
         // Everything sent in Initial packets so far must be sent again under the new keys; the
         // Retry says those packets were not processed, so this is no congestion signal.
-        if let Some(path) = self.paths.get_mut(&0) {
+        if let Some(path) = self.paths.get_mut(&crate::path::PathId::ZERO) {
             let packets = path.ledger(Epoch::Initial).drain();
             path.pto_count = 0;
             for p in packets {

@@ -39,10 +39,10 @@ impl Connection {
             // 0.5-RTT (RFC 9001 §4.1.1): before the client's address is validated the
             // handshake path carries 1-RTT frames within the anti-amplification budget (RFC
             // 9000 §8.1, enforced by `send_budget`), e.g. the CIDs a second path needs.
-            for v in views.iter_mut().filter(|v| v.id == 0) {
+            for v in views.iter_mut().filter(|v| v.id == PathId::ZERO) {
                 v.usable = self
                     .paths
-                    .get(&0)
+                    .get(&PathId::ZERO)
                     .is_some_and(|p| p.is_active() && !p.is_failed());
             }
         }
@@ -60,7 +60,10 @@ impl Connection {
         self.side == Side::Server
             && matches!(self.state, State::Handshaking)
             && self.zero_rtt.accepted == Some(true)
-            && self.paths.get(&0).is_some_and(|p| !p.rtt.has_sample())
+            && self
+                .paths
+                .get(&PathId::ZERO)
+                .is_some_and(|p| !p.rtt.has_sample())
     }
 
     /// Whether one path may carry new data now (the other paths are not looked at).

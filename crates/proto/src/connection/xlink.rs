@@ -359,9 +359,10 @@ mod tests {
 
     #[test]
     fn the_slowest_source_is_rescued_first() {
-        let order = slowest_first(vec![(ms(30), 0), (ms(860), 1), (ms(30), 2)]);
+        let p = PathId::new;
+        let order = slowest_first(vec![(ms(30), p(0)), (ms(860), p(1)), (ms(30), p(2))]);
         let ids: Vec<PathId> = order.iter().map(|&(_, id)| id).collect();
-        assert_eq!(ids, vec![1, 0, 2]);
+        assert_eq!(ids, vec![p(1), p(0), p(2)]);
     }
 
     fn stream_packet(pn: u64, offset: u64) -> SentPacket {
@@ -374,7 +375,7 @@ mod tests {
         });
         SentPacket {
             pn,
-            space: crate::space::SpaceId::Data(0),
+            space: crate::space::SpaceId::Data(PathId::ZERO),
             time_sent: Timestamp::from_nanos(pn * 1_000_000),
             size: 1100,
             ack_eliciting: true,

@@ -30,6 +30,7 @@ use super::send::TAG_LEN;
 use super::{Connection, Transmit};
 use crate::crypto::{DirectionalKeys, Epoch};
 use crate::error::TransportError;
+use crate::path::PathId;
 use crate::sent_frames::SentFrames;
 use crate::time::Timestamp;
 
@@ -177,7 +178,7 @@ impl Connection {
         if self.side != Side::Client || !self.zero_rtt.attempted {
             return;
         }
-        let Some(path) = self.paths.get_mut(&0) else {
+        let Some(path) = self.paths.get_mut(&PathId::ZERO) else {
             return;
         };
         let packets = path.ledger(Epoch::Data).drain();
@@ -228,13 +229,13 @@ impl Connection {
         // flight until after the handshake; RFC 9002 §7.7 allows bursts up to the initial
         // window.
         let mtu = u64::from(self.config.max_datagram_size);
-        if !self.paths.get(&0)?.cwnd_allows(mtu) {
+        if !self.paths.get(&PathId::ZERO)?.cwnd_allows(mtu) {
             return None;
         }
-        let max = self.send_budget(0)?;
+        let max = self.send_budget(PathId::ZERO)?;
         buf.clear();
         self.build_zero_rtt_packet(now, buf, max)?;
-        self.finish_datagram(0, buf)
+        self.finish_datagram(PathId::ZERO, buf)
     }
 
     /// A 0-RTT packet (long header type 0x1, RFC 9000 §17.2.3) with STREAM frames, sealed with
@@ -246,9 +247,9 @@ impl Connection {
         packet: &mut Vec<u8>,
         max_len: usize,
     ) -> Option<()> {
-        let space = self.layout.space_for(0);
-        let dcid = self.remote_cids.get(&0)?.current()?;
-        let scid = *self.local_cids.get(&0)?.all().next()?;
+        let space = self.layout.space_for(PathId::ZERO);
+        let dcid = self.remote_cids.get(&PathId::ZERO)?.current()?;
+        let scid = *self.local_cids.get(&PathId::ZERO)?.all().next()?;
         let header = Header::Long {
             kind: PacketKind::ZeroRtt,
             version: QUIC_V1,
@@ -256,7 +257,7 @@ impl Connection {
             scid,
         };
         let pn = self.send_space(space).peek_pn();
-        let pn_len = self.packet_number_len(now, space, 0, pn);
+        let pn_len = self.packet_number_len(now, space, PathId::ZERO, pn);
         let enc = header.encode_with_pn_len(pn, pn_len, packet);
         let limit = max_len.checked_sub(TAG_LEN)?;
         if packet.len() + 8 > limit {
@@ -279,12 +280,22 @@ impl Connection {
             tracing::warn!("failed to seal a 0-RTT packet: {e}");
             return None;
         }
-        self.qlog_packet_sent(now, (0, Epoch::Data, pn), packet.len(), qlog);
+        self.qlog_packet_sent(now, (PathId::ZERO, Epoch::Data, pn), packet.len(), qlog);
         self.send_space(space).next_pn();
         self.stats.zero_rtt_packets_sent += 1;
         self.stats.zero_rtt_stream_bytes += sent.streams.stream.iter().map(|c| c.len).sum::<u64>();
         let size = packet.len();
-        self.record_sent(now, 0, Epoch::Data, space, pn, size, true, true, sent);
+        self.record_sent(
+            now,
+            PathId::ZERO,
+            Epoch::Data,
+            space,
+            pn,
+            size,
+            true,
+            true,
+            sent,
+        );
         Some(())
     }
 }

@@ -124,13 +124,19 @@ impl Endpoint {
         let conn = Connection::new_server(server, accept, params).ok()?;
         let handle = self.insert(conn);
         // The client keeps using its chosen DCID until it sees our SCID (RFC 9000 §7.2).
-        self.routes.insert(dcid, (handle, 0));
+        self.routes
+            .insert(dcid, (handle, crate::path::PathId::ZERO));
         let entry = self.connections.get_mut(&handle)?;
         entry.cids.push(dcid);
         entry.conn.rx_ecn = ecn;
-        entry
-            .conn
-            .handle_datagram(now, local, remote, first, rest, Some(0));
+        entry.conn.handle_datagram(
+            now,
+            local,
+            remote,
+            first,
+            rest,
+            Some(crate::path::PathId::ZERO),
+        );
         entry.conn.rx_ecn = None;
         self.sync(handle);
         Some(handle)

@@ -179,9 +179,14 @@ impl Endpoint {
         for d in buffered {
             if let Some(entry) = self.connections.get_mut(&handle) {
                 entry.conn.rx_ecn = d.ecn;
-                entry
-                    .conn
-                    .handle_datagram(now, d.local, d.remote, d.first, d.rest, Some(0));
+                entry.conn.handle_datagram(
+                    now,
+                    d.local,
+                    d.remote,
+                    d.first,
+                    d.rest,
+                    Some(crate::path::PathId::ZERO),
+                );
                 entry.conn.rx_ecn = None;
             }
         }

@@ -232,9 +232,15 @@ impl Connection {
     /// caller's sink.
     pub fn set_qlog(&mut self, now: Timestamp, sink: Box<dyn QlogSink>) {
         self.qlog = Some(Box::new(Qlog::new(sink, now)));
-        let path = self.paths.get(&0);
-        let local_cid = self.local_cids.get(&0).and_then(|c| c.all().next());
-        let remote_cid = self.remote_cids.get(&0).and_then(|c| c.current());
+        let path = self.paths.get(&PathId::ZERO);
+        let local_cid = self
+            .local_cids
+            .get(&PathId::ZERO)
+            .and_then(|c| c.all().next());
+        let remote_cid = self
+            .remote_cids
+            .get(&PathId::ZERO)
+            .and_then(|c| c.current());
         let started = path.map(|p| ConnectionStarted {
             local: TupleEndpointInfo::new(p.local, local_cid.as_ref().map(|c| c.as_slice())),
             remote: TupleEndpointInfo::new(p.remote, remote_cid.as_ref().map(|c| c.as_slice())),

@@ -384,7 +384,7 @@ mod tests {
     fn packet(pn: u64, t_ms: u64) -> SentPacket {
         SentPacket {
             pn,
-            space: crate::space::SpaceId::Data(0),
+            space: crate::space::SpaceId::Data(crate::path::PathId::ZERO),
             time_sent: Timestamp::from_nanos(t_ms * 1_000_000),
             size: 1200,
             ack_eliciting: true,

@@ -114,10 +114,10 @@ mod tests {
 
     /// An ACK received on the fast path 0 whose Largest Acknowledged went on path 0, and which
     /// also acknowledges packets of the slow path 1.
-    fn largest_on(path: PathId) -> Option<LargestAcked> {
+    fn largest_on(path: u32) -> Option<LargestAcked> {
         Some(LargestAcked {
             pn: 100,
-            sent_on: path,
+            sent_on: PathId::new(path),
             sent: at(50),
             ack_eliciting: true,
             newly_acked: true,
@@ -126,7 +126,7 @@ mod tests {
 
     fn slow_path(no_own_acks_yet: bool) -> PathAcked {
         PathAcked {
-            path: 1,
+            path: PathId::new(1),
             newest_sent: Some(at(10)),
             no_own_acks_yet,
         }
@@ -135,21 +135,33 @@ mod tests {
     #[test]
     fn report_rule_samples_own_round_trips_only() {
         let rules = SpnsRules::report();
-        let own = plan_samples(&rules, 0, largest_on(0), true, &[slow_path(false)]);
+        let own = plan_samples(
+            &rules,
+            PathId::new(0),
+            largest_on(0),
+            true,
+            &[slow_path(false)],
+        );
         assert_eq!(
             own,
             vec![PlannedSample {
-                path: 0,
+                path: PathId::new(0),
                 sent: at(50),
                 kind: SampleKind::Own { pn: 100 }
             }],
             "path 1 already has its own ACKs: no sample from path 0's ACK"
         );
         // The frame arrived on path 1 but its largest went on path 0: nobody samples it.
-        assert!(plan_samples(&rules, 1, largest_on(0), true, &[]).is_empty());
+        assert!(plan_samples(&rules, PathId::new(1), largest_on(0), true, &[]).is_empty());
         // A path that never had its own ACK borrows (RFC 10069 §5.4).
-        let borrowed = plan_samples(&rules, 0, largest_on(0), true, &[slow_path(true)]);
-        assert_eq!(borrowed[1].path, 1);
+        let borrowed = plan_samples(
+            &rules,
+            PathId::new(0),
+            largest_on(0),
+            true,
+            &[slow_path(true)],
+        );
+        assert_eq!(borrowed[1].path, PathId::new(1));
         assert_eq!(borrowed[1].kind, SampleKind::Borrowed);
     }
 
@@ -157,11 +169,17 @@ mod tests {
     fn naive_rule_credits_the_receiving_path() {
         let rules = SpnsRules::naive();
         // The ACK came on path 1 and its largest went on path 0: path 1 gets path 0's time.
-        let s = plan_samples(&rules, 1, largest_on(0), true, &[slow_path(false)]);
+        let s = plan_samples(
+            &rules,
+            PathId::new(1),
+            largest_on(0),
+            true,
+            &[slow_path(false)],
+        );
         assert_eq!(
             s,
             vec![PlannedSample {
-                path: 1,
+                path: PathId::new(1),
                 sent: at(50),
                 kind: SampleKind::Naive
             }]
@@ -171,7 +189,7 @@ mod tests {
         if let Some(l) = old.as_mut() {
             l.newly_acked = false;
         }
-        assert!(plan_samples(&rules, 1, old, true, &[]).is_empty());
-        assert!(plan_samples(&rules, 1, largest_on(0), false, &[]).is_empty());
+        assert!(plan_samples(&rules, PathId::new(1), old, true, &[]).is_empty());
+        assert!(plan_samples(&rules, PathId::new(1), largest_on(0), false, &[]).is_empty());
     }
 }

@@ -42,7 +42,7 @@ mod tests {
         failed.usable = false;
         assert_eq!(
             s.select(&[failed, view(1, 10, true, true)], &backlog(0)),
-            Some(1)
+            Some(PathId::new(1))
         );
     }
 }

@@ -140,7 +140,7 @@ mod tests {
         // 46,000 ≤ 100,000 − 1,000.
         assert_eq!(
             s.select(&fast_full_and_slow(), &with_window(100_000)),
-            Some(1)
+            Some(PathId::new(1))
         );
     }
 
@@ -149,7 +149,7 @@ mod tests {
         let mut s = Blest::default();
         let mut paths = fast_full_and_slow();
         paths[0].can_send = true;
-        assert_eq!(s.select(&paths, &with_window(1_000)), Some(0));
+        assert_eq!(s.select(&paths, &with_window(1_000)), Some(PathId::new(0)));
     }
 
     #[test]
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(s.lambda, 1_100);
         assert_eq!(
             Blest::default().select(&fast_full_and_slow(), &with_window(51_000)),
-            Some(1)
+            Some(PathId::new(1))
         );
     }
 }

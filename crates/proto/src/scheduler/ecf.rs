@@ -104,7 +104,7 @@ mod tests {
         let mut s = Ecf::default();
         let mut paths = fast_full_and_slow();
         paths[0].can_send = true;
-        assert_eq!(s.select(&paths, &backlog(1_000_000)), Some(0));
+        assert_eq!(s.select(&paths, &backlog(1_000_000)), Some(PathId::new(0)));
     }
 
     #[test]
@@ -121,7 +121,7 @@ mod tests {
         // k = 1000: n = 101, 1010 ms > 100 ms: the fast path alone would finish later.
         assert_eq!(
             s.select(&fast_full_and_slow(), &backlog(1_000_000)),
-            Some(1)
+            Some(PathId::new(1))
         );
         assert!(!s.waiting);
     }
@@ -133,14 +133,17 @@ mod tests {
         paths[1].srtt = Duration::from_millis(15);
         paths[1].cwnd = 100_000;
         // k = 2: n = 1, 10 ms < 15 ms, but 2/100·15 ms = 0.3 ms < 20 ms: s finishes first.
-        assert_eq!(s.select(&paths, &backlog(2_000)), Some(1));
+        assert_eq!(s.select(&paths, &backlog(2_000)), Some(PathId::new(1)));
     }
 
     #[test]
     fn rttvar_and_hysteresis_widen_the_waiting_region() {
         // k = 95: n = 10, n·RTT_f = 100 ms, not below RTT_s = 100 ms: use s.
         let mut s = Ecf::default();
-        assert_eq!(s.select(&fast_full_and_slow(), &backlog(95_000)), Some(1));
+        assert_eq!(
+            s.select(&fast_full_and_slow(), &backlog(95_000)),
+            Some(PathId::new(1))
+        );
         // With δ = 5 ms: 100 ms < 105 ms, and 9.5·100 ms ≥ 25 ms: wait.
         let mut paths = fast_full_and_slow();
         paths[1].rttvar = Duration::from_millis(5);
@@ -154,7 +157,7 @@ mod tests {
         let mut fresh = Ecf::default();
         assert_eq!(
             fresh.select(&fast_full_and_slow(), &backlog(110_000)),
-            Some(1)
+            Some(PathId::new(1))
         );
     }
 
@@ -168,11 +171,17 @@ mod tests {
         assert_eq!(Ecf::default().select(&paths, &backlog(20_000)), None);
         assert_eq!(Ecf::default().select(&paths, &backlog(1_000_000)), None);
         paths[1].rtt_known = true;
-        assert_eq!(Ecf::default().select(&paths, &backlog(1_000_000)), Some(1));
+        assert_eq!(
+            Ecf::default().select(&paths, &backlog(1_000_000)),
+            Some(PathId::new(1))
+        );
         // The only usable path left (the fast one failed): used without a sample.
         paths[1].rtt_known = false;
         paths[0].usable = false;
-        assert_eq!(Ecf::default().select(&paths, &backlog(20_000)), Some(1));
+        assert_eq!(
+            Ecf::default().select(&paths, &backlog(20_000)),
+            Some(PathId::new(1))
+        );
     }
 
     /// Issue 15's measured case, rounded: the 50 Mbit/s, 5 ms path (srtt 14 ms, blocked) and
@@ -195,7 +204,7 @@ mod tests {
         slow.rttvar = Duration::ZERO;
         assert_eq!(
             Ecf::default().select(&[fast, slow], &backlog(4_000)),
-            Some(1)
+            Some(PathId::new(1))
         );
     }
 
@@ -214,7 +223,7 @@ mod tests {
         slow.bytes_in_flight = 105_000;
         assert_eq!(
             Ecf::default().select(&[fast, slow], &backlog(1_000_000)),
-            Some(1),
+            Some(PathId::new(1)),
             "without a rate estimate: the smoothed RTT"
         );
         slow.delivery_rate = 312_500;
@@ -230,7 +239,7 @@ mod tests {
         slow.bytes_in_flight = 10_000;
         assert_eq!(
             Ecf::default().select(&[fast, slow], &backlog(1_000_000)),
-            Some(1)
+            Some(PathId::new(1))
         );
     }
 

@@ -32,14 +32,14 @@ mod tests {
                 &[view(0, 40, true, false), view(1, 20, true, false)],
                 &backlog(0)
             ),
-            Some(1)
+            Some(PathId::new(1))
         );
         assert_eq!(
             s.select(
                 &[view(0, 40, true, false), view(1, 20, false, false)],
                 &backlog(0)
             ),
-            Some(0)
+            Some(PathId::new(0))
         );
         assert_eq!(
             s.select(

@@ -174,9 +174,9 @@ pub(crate) fn lowest_rtt(paths: &[PathView], include_backup: bool) -> Option<Pat
 }
 
 #[cfg(test)]
-pub(crate) fn view(id: PathId, srtt_ms: u64, can_send: bool, backup: bool) -> PathView {
+pub(crate) fn view(id: u32, srtt_ms: u64, can_send: bool, backup: bool) -> PathView {
     PathView {
-        id,
+        id: PathId::new(id),
         srtt: Duration::from_millis(srtt_ms),
         rttvar: Duration::ZERO,
         rtt_known: true,

@@ -32,8 +32,8 @@ mod tests {
         let mut s = Redundant;
         assert!(s.duplicates());
         let paths = [view(0, 40, true, false), view(1, 20, true, true)];
-        assert_eq!(s.select(&paths, &backlog(1_000)), Some(1));
+        assert_eq!(s.select(&paths, &backlog(1_000)), Some(PathId::new(1)));
         let blocked = [view(0, 40, true, false), view(1, 20, false, true)];
-        assert_eq!(s.select(&blocked, &backlog(1_000)), Some(0));
+        assert_eq!(s.select(&blocked, &backlog(1_000)), Some(PathId::new(0)));
     }
 }

@@ -38,7 +38,7 @@ mod tests {
         let mut s = RoundRobin::default();
         let paths = [view(0, 40, true, false), view(1, 20, true, false)];
         let picks: Vec<_> = (0..4)
-            .map(|_| s.select(&paths, &backlog(0)).unwrap())
+            .map(|_| s.select(&paths, &backlog(0)).unwrap().as_u32())
             .collect();
         assert_eq!(picks, vec![0, 1, 0, 1]);
     }

@@ -73,7 +73,7 @@ pub(crate) trait SpaceLayout: std::fmt::Debug + Send + Sync {
     fn space_retired_with(&self, path: PathId) -> Option<SpaceId>;
     /// The highest path ID the peer's transport parameters allow us (RFC 10069 §2.1), or None
     /// when this layout does not take path IDs from them.
-    fn peer_max_path_id(&self, peer: &TransportParameters) -> Option<u32>;
+    fn peer_max_path_id(&self, peer: &TransportParameters) -> Option<PathId>;
     /// Whether we grant path IDs to the peer with a MAX_PATH_ID frame once the handshake is
     /// done, rather than through our transport parameters.
     fn grants_path_ids_by_frame(&self) -> bool;

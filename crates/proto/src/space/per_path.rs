@@ -24,7 +24,7 @@ impl SpaceLayout for PerPathSpaces {
         SpaceId::Data(path)
     }
     fn nonce_path_id(&self, path: PathId) -> Option<u32> {
-        Some(path)
+        Some(path.as_u32())
     }
     fn ack_path_id(&self, space: SpaceId) -> Option<u64> {
         match space {
@@ -34,8 +34,8 @@ impl SpaceLayout for PerPathSpaces {
     }
     fn space_of_ack(&self, path_id: Option<u64>) -> Option<SpaceId> {
         match path_id {
-            None => Some(SpaceId::Data(0)),
-            Some(id) => u32::try_from(id).ok().map(SpaceId::Data),
+            None => Some(SpaceId::Data(PathId::ZERO)),
+            Some(id) => PathId::from_wire(id).map(SpaceId::Data),
         }
     }
     fn is_multipath(&self) -> bool {
@@ -48,11 +48,13 @@ impl SpaceLayout for PerPathSpaces {
     fn space_retired_with(&self, path: PathId) -> Option<SpaceId> {
         // RFC 10069 §3.4: the path's space goes with it; path 0's space also numbers the
         // packets of the handshake's path and is kept.
-        (path != 0).then_some(SpaceId::Data(path))
+        (path != PathId::ZERO).then_some(SpaceId::Data(path))
     }
-    fn peer_max_path_id(&self, peer: &TransportParameters) -> Option<u32> {
+    fn peer_max_path_id(&self, peer: &TransportParameters) -> Option<PathId> {
         // RFC 10069 §2.1: initial_max_path_id.
-        Some(u32::try_from(peer.initial_max_path_id.unwrap_or(0)).unwrap_or(u32::MAX))
+        Some(PathId::from_wire_saturating(
+            peer.initial_max_path_id.unwrap_or(0),
+        ))
     }
     fn grants_path_ids_by_frame(&self) -> bool {
         false
@@ -73,18 +75,19 @@ mod tests {
     #[test]
     fn spns_shares_one_space_and_mpns_does_not() {
         let rules = SpnsRules::report();
+        let (p0, p3) = (PathId::ZERO, PathId::new(3));
         let spns = layout_for(Design::Spns, rules);
-        assert_eq!(spns.space_for(0), spns.space_for(3));
-        assert_eq!(spns.nonce_path_id(3), None);
-        assert_eq!(spns.space_retired_with(3), None);
+        assert_eq!(spns.space_for(p0), spns.space_for(p3));
+        assert_eq!(spns.nonce_path_id(p3), None);
+        assert_eq!(spns.space_retired_with(p3), None);
         let mpns = layout_for(Design::Mpns, rules);
-        assert_ne!(mpns.space_for(0), mpns.space_for(3));
-        assert_eq!(mpns.nonce_path_id(3), Some(3));
-        assert_eq!(mpns.ack_path_id(SpaceId::Data(3)), Some(3));
-        assert_eq!(mpns.space_of_ack(None), Some(SpaceId::Data(0)));
+        assert_ne!(mpns.space_for(p0), mpns.space_for(p3));
+        assert_eq!(mpns.nonce_path_id(p3), Some(3));
+        assert_eq!(mpns.ack_path_id(SpaceId::Data(p3)), Some(3));
+        assert_eq!(mpns.space_of_ack(None), Some(SpaceId::Data(p0)));
         assert_eq!(mpns.space_of_ack(Some(1 << 40)), None);
-        assert_eq!(mpns.space_retired_with(3), Some(SpaceId::Data(3)));
-        assert_eq!(mpns.space_retired_with(0), None);
+        assert_eq!(mpns.space_retired_with(p3), Some(SpaceId::Data(p3)));
+        assert_eq!(mpns.space_retired_with(p0), None);
         assert_eq!(
             layout_for(Design::Single, rules).space_of_ack(Some(1)),
             None

@@ -22,7 +22,7 @@ impl SharedSpace {
 
 impl SpaceLayout for SharedSpace {
     fn space_for(&self, _path: PathId) -> SpaceId {
-        SpaceId::Data(0)
+        SpaceId::Data(PathId::ZERO)
     }
     fn nonce_path_id(&self, _path: PathId) -> Option<u32> {
         None
@@ -32,7 +32,7 @@ impl SpaceLayout for SharedSpace {
     }
     fn space_of_ack(&self, path_id: Option<u64>) -> Option<SpaceId> {
         // PATH_ACK does not belong to this design: the receive path rejects the frame.
-        path_id.is_none().then_some(SpaceId::Data(0))
+        path_id.is_none().then_some(SpaceId::Data(PathId::ZERO))
     }
     fn is_multipath(&self) -> bool {
         true
@@ -46,7 +46,7 @@ impl SpaceLayout for SharedSpace {
         // The space outlives every path.
         None
     }
-    fn peer_max_path_id(&self, _peer: &TransportParameters) -> Option<u32> {
+    fn peer_max_path_id(&self, _peer: &TransportParameters) -> Option<PathId> {
         // initial_max_path_id is not sent: it would make a standard peer choose MPNS.
         None
     }

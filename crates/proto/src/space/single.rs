@@ -21,7 +21,7 @@ impl SinglePath {
 
 impl SpaceLayout for SinglePath {
     fn space_for(&self, _path: PathId) -> SpaceId {
-        SpaceId::Data(0)
+        SpaceId::Data(PathId::ZERO)
     }
     fn nonce_path_id(&self, _path: PathId) -> Option<u32> {
         None
@@ -31,7 +31,7 @@ impl SpaceLayout for SinglePath {
     }
     fn space_of_ack(&self, path_id: Option<u64>) -> Option<SpaceId> {
         // PATH_ACK does not belong to this layout: the receive path rejects the frame.
-        path_id.is_none().then_some(SpaceId::Data(0))
+        path_id.is_none().then_some(SpaceId::Data(PathId::ZERO))
     }
     fn is_multipath(&self) -> bool {
         false
@@ -43,7 +43,7 @@ impl SpaceLayout for SinglePath {
     fn space_retired_with(&self, _path: PathId) -> Option<SpaceId> {
         None
     }
-    fn peer_max_path_id(&self, _peer: &TransportParameters) -> Option<u32> {
+    fn peer_max_path_id(&self, _peer: &TransportParameters) -> Option<PathId> {
         None
     }
     fn grants_path_ids_by_frame(&self) -> bool {
