@@ -181,7 +181,7 @@ impl Connection {
             .map_or(3, |p| p.ack_delay_exponent)
             .min(20);
         let delay = Duration::from_micros(raw.saturating_mul(1 << exponent).min(u64::MAX >> 1));
-        if self.handshake_confirmed {
+        if self.handshake.is_confirmed() {
             delay.min(self.peer_max_ack_delay())
         } else {
             delay
@@ -366,13 +366,11 @@ impl Connection {
                 self.record(*space).on_ack_acked(ranges);
             }
         }
-        if let Some((space, pn)) = self.key_update_acked_pn {
-            if space == packet.space && packet.pn >= pn {
-                self.key_update_acked_pn = None;
-                // RFC 10069 §"Key Phase Update Process": the next update waits three times the
-                // largest PTO among all paths after this confirmation (RFC 9001 §6.5: one path).
-                self.next_key_update_at = Some(now + self.largest_pto() * 3);
-            }
+        if self.keys.update_confirmed_by(packet.space, packet.pn) {
+            // RFC 10069 §"Key Phase Update Process": the next update waits three times the
+            // largest PTO among all paths after this confirmation (RFC 9001 §6.5: one path).
+            let at = now + self.largest_pto() * 3;
+            self.keys.defer_next_update(at);
         }
         if packet.in_flight {
             self.stats.bytes_acked += packet.size;

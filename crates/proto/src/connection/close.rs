@@ -66,33 +66,22 @@ impl Connection {
     /// previous update was acknowledged.
     pub(crate) fn maybe_update_keys(&mut self, now: Timestamp) {
         let interval = self.config.key_update_interval;
+        let (paths, layout, spaces) = (&self.paths, &self.layout, &self.send_spaces);
         // A path still being validated may have packets in flight under the current keys that
         // the peer has not seen; the peer's key retention (three PTOs of the paths it knows)
         // does not cover a path it has not received on yet, so an update now could make them
         // undecryptable. Wait for the validation (or its failure).
-        let path_pending = self
-            .paths
-            .values()
-            .any(|p| p.is_active() && !p.is_validated());
-        let waiting = self.next_key_update_at.is_some_and(|t| now < t);
-        let Some(keys) = self.one_rtt.as_mut() else {
-            return;
+        let path_pending = || paths.values().any(|p| p.is_active() && !p.is_validated());
+        let next_pn = || {
+            let space = layout.space_for(PathId::ZERO);
+            (space, spaces.get(&space).map_or(0, |s| s.peek_pn()))
         };
-        let forced = keys.needs_key_update();
-        let due = forced || interval.is_some_and(|n| self.packets_since_key_update >= n);
-        // AEAD limits (RFC 9001 §6.6) are not deferred: they protect confidentiality.
-        let deferred = !forced && (path_pending || waiting);
-        if !due || deferred || self.drop_previous_key_at.is_some() {
-            return;
-        }
-        let acked = self.key_update_acked_pn.is_none();
-        if keys.can_initiate_update(acked) && keys.initiate_update(acked).is_ok() {
-            self.packets_since_key_update = 0;
+        if self
+            .keys
+            .initiate_update_if_due(now, interval, path_pending, next_pn)
+        {
             self.stats.key_updates += 1;
             self.qlog_key_update(now, "local_update");
-            let space = self.layout.space_for(PathId::ZERO);
-            let pn = self.send_spaces.get(&space).map_or(0, |s| s.peek_pn());
-            self.key_update_acked_pn = Some((space, pn));
         }
     }
     /// CONNECTION_CLOSE in the closing state (RFC 9000 §10.2.1), once per trigger. Before the
@@ -109,15 +98,15 @@ impl Connection {
         let frame = frame.clone();
         let path = self.any_active_path().unwrap_or(PathId::ZERO);
         let mut epochs = Vec::new();
-        if self.initial_keys.is_some() {
+        if self.keys.has(Epoch::Initial) {
             epochs.push(Epoch::Initial);
         }
-        if self.handshake_keys.is_some() {
+        if self.keys.has(Epoch::Handshake) {
             epochs.push(Epoch::Handshake);
         }
         // RFC 9000 §10.2.3: also in 1-RTT, the peer may have dropped lower keys already (a
         // server confirms at completion while our client still waits for HANDSHAKE_DONE).
-        if self.one_rtt.is_some() && (self.side == Side::Server || !self.tls.is_handshaking()) {
+        if self.keys.has(Epoch::Data) && (self.side == Side::Server || !self.tls.is_handshaking()) {
             epochs.push(Epoch::Data);
         }
         let datagram_path = if epochs.last() == Some(&Epoch::Data) {

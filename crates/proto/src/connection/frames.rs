@@ -94,8 +94,8 @@ impl Connection {
                     max_ack_delay_us: request_max_ack_delay_us,
                     reordering_threshold,
                 };
-                self.peer_ack_frequency
-                    .on_frame(sequence, request, our_min)
+                self.ack_frequency
+                    .on_peer_frame(sequence, request, our_min)
                     .map_err(violation)?;
             }
             Frame::Datagram(datagram) => self.on_datagram_frame(path, datagram, wire_len)?,

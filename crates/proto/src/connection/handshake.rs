@@ -13,6 +13,7 @@ use mpquic_wire::transport_params::TransportParameters;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
+use super::handshake_state::HandshakeState;
 use super::{Connection, ConnectionError, CryptoStream, Event, State};
 use crate::cc::CcConfig;
 use crate::cid::{LocalCids, RemoteCids};
@@ -124,6 +125,7 @@ impl Connection {
         encoded.extend_from_slice(&config.transport.raw_transport_params);
         let tls = TlsSession::new_client(config.tls.clone(), server_name, encoded)
             .map_err(|e| ConnectError::Tls(e.to_string()))?;
+        let handshake = HandshakeState::client(dcid, server_name, config.token_store.clone());
         let mut conn = Connection::assemble(
             Side::Client,
             config.transport.clone(),
@@ -133,17 +135,10 @@ impl Connection {
             &params,
             dcid,
             scid,
-            dcid,
+            handshake,
         );
-        conn.initial_keys = Some(initial_keys(dcid.as_slice(), Side::Client));
-        conn.server_name = server_name.to_owned();
-        conn.token_store = config.token_store.clone();
-        // RFC 9000 §8.1.3: a token from an earlier connection lets the server skip validation.
-        conn.initial_token = config
-            .token_store
-            .as_ref()
-            .and_then(|store| store.take(server_name))
-            .unwrap_or_default();
+        conn.keys
+            .install_initial(initial_keys(dcid.as_slice(), Side::Client));
         conn.drive_tls()?;
         // RFC 9001 §4.6.1: a resumed session may allow 0-RTT (zero_rtt.rs).
         conn.start_zero_rtt();
@@ -170,6 +165,8 @@ impl Connection {
         );
         let tls = TlsSession::new_server(config.tls.clone(), encode_params(&local_params))
             .map_err(|e| ConnectError::Tls(e.to_string()))?;
+        let handshake =
+            HandshakeState::server(accept.original_dcid, accept.client_scid, accept.new_token);
         let mut conn = Connection::assemble(
             Side::Server,
             config.transport.clone(),
@@ -179,12 +176,9 @@ impl Connection {
             &params,
             accept.client_scid,
             scid,
-            accept.original_dcid,
+            handshake,
         );
-        conn.peer_initial_scid = Some(accept.client_scid);
-        conn.initial_keys = Some(accept.initial_keys);
-        conn.new_token_pending = accept.new_token.is_some();
-        conn.new_token = accept.new_token;
+        conn.keys.install_initial(accept.initial_keys);
         if accept.address_validated {
             // RFC 9000 §8.1: a valid token validates the address; no amplification limit.
             if let Some(path) = conn.paths.get_mut(&PathId::ZERO) {
@@ -205,7 +199,7 @@ impl Connection {
         params: &ConnectionParams,
         remote_cid: ConnectionId,
         local_cid: ConnectionId,
-        original_dcid: ConnectionId,
+        handshake: HandshakeState,
     ) -> Connection {
         let mtu = crate::mtud::Mtud::for_config(&config, params.socket_mtu);
         let cc = config
@@ -240,10 +234,7 @@ impl Connection {
             state: State::Handshaking,
             error: None,
             tls,
-            initial_keys: None,
-            handshake_keys: None,
-            one_rtt: None,
-            protection: params.protection,
+            keys: super::keys::Keys::new(params.protection),
             socket_mtu: params.socket_mtu,
             crypto: Default::default(),
             send_spaces: BTreeMap::new(),
@@ -256,30 +247,14 @@ impl Connection {
             scheduler: config.scheduler_factory().build(),
             events: VecDeque::new(),
             endpoint_events,
-            server_name: String::new(),
-            token_store: None,
-            initial_token: Bytes::new(),
-            retry_scid: None,
-            new_token: None,
-            new_token_pending: false,
-            peer_ack_frequency: crate::ack::PeerAckFrequency::default(),
-            ack_frequency_sent: None,
-            ack_frequency_pending: false,
+            handshake,
+            ack_frequency: Default::default(),
             rng,
             local_params,
             peer_params: None,
-            original_dcid,
-            peer_initial_scid: None,
-            handshake_confirmed: false,
-            handshake_done_pending: false,
-            connected_event_sent: false,
             idle_since: params.now,
             path_ids: super::path_ids::PathIdLimits::new(PathId::new(config.max_path_id)),
             pacing_wakeup: None,
-            drop_previous_key_at: None,
-            packets_since_key_update: 0,
-            key_update_acked_pn: None,
-            next_key_update_at: None,
             stats: Default::default(),
             cid_len: params.cid_len,
             reset_key: params.reset_key,
@@ -340,7 +315,7 @@ impl Connection {
         }
         if self.side == Side::Server
             && matches!(self.state, State::Handshaking)
-            && self.one_rtt.is_some()
+            && self.keys.has(Epoch::Data)
             && self.peer_params.is_some()
         {
             // 0.5-RTT (RFC 9000 §12.1, RFC 9001 §5.7: the server may send 1-RTT data before
@@ -382,15 +357,8 @@ impl Connection {
                 HandshakeOutput::Data(epoch, bytes) => {
                     self.crypto[epoch.index()].send.write(&bytes)
                 }
-                HandshakeOutput::HandshakeKeys(keys) => self.handshake_keys = Some(keys),
-                HandshakeOutput::OneRttKeys(keys) => {
-                    self.one_rtt = Some(match self.protection {
-                        PacketProtection::Real => keys,
-                        // Simulator only, not secure (crypto::sim): the handshake above was
-                        // real; only the derived 1-RTT keys are swapped.
-                        PacketProtection::SimulationOnly => keys.into_simulation_only(),
-                    })
-                }
+                HandshakeOutput::HandshakeKeys(keys) => self.keys.install_handshake(keys),
+                HandshakeOutput::OneRttKeys(keys) => self.keys.install_one_rtt(keys),
             }
         }
         Ok(())
@@ -408,17 +376,10 @@ impl Connection {
             ))
         };
         // RFC 9000 §7.3: authenticate the connection IDs used during the handshake.
-        if params.initial_source_connection_id != self.peer_initial_scid {
-            return bad("initial_source_connection_id does not match the packet's source CID");
+        if let Err(reason) = self.handshake.authenticate_peer_cids(self.side, &params) {
+            return bad(reason);
         }
         if self.side == Side::Client {
-            if params.original_destination_connection_id != Some(self.original_dcid) {
-                return bad("original_destination_connection_id does not match");
-            }
-            // §7.3: present and equal to the Retry's Source CID iff we followed a Retry.
-            if params.retry_source_connection_id != self.retry_scid {
-                return bad("retry_source_connection_id does not match the Retry");
-            }
             if let (Some(token), Some(pool)) = (
                 params.stateless_reset_token,
                 self.remote_cids.get_mut(&PathId::ZERO),
@@ -445,14 +406,13 @@ impl Connection {
     fn on_handshake_complete(&mut self, now: Timestamp) {
         self.state = State::Established;
         self.stats.handshake_completed_at = Some(now);
-        if !self.connected_event_sent {
-            self.connected_event_sent = true;
+        if self.handshake.take_connected_event() {
             self.events.push_back(Event::Connected);
         }
         if self.side == Side::Server {
             // RFC 9001 §4.1.2: the server's handshake is confirmed at completion; it tells the
             // client with HANDSHAKE_DONE (RFC 9000 §19.20).
-            self.handshake_done_pending = true;
+            self.handshake.queue_handshake_done();
             self.on_handshake_confirmed(now);
         }
         self.issue_initial_cids();
@@ -460,33 +420,25 @@ impl Connection {
 
     /// RFC 9001 §4.1.2 handshake confirmed: drop Handshake keys (§4.9.2), allow key updates.
     pub(crate) fn on_handshake_confirmed(&mut self, now: Timestamp) {
-        if self.handshake_confirmed {
+        if !self.handshake.confirm() {
             return;
         }
-        self.handshake_confirmed = true;
         // draft-ietf-quic-ack-frequency: only to a peer that advertised min_ack_delay, and never
         // in 0-RTT (we send it in 1-RTT once the handshake is confirmed).
         let peer_supports = self
             .peer_params
             .as_ref()
             .is_some_and(|p| p.min_ack_delay_us.is_some());
-        self.ack_frequency_pending =
-            peer_supports && self.config.ack.request_ack_frequency.is_some();
-        if let Some(keys) = self.one_rtt.as_mut() {
-            keys.set_handshake_confirmed();
-        }
+        self.ack_frequency
+            .request(peer_supports && self.config.ack.request_ack_frequency.is_some());
+        self.keys.on_handshake_confirmed();
         self.discard_keys(now, Epoch::Handshake);
         self.discard_keys(now, Epoch::Initial);
     }
 
     /// RFC 9001 §4.9: discard a level's keys and its recovery state (RFC 9002 §6.4).
     pub(crate) fn discard_keys(&mut self, _now: Timestamp, epoch: Epoch) {
-        let had = match epoch {
-            Epoch::Initial => self.initial_keys.take().is_some(),
-            Epoch::Handshake => self.handshake_keys.take().is_some(),
-            Epoch::Data => return,
-        };
-        if !had {
+        if !self.keys.discard(epoch) {
             return;
         }
         let space = if epoch == Epoch::Initial {

@@ -138,14 +138,14 @@ impl Connection {
         self.streams.on_frames_lost(&frames.streams);
         // Only the server sends HANDSHAKE_DONE; a lost one is sent again (RFC 9000 §13.3).
         if frames.handshake_done {
-            self.handshake_done_pending = true;
+            self.handshake.queue_handshake_done();
         }
         if frames.new_token {
-            self.new_token_pending = true;
+            self.handshake.requeue_new_token();
         }
         // draft-ietf-quic-ack-frequency: resend a lost request unless a newer one went out.
-        if frames.ack_frequency.is_some() && frames.ack_frequency == self.ack_frequency_sent {
-            self.ack_frequency_pending = true;
+        if let Some(sequence) = frames.ack_frequency {
+            self.ack_frequency.on_lost(sequence);
         }
         for frame in &frames.path_frames {
             match *frame {

@@ -2,6 +2,7 @@
 //! modules. Sans-IO: datagrams go in through [`Connection::handle_datagram`], out through
 //! [`Connection::poll_transmit`], time through [`Connection::handle_timeout`].
 
+mod ack_frequency;
 mod ack_recv;
 mod ack_send;
 mod api;
@@ -10,6 +11,8 @@ mod datagrams;
 mod ecn;
 mod frames;
 mod handshake;
+mod handshake_state;
+mod keys;
 mod loss;
 mod mtu;
 mod path_ids;
@@ -43,7 +46,7 @@ pub use xlink::QoeReport;
 
 use crate::cid::{LocalCids, RemoteCids};
 use crate::config::TransportConfig;
-use crate::crypto::{KeyPair, OneRttKeys, TlsSession};
+use crate::crypto::TlsSession;
 use crate::path::{Path, PathId};
 use crate::scheduler::Scheduler;
 use crate::space::{ReceiveRecord, SendSpace, SpaceId, SpaceLayout};
@@ -138,98 +141,68 @@ pub struct Connection {
     pub(crate) config: Arc<TransportConfig>,
     pub(crate) state: State,
     pub(crate) error: Option<ConnectionError>,
-    pub(crate) tls: TlsSession,
-    pub(crate) initial_keys: Option<KeyPair>,
-    pub(crate) handshake_keys: Option<KeyPair>,
-    pub(crate) one_rtt: Option<OneRttKeys>,
-    /// Real 1-RTT keys, or the simulator's stand-ins (`crypto::sim`; not secure).
-    pub(crate) protection: crate::crypto::PacketProtection,
+    tls: TlsSession,
+    /// Packet protection keys of every level and 1-RTT key update state (RFC 9001 §4, §6).
+    pub(crate) keys: keys::Keys,
     /// What the endpoint's sockets allow for path MTU discovery (each new path's [`Mtud`]).
     ///
     /// [`Mtud`]: crate::mtud::Mtud
-    pub(crate) socket_mtu: crate::mtud::SocketMtu,
-    pub(crate) crypto: [CryptoStream; 3],
+    socket_mtu: crate::mtud::SocketMtu,
+    crypto: [CryptoStream; 3],
     // Values of these maps are boxed: a B-tree leaf holds room for 11 values inline, so a
     // connection with one path (or one live space) would carry ten unused `Path`s worth of
     // memory (about 14 kB of an idle connection's 45 kB; docs/PERFORMANCE.md, "Memory").
-    pub(crate) send_spaces: BTreeMap<SpaceId, Box<SendSpace>>,
-    pub(crate) records: BTreeMap<SpaceId, Box<ReceiveRecord>>,
+    send_spaces: BTreeMap<SpaceId, Box<SendSpace>>,
+    records: BTreeMap<SpaceId, Box<ReceiveRecord>>,
     pub(crate) layout: Box<dyn SpaceLayout>,
     pub(crate) paths: BTreeMap<PathId, Box<Path>>,
     pub(crate) local_cids: BTreeMap<PathId, LocalCids>,
     pub(crate) remote_cids: BTreeMap<PathId, RemoteCids>,
-    pub(crate) streams: Streams,
-    pub(crate) scheduler: Box<dyn Scheduler>,
-    pub(crate) events: VecDeque<Event>,
-    pub(crate) endpoint_events: VecDeque<EndpointEvent>,
-    /// Client: the server name, which keys NEW_TOKEN tokens in `token_store`.
-    pub(crate) server_name: String,
-    /// Client: where tokens from NEW_TOKEN frames go (RFC 9000 §8.1.3).
-    pub(crate) token_store: Option<std::sync::Arc<dyn crate::config::TokenStore>>,
-    /// Client: the token our Initial packets carry (from a Retry or an earlier NEW_TOKEN).
-    pub(crate) initial_token: Bytes,
-    /// Client: the Source CID of the Retry we followed (RFC 9000 §7.3), at most one.
-    pub(crate) retry_scid: Option<ConnectionId>,
-    /// Server: the NEW_TOKEN token to send (again, if lost) once the handshake is confirmed.
-    pub(crate) new_token: Option<Bytes>,
-    /// Server: `new_token` waits to be sent.
-    pub(crate) new_token_pending: bool,
-    /// The peer's ACK_FREQUENCY request (draft-ietf-quic-ack-frequency).
-    pub(crate) peer_ack_frequency: crate::ack::PeerAckFrequency,
-    /// Our ACK_FREQUENCY request: its sequence number, and whether it is still to be sent.
-    pub(crate) ack_frequency_sent: Option<u64>,
-    pub(crate) ack_frequency_pending: bool,
-    pub(crate) rng: ChaCha20Rng,
+    streams: Streams,
+    scheduler: Box<dyn Scheduler>,
+    events: VecDeque<Event>,
+    endpoint_events: VecDeque<EndpointEvent>,
+    /// Handshake CIDs and tokens, completion and confirmation flags (RFC 9000 §7.3, §8.1).
+    pub(crate) handshake: handshake_state::HandshakeState,
+    /// ACK_FREQUENCY requests both ways (draft-ietf-quic-ack-frequency).
+    ack_frequency: ack_frequency::AckFrequencyState,
+    rng: ChaCha20Rng,
     pub(crate) local_params: TransportParameters,
     pub(crate) peer_params: Option<TransportParameters>,
-    /// Destination CID of the client's first Initial (RFC 9000 §7.3).
-    pub(crate) original_dcid: ConnectionId,
-    /// The peer's SCID from its first long-header packet, checked against its transport params.
-    pub(crate) peer_initial_scid: Option<ConnectionId>,
-    pub(crate) handshake_confirmed: bool,
-    pub(crate) handshake_done_pending: bool,
-    pub(crate) connected_event_sent: bool,
     /// Time of the last activity for the idle timeout (RFC 9000 §10.1).
-    pub(crate) idle_since: Timestamp,
+    idle_since: Timestamp,
     /// Path ID limits of both sides (RFC 10069 §2.1).
-    pub(crate) path_ids: path_ids::PathIdLimits,
+    path_ids: path_ids::PathIdLimits,
     /// Time of the earliest pacing release among paths blocked only by pacing.
-    pub(crate) pacing_wakeup: Option<Timestamp>,
-    /// When the previous 1-RTT remote key may be dropped after a key update.
-    pub(crate) drop_previous_key_at: Option<Timestamp>,
-    /// Packets sent with the current 1-RTT key (for configured key updates).
-    pub(crate) packets_since_key_update: u64,
-    pub(crate) key_update_acked_pn: Option<(SpaceId, u64)>,
-    /// No key update is initiated before this (RFC 10069 §"Key Phase Update Process").
-    pub(crate) next_key_update_at: Option<Timestamp>,
-    pub(crate) stats: ConnectionStats,
-    pub(crate) cid_len: usize,
-    pub(crate) reset_key: [u8; 32],
+    pacing_wakeup: Option<Timestamp>,
+    stats: ConnectionStats,
+    cid_len: usize,
+    reset_key: [u8; 32],
     /// Round-robin cursor over paths for urgent, path-specific frames.
-    pub(crate) next_urgent_path: PathId,
+    next_urgent_path: PathId,
     /// 1-RTT packets sent with only ACK frames since the last ack-eliciting one.
-    pub(crate) ack_only_packets: u32,
+    ack_only_packets: u32,
     /// A server's 1-RTT datagrams that arrived before its handshake completed (RFC 9001 §5.7),
     /// processed once it completes.
-    pub(crate) early_datagrams: Vec<EarlyDatagram>,
+    early_datagrams: Vec<EarlyDatagram>,
     /// Reused buffer for assembling one packet.
-    pub(crate) scratch: Vec<u8>,
+    scratch: Vec<u8>,
     /// Reused buffer for the scheduler's per-path views (see `path_views`).
-    pub(crate) views_buf: Vec<crate::scheduler::PathView>,
+    views_buf: Vec<crate::scheduler::PathView>,
     /// Reused buffers of ACK frame processing (`on_ack_frame`).
-    pub(crate) ack_scratch: AckScratch,
+    ack_scratch: AckScratch,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.
-    pub(crate) raw_frames: Vec<Vec<u8>>,
+    raw_frames: Vec<Vec<u8>>,
     /// Re-injection policy (XLINK) of this sender.
-    pub(crate) reinjection: Box<dyn crate::reinjection::ReinjectionPolicy>,
+    reinjection: Box<dyn crate::reinjection::ReinjectionPolicy>,
     /// QoE feedback: negotiated, our next sequence, frames to send, the peer's latest report.
-    pub(crate) qoe: xlink::QoeState,
+    qoe: xlink::QoeState,
     /// qlog sink and what it was last told; None when not logging.
     pub(crate) qlog: Option<Box<crate::qlog::Qlog>>,
     /// DATAGRAM queues (RFC 9221), both directions.
-    pub(crate) datagrams: datagrams::DatagramState,
+    datagrams: datagrams::DatagramState,
     /// 0-RTT keys, remembered parameters and outcome (`zero_rtt.rs`).
-    pub(crate) zero_rtt: zero_rtt::ZeroRttState,
+    zero_rtt: zero_rtt::ZeroRttState,
     /// ECN codepoint of the datagram being processed (RFC 9000 §13.4.1).
     pub(crate) rx_ecn: Option<crate::ecn::EcnCodepoint>,
 }
@@ -285,7 +258,8 @@ impl Connection {
     }
 
     pub(crate) fn max_ack_delay(&self) -> crate::time::Duration {
-        self.peer_ack_frequency
+        self.ack_frequency
+            .peer()
             .max_ack_delay(self.config.ack.max_ack_delay())
     }
 
@@ -297,10 +271,10 @@ impl Connection {
         // we know which one the peer uses (draft-ietf-quic-ack-frequency §"Computation of
         // Probe Timeout Period").
         match (
-            self.ack_frequency_sent,
+            self.ack_frequency.has_requested(),
             self.config.ack.request_ack_frequency,
         ) {
-            (Some(_), Some(r)) => {
+            (true, Some(r)) => {
                 advertised.max(crate::time::Duration::from_micros(r.max_ack_delay_us))
             }
             _ => advertised,

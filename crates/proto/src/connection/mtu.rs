@@ -70,7 +70,7 @@ impl Connection {
     /// validated paths (the base size is confirmed, RFC 8899 §5.2) once the handshake is
     /// confirmed (the peer's max_udp_payload_size is known).
     pub(super) fn send_mtu_probe(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
-        if !self.handshake_confirmed || !self.paths.values().any(|p| p.mtu.probe_due(now)) {
+        if !self.handshake.is_confirmed() || !self.paths.values().any(|p| p.mtu.probe_due(now)) {
             return None;
         }
         let peer = self.peer_udp_limit();

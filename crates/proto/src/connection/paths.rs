@@ -148,7 +148,7 @@ impl Connection {
                 // RFC 9000 §9.3 / RFC 10069 §3.1.2: peer address change = migration of this path.
                 path.remote = remote;
                 path.local = local;
-                if self.handshake_confirmed {
+                if self.handshake.is_confirmed() {
                     let mut challenge = [0u8; 8];
                     self.rng.fill_bytes(&mut challenge);
                     path.start_validation(challenge);
@@ -354,9 +354,9 @@ impl Connection {
         sent: &mut crate::sent_frames::SentFrames,
     ) -> bool {
         let start = packet.len();
-        if self.handshake_done_pending && self.side == Side::Server && packet.len() < limit {
+        if self.side == Side::Server && packet.len() < limit && self.handshake.take_handshake_done()
+        {
             Frame::HandshakeDone.encode(packet);
-            self.handshake_done_pending = false;
             sent.handshake_done = true;
         }
         self.write_new_token(packet, limit, sent);

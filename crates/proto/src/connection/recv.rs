@@ -233,11 +233,11 @@ impl Connection {
         };
         if decrypted.epoch != Epoch::Data
             && self.side == Side::Client
-            && self.peer_initial_scid.is_none()
+            && !self.handshake.peer_scid_known()
         {
             // RFC 9000 §7.2: the client switches to the server's chosen CID.
             if let Some(scid) = scid {
-                self.peer_initial_scid = Some(scid);
+                self.handshake.record_peer_scid(scid);
                 self.remote_cids
                     .insert(PathId::ZERO, crate::cid::RemoteCids::with_initial(scid));
             }
@@ -251,7 +251,7 @@ impl Connection {
         // RFC 9000 §6.2: a client abandons the attempt if VN lists no version it supports and
         // does not contain the version it used; VN after any valid packet is ignored.
         if self.side == Side::Client
-            && self.peer_initial_scid.is_none()
+            && !self.handshake.peer_scid_known()
             && !packet.versions().contains(&QUIC_V1)
         {
             self.on_version_negotiation();
@@ -279,12 +279,7 @@ impl Connection {
             Epoch::Data if kind == PacketKind::ZeroRtt => {
                 self.zero_rtt.keys.as_ref().map(|k| k.header.as_ref())
             }
-            Epoch::Initial => self.initial_keys.as_ref().map(|k| k.remote.header.as_ref()),
-            Epoch::Handshake => self
-                .handshake_keys
-                .as_ref()
-                .map(|k| k.remote.header.as_ref()),
-            Epoch::Data => self.one_rtt.as_ref().map(|k| k.remote_header()),
+            epoch => self.keys.remote_header(epoch),
         };
         let Some(hp) = hp else { return Ok(None) };
         let Ok((first, pn_len)) = remove_header_protection(hp, packet.packet_mut(), pn_offset)
@@ -315,7 +310,14 @@ impl Connection {
                     .map(|r| (r, KeyUpdateOutcome::Current))
             })
         } else {
-            self.open(epoch, path, pn, &mut buf, header_len, key_phase)
+            // RFC 10069 §2.4: the 1-RTT nonce carries the path ID in per-path spaces.
+            let nonce_path = if epoch == Epoch::Data {
+                self.layout.nonce_path_id(path)
+            } else {
+                None
+            };
+            self.keys
+                .open(epoch, nonce_path, pn, &mut buf, header_len, key_phase)
         };
         let Some(opened) = opened else {
             return Ok(None);
@@ -340,8 +342,8 @@ impl Connection {
             KeyUpdateOutcome::PeerUpdated | KeyUpdateOutcome::PeerFollowed
         ) {
             // RFC 9001 §6.5 / RFC 10069: keep the old key for three times the largest PTO.
-            self.drop_previous_key_at = Some(now + self.key_retention_pto() * 3);
-            self.packets_since_key_update = 0;
+            let drop_previous_at = now + self.key_retention_pto() * 3;
+            self.keys.on_peer_key_update(drop_previous_at);
             self.stats.key_updates += 1;
             self.qlog_key_update(now, "remote_update");
         }
@@ -369,41 +371,6 @@ impl Connection {
             header_len,
             pn_len,
         }))
-    }
-
-    /// Decrypt the payload with the level's keys (1-RTT: key phase and key update, RFC 9001 §6).
-    /// None when the level has no keys.
-    fn open(
-        &mut self,
-        epoch: Epoch,
-        path: PathId,
-        pn: u64,
-        buf: &mut [u8],
-        header_len: usize,
-        key_phase: bool,
-    ) -> Option<Result<(std::ops::Range<usize>, KeyUpdateOutcome), crate::crypto::CryptoError>>
-    {
-        match epoch {
-            Epoch::Initial | Epoch::Handshake => {
-                let keys = if epoch == Epoch::Initial {
-                    self.initial_keys.as_ref()
-                } else {
-                    self.handshake_keys.as_ref()
-                }?;
-                Some(
-                    open_payload(keys.remote.packet.as_ref(), None, pn, buf, header_len)
-                        .map(|r| (r, KeyUpdateOutcome::Current)),
-                )
-            }
-            Epoch::Data => {
-                let nonce_path = self.layout.nonce_path_id(path);
-                Some(
-                    self.one_rtt
-                        .as_mut()?
-                        .open(nonce_path, pn, buf, header_len, key_phase),
-                )
-            }
-        }
     }
 
     fn on_decrypted(
@@ -460,9 +427,8 @@ impl Connection {
     /// Bookkeeping after a packet was processed: receive record, ACK state, idle timer, counters.
     fn note_received(&mut self, now: Timestamp, packet: &Decrypted, ack_eliciting: bool) {
         let keys_kept = match packet.epoch {
-            Epoch::Initial => self.initial_keys.is_some(),
-            Epoch::Handshake => self.handshake_keys.is_some(),
             Epoch::Data => true,
+            epoch => self.keys.has(epoch),
         };
         if !keys_kept {
             // Processing this packet discarded its keys (the server's Handshake packet that
@@ -489,7 +455,7 @@ impl Connection {
         let gap = record.on_received(packet.pn, now);
         // draft-ietf-quic-ack-frequency: the peer's Reordering Threshold may hold back the
         // immediate ACK RFC 9000 §13.2.1 asks for.
-        let frequency = self.peer_ack_frequency;
+        let frequency = *self.ack_frequency.peer();
         let reorder_acks = frequency.reordering_calls_for_ack(self.record(packet.space), packet.pn);
         let immediate = packet.epoch != Epoch::Data;
         let max_ack_delay = if immediate {
@@ -498,7 +464,7 @@ impl Connection {
             self.max_ack_delay()
         };
         let rules = *self.layout.report_rules();
-        let ack_config = self.peer_ack_frequency.apply(&self.config.ack);
+        let ack_config = self.ack_frequency.peer().apply(&self.config.ack);
         let policy = AckPolicy::new(&ack_config, &rules, self.layout.gaps_signal_loss());
         // Report §2.2: the path whose threshold and timer count this packet.
         let counting = if packet.epoch == Epoch::Data {

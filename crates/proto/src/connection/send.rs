@@ -53,12 +53,12 @@ impl Connection {
             _ => {}
         }
         self.maybe_update_keys(now);
-        if self.initial_keys.is_some() || self.handshake_keys.is_some() {
+        if self.keys.has_handshake_levels() {
             if let Some(t) = self.send_handshake_datagram(now, buf) {
                 return Some(t);
             }
         }
-        if self.one_rtt.is_none() {
+        if !self.keys.has(Epoch::Data) {
             // A resuming client's early stream data (zero_rtt.rs).
             return self.send_zero_rtt_datagram(now, buf);
         }
@@ -146,12 +146,7 @@ impl Connection {
     }
 
     fn epoch_wants_send(&self, now: Timestamp, epoch: Epoch) -> bool {
-        let has_keys = match epoch {
-            Epoch::Initial => self.initial_keys.is_some(),
-            Epoch::Handshake => self.handshake_keys.is_some(),
-            Epoch::Data => self.one_rtt.is_some(),
-        };
-        if !has_keys {
+        if !self.keys.has(epoch) {
             return false;
         }
         let space = if epoch == Epoch::Initial {
@@ -179,7 +174,8 @@ impl Connection {
     /// first flight was lost) hears from it: a Handshake packet if it has Handshake keys,
     /// otherwise a padded Initial. The probe also acknowledges what the server sent meanwhile.
     fn anti_deadlock_epoch(&self) -> Option<Epoch> {
-        if self.side != Side::Client || self.handshake_confirmed || self.one_rtt.is_some() {
+        if self.side != Side::Client || self.handshake.is_confirmed() || self.keys.has(Epoch::Data)
+        {
             return None;
         }
         let path = self.paths.get(&PathId::ZERO)?;
@@ -189,10 +185,10 @@ impl Connection {
         if in_flight {
             return None;
         }
-        if self.handshake_keys.is_some() {
+        if self.keys.has(Epoch::Handshake) {
             Some(Epoch::Handshake)
         } else {
-            self.initial_keys.as_ref().map(|_| Epoch::Initial)
+            self.keys.has(Epoch::Initial).then_some(Epoch::Initial)
         }
     }
 
@@ -306,9 +302,9 @@ impl Connection {
             || !self.raw_frames.is_empty()
             || self.has_pending_qoe()
             || self.streams.has_pending_control()
-            || self.handshake_done_pending
-            || (self.new_token_pending && self.handshake_confirmed)
-            || self.ack_frequency_pending
+            || self.handshake.handshake_done_pending()
+            || self.handshake.new_token_to_send().is_some()
+            || self.ack_frequency.is_pending()
             || self.path_ids.grant_pending()
             || self.local_cids.values().any(|c| c.has_pending())
             || self.remote_cids.values().any(|c| c.has_pending_retire())
@@ -533,7 +529,7 @@ impl Connection {
                 version: QUIC_V1,
                 dcid,
                 scid,
-                token: self.initial_token.clone(),
+                token: self.handshake.initial_token().clone(),
             },
             Epoch::Handshake => Header::Long {
                 kind: mpquic_wire::header::PacketKind::Handshake,
@@ -543,7 +539,7 @@ impl Connection {
             },
             Epoch::Data => Header::Short {
                 spin: false,
-                key_phase: self.one_rtt.as_ref().is_some_and(|k| k.key_phase()),
+                key_phase: self.keys.key_phase(),
                 dcid,
             },
         })
@@ -609,21 +605,13 @@ impl Connection {
         packet: &mut Vec<u8>,
         enc: &PartialEncode,
     ) -> Option<()> {
-        let result = match epoch {
-            Epoch::Initial => seal_long(&self.initial_keys.as_ref()?.local, pn, packet, enc),
-            Epoch::Handshake => seal_long(&self.handshake_keys.as_ref()?.local, pn, packet, enc),
-            Epoch::Data => {
-                let nonce_path = self.layout.nonce_path_id(path);
-                self.one_rtt.as_mut()?.seal(
-                    nonce_path,
-                    pn,
-                    packet,
-                    enc.header_len,
-                    enc.pn_offset,
-                    enc.pn_len,
-                )
-            }
+        // RFC 10069 §2.4: the 1-RTT nonce carries the path ID in per-path spaces.
+        let nonce_path = if epoch == Epoch::Data {
+            self.layout.nonce_path_id(path)
+        } else {
+            None
         };
+        let result = self.keys.seal(epoch, nonce_path, pn, packet, enc)?;
         match result {
             Ok(()) => Some(()),
             Err(e) => {
@@ -660,7 +648,7 @@ impl Connection {
     ) {
         self.stats.packets_sent += 1;
         if epoch == Epoch::Data {
-            self.packets_since_key_update += 1;
+            self.keys.count_one_rtt_sent();
         }
         let stream_bytes: u64 = frames.streams.stream.iter().map(|c| c.len).sum();
         let Some(path) = self.paths.get_mut(&path_id) else {

@@ -26,7 +26,7 @@ impl Connection {
         };
         consider(self.idle_deadline());
         consider(self.pacing_wakeup);
-        consider(self.drop_previous_key_at);
+        consider(self.keys.drop_previous_deadline());
         for id in self.paths.keys() {
             consider(self.path_loss_timer(*id).map(|(t, _, _)| t));
             let path = &self.paths[id];
@@ -67,12 +67,7 @@ impl Connection {
             self.drain();
             return;
         }
-        if self.drop_previous_key_at.is_some_and(|t| now >= t) {
-            self.drop_previous_key_at = None;
-            if let Some(keys) = self.one_rtt.as_mut() {
-                keys.drop_previous_remote();
-            }
-        }
+        self.keys.on_timeout(now);
         if self.pacing_wakeup.is_some_and(|t| now >= t) {
             self.pacing_wakeup = None;
         }
@@ -207,8 +202,8 @@ impl Connection {
             // RFC 9002 §6.2.1: no PTO for application data before the handshake is confirmed;
             // max_ack_delay counts only for application data.
             if epoch == Epoch::Data
-                && !self.handshake_confirmed
-                && (self.initial_keys.is_some() || self.handshake_keys.is_some())
+                && !self.handshake.is_confirmed()
+                && self.keys.has_handshake_levels()
             {
                 continue;
             }
@@ -223,11 +218,11 @@ impl Connection {
         if best.is_none()
             && id == PathId::ZERO
             && self.side == mpquic_wire::stream_id::Side::Client
-            && !self.handshake_confirmed
+            && !self.handshake.is_confirmed()
         {
             // RFC 9002 §6.2.2.1: the client keeps a PTO armed until the handshake is confirmed
             // so it can unblock a server stuck at its amplification limit.
-            let epoch = if self.handshake_keys.is_some() {
+            let epoch = if self.keys.has(Epoch::Handshake) {
                 Epoch::Handshake
             } else {
                 Epoch::Initial

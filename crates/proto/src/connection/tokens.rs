@@ -20,22 +20,22 @@ impl Connection {
     /// carrying the token, with the packet numbers continuing (§17.2.5.3).
     pub(super) fn on_retry_packet(&mut self, packet: &PartialDecode) {
         let acceptable = self.side == Side::Client
-            && self.retry_scid.is_none()
-            && self.peer_initial_scid.is_none()
+            && self.handshake.may_follow_retry()
             && matches!(self.state, State::Handshaking)
             && !packet.token().is_empty()
-            && verify_retry_integrity(self.original_dcid.as_slice(), packet.packet());
+            && verify_retry_integrity(self.handshake.original_dcid().as_slice(), packet.packet());
         let Some(retry_scid) = packet.scid().filter(|_| acceptable) else {
             self.stats.packets_dropped += 1;
             return;
         };
-        self.retry_scid = Some(retry_scid);
-        self.initial_token = Bytes::copy_from_slice(packet.token());
+        self.handshake
+            .follow_retry(retry_scid, Bytes::copy_from_slice(packet.token()));
         self.remote_cids.insert(
             crate::path::PathId::ZERO,
             RemoteCids::with_initial(retry_scid),
         );
-        self.initial_keys = Some(initial_keys(retry_scid.as_slice(), Side::Client));
+        self.keys
+            .install_initial(initial_keys(retry_scid.as_slice(), Side::Client));
         // Everything sent in Initial packets so far must be sent again under the new keys; the
         // Retry says those packets were not processed, so this is no congestion signal.
         if let Some(path) = self.paths.get_mut(&crate::path::PathId::ZERO) {
@@ -69,9 +69,7 @@ impl Connection {
                 "empty NEW_TOKEN",
             ));
         }
-        if let Some(store) = &self.token_store {
-            store.insert(&self.server_name, token);
-        }
+        self.handshake.store_new_token(token);
         Ok(())
     }
 
@@ -83,10 +81,10 @@ impl Connection {
         limit: usize,
         sent: &mut SentFrames,
     ) -> bool {
-        if !self.new_token_pending || self.side != Side::Server || !self.handshake_confirmed {
+        if self.side != Side::Server {
             return false;
         }
-        let Some(token) = &self.new_token else {
+        let Some(token) = self.handshake.new_token_to_send() else {
             return false;
         };
         let frame = Frame::NewToken {
@@ -97,7 +95,7 @@ impl Connection {
         }
         frame.encode(packet);
         sent.new_token = true;
-        self.new_token_pending = false;
+        self.handshake.new_token_sent();
         true
     }
 
@@ -109,17 +107,17 @@ impl Connection {
         limit: usize,
         sent: &mut SentFrames,
     ) -> bool {
-        if !self.ack_frequency_pending {
+        if !self.ack_frequency.is_pending() {
             return false;
         }
         let peer_min = self.peer_params.as_ref().and_then(|p| p.min_ack_delay_us);
         let (Some(request), Some(peer_min)) = (self.config.ack.request_ack_frequency, peer_min)
         else {
-            self.ack_frequency_pending = false;
+            self.ack_frequency.cancel();
             return false;
         };
         let request = request.for_peer(peer_min);
-        let sequence = self.ack_frequency_sent.map_or(0, |s| s + 1);
+        let sequence = self.ack_frequency.next_sequence();
         let frame = Frame::AckFrequency {
             sequence,
             ack_eliciting_threshold: request.ack_eliciting_threshold,
@@ -130,8 +128,7 @@ impl Connection {
             return false;
         }
         frame.encode(packet);
-        self.ack_frequency_sent = Some(sequence);
-        self.ack_frequency_pending = false;
+        self.ack_frequency.on_sent(sequence);
         sent.ack_frequency = Some(sequence);
         true
     }

@@ -124,7 +124,7 @@ impl Connection {
     /// Server, after TLS read handshake data: once it has decided on the ClientHello, install
     /// the 0-RTT keys if it accepted early data (rustls clears them when it rejects).
     pub(crate) fn check_zero_rtt_accepted(&mut self) {
-        if self.side != Side::Server || self.zero_rtt.decided || self.handshake_keys.is_none() {
+        if self.side != Side::Server || self.zero_rtt.decided || !self.keys.has(Epoch::Handshake) {
             return;
         }
         self.zero_rtt.decided = true;

@@ -353,4 +353,4 @@ impl fmt::Debug for TlsSession {
 
 #[cfg(test)]
 #[path = "tls_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -244,7 +244,9 @@ fn every_epoch_round_trips() {
     }
 }
 
-fn one_rtt_pair() -> (OneRttKeys, OneRttKeys) {
+/// Both sides' 1-RTT keys after an in-memory handshake, handshake confirmed (also used by
+/// `connection::keys`).
+pub(crate) fn one_rtt_pair() -> (OneRttKeys, OneRttKeys) {
     let (client, server) = handshake();
     let (mut c, mut s) = (client.one_rtt.unwrap(), server.one_rtt.unwrap());
     c.set_handshake_confirmed();

@@ -262,7 +262,7 @@ impl Connection {
         };
         let context = QlogContext {
             side: self.side,
-            odcid: self.original_dcid,
+            odcid: self.handshake.original_dcid(),
             start: now,
         };
         if let Some(sink) = config.make(&context) {
@@ -401,7 +401,7 @@ impl Connection {
         let Some(q) = self.qlog.as_mut() else {
             return;
         };
-        let phase = self.one_rtt.as_ref().map(|k| k.generation());
+        let phase = self.keys.one_rtt_generation();
         for key_type in key_types(Epoch::Data) {
             let event = KeyEvent {
                 key_type,
@@ -449,9 +449,9 @@ impl Connection {
 
     fn qlog_sync_keys(&mut self, now: Timestamp) {
         let installed = [
-            self.initial_keys.is_some(),
-            self.handshake_keys.is_some(),
-            self.one_rtt.is_some(),
+            self.keys.has(Epoch::Initial),
+            self.keys.has(Epoch::Handshake),
+            self.keys.has(Epoch::Data),
         ];
         let Some(q) = self.qlog.as_mut() else {
             return;
@@ -485,11 +485,11 @@ impl Connection {
     /// §"connection_state_updated" names of the connection's state.
     fn qlog_state_name(&self) -> &'static str {
         match self.state {
-            State::Handshaking if self.handshake_keys.is_some() || self.one_rtt.is_some() => {
+            State::Handshaking if self.keys.has(Epoch::Handshake) || self.keys.has(Epoch::Data) => {
                 "handshake_started"
             }
             State::Handshaking => "attempted",
-            State::Established if self.handshake_confirmed => "handshake_confirmed",
+            State::Established if self.handshake.is_confirmed() => "handshake_confirmed",
             State::Established => "handshake_complete",
             State::Closing { .. } => "closing",
             State::Draining { .. } => "draining",
