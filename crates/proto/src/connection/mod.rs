@@ -130,6 +130,16 @@ pub(crate) struct AckScratch {
     pub(crate) outcomes: Vec<(crate::path::PathId, crate::recovery::AckedOutcome)>,
     /// Paths that took an RTT sample from the ACK frame being processed.
     pub(crate) sampled: Vec<crate::path::PathId>,
+    /// Emptied packet lists of earlier outcomes, reused for the next ones.
+    pub(crate) spare_packets: Vec<Vec<crate::recovery::SentPacket>>,
+    /// The paths with newly acknowledged packets, and those without that may have losses.
+    pub(crate) acked_paths: Vec<crate::path::PathId>,
+    pub(crate) unacked_paths: Vec<crate::path::PathId>,
+    /// Each path's share of the frame and the RTT samples planned from them.
+    pub(crate) shares: Vec<crate::recovery::sampling::PathAcked>,
+    pub(crate) planned: Vec<crate::recovery::sampling::PlannedSample>,
+    /// The paths' coupling states handed to a controller.
+    pub(crate) coupling: Vec<crate::cc::CouplingState>,
 }
 
 /// A QUIC connection.
