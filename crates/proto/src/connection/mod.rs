@@ -24,7 +24,7 @@ mod views;
 mod xlink;
 mod zero_rtt;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -46,6 +46,7 @@ use crate::config::TransportConfig;
 use crate::crypto::{KeyPair, OneRttKeys, TlsSession};
 use crate::path::{Path, PathId};
 use crate::scheduler::Scheduler;
+use crate::small_map::SmallMap;
 use crate::space::{ReceiveRecord, SendSpace, SpaceId, SpaceLayout};
 use crate::streams::{Assembler, SendBuffer, Streams};
 use crate::time::Timestamp;
@@ -159,15 +160,17 @@ pub struct Connection {
     /// [`Mtud`]: crate::mtud::Mtud
     pub(crate) socket_mtu: crate::mtud::SocketMtu,
     pub(crate) crypto: [CryptoStream; 3],
-    // Values of these maps are boxed: a B-tree leaf holds room for 11 values inline, so a
-    // connection with one path (or one live space) would carry ten unused `Path`s worth of
-    // memory (about 14 kB of an idle connection's 45 kB; docs/PERFORMANCE.md, "Memory").
-    pub(crate) send_spaces: BTreeMap<SpaceId, Box<SendSpace>>,
-    pub(crate) records: BTreeMap<SpaceId, Box<ReceiveRecord>>,
+    // Per-path and per-space state lives in `SmallMap`s (a vector sorted by key: these maps
+    // hold a few entries and are looked up dozens of times per packet; docs/PERFORMANCE.md,
+    // "Simulator speed"). Their large values are boxed so that an insertion moves pointers,
+    // and so that the maps' spare capacity holds no unused `Path`s (docs/PERFORMANCE.md,
+    // "Memory").
+    pub(crate) send_spaces: SmallMap<SpaceId, Box<SendSpace>>,
+    pub(crate) records: SmallMap<SpaceId, Box<ReceiveRecord>>,
     pub(crate) layout: Box<dyn SpaceLayout>,
-    pub(crate) paths: BTreeMap<PathId, Box<Path>>,
-    pub(crate) local_cids: BTreeMap<PathId, LocalCids>,
-    pub(crate) remote_cids: BTreeMap<PathId, RemoteCids>,
+    pub(crate) paths: SmallMap<PathId, Box<Path>>,
+    pub(crate) local_cids: SmallMap<PathId, LocalCids>,
+    pub(crate) remote_cids: SmallMap<PathId, RemoteCids>,
     pub(crate) streams: Streams,
     pub(crate) scheduler: Box<dyn Scheduler>,
     pub(crate) events: VecDeque<Event>,
