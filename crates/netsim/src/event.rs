@@ -134,15 +134,20 @@ impl EventQueue {
     }
 
     pub(crate) fn pop(&mut self) -> Option<(SimTime, EventKind)> {
-        let e = self.heap.pop()?;
+        let mut top = self.heap.peek_mut()?;
+        let e = *top;
         self.queued -= 1;
         if e.lane != NO_LANE {
             let i = e.lane as usize;
-            match self.lanes[i].pop_front() {
-                Some(next) => self.heap.push(next),
-                None => self.lane_tail[i] = None,
+            if let Some(next) = self.lanes[i].pop_front() {
+                // The lane's next event takes the head's place: one sift-down instead of a
+                // pop and a push (the same order: keys are unique).
+                *top = next;
+                return Some((e.time, e.kind));
             }
+            self.lane_tail[i] = None;
         }
+        std::collections::binary_heap::PeekMut::pop(top);
         Some((e.time, e.kind))
     }
 

@@ -20,6 +20,7 @@ mod recovery;
 pub mod reinjection;
 pub mod scheduler;
 mod sent_frames;
+mod small_map;
 mod space;
 mod spns_rules;
 mod streams;

@@ -1,7 +1,6 @@
 //! One network path of a connection: its 4-tuple, validation, status, per-path loss recovery,
 //! congestion controller, pacer and statistics (RFC 9000 §8–9; RFC 10069 §3).
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use crate::ack::PathAckState;
@@ -9,6 +8,7 @@ use crate::cc::{CcStats, CongestionController, DeliveryRateEstimator, Pacer};
 use crate::crypto::Epoch;
 use crate::recovery::rtt::RttEstimator;
 use crate::recovery::Ledger;
+use crate::small_map::SmallMap;
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
 
@@ -167,7 +167,7 @@ pub(crate) struct Path {
     pub delivery_rate: Option<(u64, Timestamp)>,
     /// Receiver ACK state per packet number space on this path (boxed: a B-tree leaf has room
     /// for 11 values, and a path has one to three spaces).
-    pub acks: BTreeMap<SpaceId, Box<PathAckState>>,
+    pub acks: SmallMap<SpaceId, Box<PathAckState>>,
     /// Whether the 3x anti-amplification limit applies until validation: only where we did not
     /// choose the peer's address ourselves (server side, RFC 9000 §8.1; RFC 10069 §3.1).
     pub amplification_limited: bool,
@@ -231,7 +231,7 @@ impl Path {
             pacer: Pacer::new(u64::from(mtu.current()), now),
             delivery: DeliveryRateEstimator::default(),
             delivery_rate: None,
-            acks: BTreeMap::new(),
+            acks: SmallMap::new(),
             amplification_limited: true,
             anti_amp_received: 0,
             anti_amp_sent: 0,

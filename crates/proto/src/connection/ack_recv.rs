@@ -9,7 +9,7 @@ use crate::cc::{AckEvent, Coupling};
 use crate::crypto::Epoch;
 use crate::error::TransportError;
 use crate::path::PathId;
-use crate::recovery::sampling::{plan_samples, LargestAcked, PathAcked, SampleKind};
+use crate::recovery::sampling::{plan_samples_into, LargestAcked, PathAcked, SampleKind};
 use crate::recovery::{AckedOutcome, LossCause, SentPacket};
 use crate::space::SpaceId;
 use crate::time::{Duration, Timestamp};
@@ -18,6 +18,9 @@ use crate::time::{Duration, Timestamp};
 /// evidence, [`Ledger::on_ack_frame`](crate::recovery::Ledger::on_ack_frame)); a path with no
 /// packet among the frame's newest ones gets its evidence from other frames.
 const EVIDENCE_SEARCH: usize = 512;
+
+/// Largest packet list (in packets) kept for reuse by the next ACK frame.
+const SPARE_PACKETS_CAPACITY: usize = 16;
 
 impl Connection {
     /// RFC 9002 §A.7 OnAckReceived, split per path.
@@ -82,8 +85,10 @@ impl Connection {
             let path = group[0].1;
             seqs.clear();
             seqs.extend(group.iter().map(|&(_, _, seq)| seq));
-            if let Some(outcome) = self.remove_acked(now, epoch, space, path, seqs) {
-                outcomes.push((path, outcome));
+            let packets = scratch.spare_packets.pop().unwrap_or_default();
+            match self.remove_acked(now, epoch, space, path, seqs, packets) {
+                Ok(outcome) => outcomes.push((path, outcome)),
+                Err(packets) => scratch.spare_packets.push(packets),
             }
         }
         acked.clear();
@@ -96,27 +101,38 @@ impl Connection {
             recv_path,
             (ack.largest, ack_delay),
             outcomes,
-            sampled,
+            (&mut scratch.shares, &mut scratch.planned, sampled),
         );
         // RFC 9002 §B.6: ECN counts after the RTT update, before losses and the controller.
         if prior_largest.is_none_or(|p| ack.largest > p) {
             self.on_ack_ecn(now, space, &ack, outcomes);
         }
-        let acked_paths: Vec<PathId> = outcomes.iter().map(|(p, _)| *p).collect();
+        let acked_paths = &mut scratch.acked_paths;
+        acked_paths.clear();
+        acked_paths.extend(outcomes.iter().map(|(p, _)| *p));
         self.report_samples_without_acks(now, sampled, outcomes);
-        let unacked_paths = self.note_missing(epoch, space, &ack, &acked_paths);
-        for (path, outcome) in outcomes.drain(..) {
+        let unacked_paths = &mut scratch.unacked_paths;
+        self.note_missing(epoch, space, &ack, acked_paths, unacked_paths);
+        for (path, mut outcome) in outcomes.drain(..) {
             self.mtu_on_acked(now, path, &outcome.packets);
             for packet in &outcome.packets {
                 self.on_frames_acked(now, epoch, packet);
             }
             self.detect_losses(now, path, epoch);
-            self.report_acked(now, path, &outcome, sampled.contains(&path));
+            let rtt_sampled = sampled.contains(&path);
+            self.report_acked(now, path, &outcome, rtt_sampled, &mut scratch.coupling);
+            // The packets' frames are dropped here; the list's allocation serves the next ACK
+            // (unless an unusually large ACK grew it: an idle connection should not keep it).
+            outcome.packets.clear();
+            if outcome.packets.capacity() <= SPARE_PACKETS_CAPACITY {
+                scratch.spare_packets.push(outcome.packets);
+            }
         }
-        self.ack_scratch = scratch;
-        for path in unacked_paths {
+        for &path in unacked_paths.iter() {
             self.detect_losses(now, path, epoch);
         }
+        unacked_paths.clear();
+        self.ack_scratch = scratch;
         Ok(())
     }
 
@@ -141,20 +157,20 @@ impl Connection {
     /// Every path of the frame's space learns which of its packets the frame showed missing
     /// (report §2.1, [`Ledger::on_ack_frame`](crate::recovery::Ledger::on_ack_frame)); with one
     /// detector over the shared space (§2.1 off) the space's largest acknowledged packet moved
-    /// for every path of the space. Returns the paths without packets in this frame
-    /// (`acked_paths` had some) that may now have losses to declare.
+    /// for every path of the space. Appends to `unacked_paths` the paths without packets in
+    /// this frame (`acked_paths` had some) that may now have losses to declare.
     fn note_missing(
         &mut self,
         epoch: Epoch,
         space: SpaceId,
         ack: &AckFrame,
         acked_paths: &[PathId],
-    ) -> Vec<PathId> {
+        unacked_paths: &mut Vec<PathId>,
+    ) {
         let space_wide = self.loss_reference(space).is_space_wide();
         let layout = &self.layout;
         let low = ack.ranges.last().map_or(ack.largest, |r| *r.start());
         let history = self.send_spaces.get(&space);
-        let mut unacked_paths = Vec::new();
         for (id, p) in self.paths.iter_mut() {
             if epoch == Epoch::Data && layout.space_for(*id) != space {
                 continue;
@@ -166,7 +182,6 @@ impl Connection {
                 unacked_paths.push(*id);
             }
         }
-        unacked_paths
     }
 
     /// The peer's ACK Delay in time units (RFC 9000 §19.3; RFC 9002 §5.3: limited to the peer's
@@ -189,7 +204,8 @@ impl Connection {
     }
 
     /// Remove the acknowledged packets from one path's ledger; remember them briefly (for RTT
-    /// samples from late ACKs) and feed the delivery-rate estimator.
+    /// samples from late ACKs) and feed the delivery-rate estimator. `packets` is an empty list
+    /// to collect them in; it comes back as the error when none was outstanding.
     fn remove_acked(
         &mut self,
         now: Timestamp,
@@ -197,14 +213,20 @@ impl Connection {
         space: SpaceId,
         path_id: PathId,
         seqs: &[u64],
-    ) -> Option<AckedOutcome> {
-        let path = self.paths.get_mut(&path_id)?;
-        let mut outcome = AckedOutcome::default();
+        packets: Vec<SentPacket>,
+    ) -> Result<AckedOutcome, Vec<SentPacket>> {
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return Err(packets);
+        };
+        let mut outcome = AckedOutcome {
+            packets,
+            largest_newly_acked: None,
+        };
         for &seq in seqs {
             path.ledger(epoch).on_acked(seq, &mut outcome);
         }
         if outcome.packets.is_empty() {
-            return None;
+            return Err(outcome.packets);
         }
         // RFC 9002 §6.2.1: an acknowledgement resets the PTO backoff of its path.
         path.on_acknowledged();
@@ -216,13 +238,14 @@ impl Connection {
         for p in &outcome.packets {
             history.remember_acked(p.pn, path_id, p.time_sent, p.ack_eliciting);
         }
-        Some(outcome)
+        Ok(outcome)
     }
 
     /// RTT samples of one ACK frame received on `recv_path`: which path samples what is the
     /// recovery seam's decision under the configured rules
-    /// ([`plan_samples`](crate::recovery::sampling::plan_samples), Alibaba report §2.2).
-    /// Pushes the paths that took a sample onto `sampled`.
+    /// ([`plan_samples_into`](crate::recovery::sampling::plan_samples_into), Alibaba report
+    /// §2.2). Pushes the paths that took a sample onto `sampled`; `shares` and `planned` are
+    /// buffers (left empty).
     fn sample_rtts(
         &mut self,
         now: Timestamp,
@@ -230,7 +253,11 @@ impl Connection {
         recv_path: PathId,
         (largest, ack_delay): (u64, Duration),
         outcomes: &[(PathId, AckedOutcome)],
-        sampled: &mut Vec<PathId>,
+        (shares, planned, sampled): (
+            &mut Vec<PathAcked>,
+            &mut Vec<crate::recovery::sampling::PlannedSample>,
+            &mut Vec<PathId>,
+        ),
     ) {
         let newly = || outcomes.iter().flat_map(|(_, o)| &o.packets);
         let largest_info = self
@@ -244,26 +271,25 @@ impl Connection {
                 ack_eliciting,
                 newly_acked: newly().any(|p| p.pn == largest),
             });
-        let shares: Vec<PathAcked> = outcomes
-            .iter()
-            .filter_map(|(id, o)| {
-                let eliciting = o.packets.iter().any(|p| p.ack_eliciting);
-                Some(PathAcked {
-                    path: *id,
-                    newest_sent: o.largest_newly_acked.filter(|_| eliciting).map(|(_, t)| t),
-                    no_own_acks_yet: self.paths.get(id)?.last_own_ack.is_none(),
-                })
+        shares.clear();
+        shares.extend(outcomes.iter().filter_map(|(id, o)| {
+            let eliciting = o.packets.iter().any(|p| p.ack_eliciting);
+            Some(PathAcked {
+                path: *id,
+                newest_sent: o.largest_newly_acked.filter(|_| eliciting).map(|(_, t)| t),
+                no_own_acks_yet: self.paths.get(id)?.last_own_ack.is_none(),
             })
-            .collect();
+        }));
         let any_eliciting = newly().any(|p| p.ack_eliciting);
-        let planned = plan_samples(
+        planned.clear();
+        plan_samples_into(
             self.layout.report_rules(),
-            recv_path,
-            largest_info,
-            any_eliciting,
-            &shares,
+            (recv_path, largest_info, any_eliciting),
+            shares,
+            planned,
         );
-        for sample in planned {
+        shares.clear();
+        for sample in planned.drain(..) {
             let Some(path) = self.paths.get_mut(&sample.path) else {
                 continue;
             };
@@ -314,11 +340,8 @@ impl Connection {
         path_id: PathId,
         outcome: &AckedOutcome,
         rtt_sampled: bool,
+        states: &mut Vec<crate::cc::CouplingState>,
     ) {
-        let (states, own) = self.coupling_for(path_id);
-        let Some(path) = self.paths.get_mut(&path_id) else {
-            return;
-        };
         let in_flight = outcome.packets.iter().filter(|p| p.in_flight);
         let bytes_acked: u64 = in_flight.clone().map(|p| p.size).sum();
         let largest_sent = in_flight.map(|p| p.time_sent).max().unwrap_or_default();
@@ -326,6 +349,10 @@ impl Connection {
             // Only ACK-only packets: nothing for the controller (RFC 9002 §A.5, §7).
             return;
         }
+        let own = self.coupling_into(path_id, states);
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return;
+        };
         let rate_sample = path.delivery.generate_sample(now, path.rtt.min());
         if let Some(s) = &rate_sample {
             let kept = path.delivery_rate_estimate(now);
@@ -343,13 +370,7 @@ impl Connection {
             rtt_sampled,
             rate_sample,
         };
-        path.cc.on_ack(
-            &event,
-            Coupling {
-                paths: &states,
-                own,
-            },
-        );
+        path.cc.on_ack(&event, Coupling { paths: states, own });
     }
 
     /// Release what an acknowledged packet carried.

@@ -1,7 +1,7 @@
 //! Creating connections, driving TLS over CRYPTO frames, transport parameters, key installation
 //! and discarding, handshake completion and confirmation (RFC 9000 §7, RFC 9001 §4).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -21,6 +21,7 @@ use crate::config::{ClientConfig, ServerConfig, TransportConfig};
 use crate::crypto::{initial_keys, Epoch, HandshakeOutput, KeyPair, PacketProtection, TlsSession};
 use crate::error::TransportError;
 use crate::path::{Path, PathId};
+use crate::small_map::SmallMap;
 use crate::space::{negotiate, SpaceId};
 use crate::streams::Streams;
 use crate::time::Timestamp;
@@ -237,12 +238,12 @@ impl Connection {
             keys: super::keys::Keys::new(params.protection),
             socket_mtu: params.socket_mtu,
             crypto: Default::default(),
-            send_spaces: BTreeMap::new(),
-            records: BTreeMap::new(),
+            send_spaces: SmallMap::new(),
+            records: SmallMap::new(),
             layout: negotiate::initial_layout(&config),
-            paths: BTreeMap::from([(PathId::ZERO, Box::new(path))]),
-            local_cids: BTreeMap::from([(PathId::ZERO, local_cids)]),
-            remote_cids: BTreeMap::from([(PathId::ZERO, RemoteCids::with_initial(remote_cid))]),
+            paths: SmallMap::from([(PathId::ZERO, Box::new(path))]),
+            local_cids: SmallMap::from([(PathId::ZERO, local_cids)]),
+            remote_cids: SmallMap::from([(PathId::ZERO, RemoteCids::with_initial(remote_cid))]),
             streams,
             scheduler: config.scheduler_factory().build(),
             events: VecDeque::new(),

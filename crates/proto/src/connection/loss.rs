@@ -207,18 +207,21 @@ impl Connection {
     /// The coupling state of every path (in path-ID order) and the index of `path_id`'s own,
     /// for coupled congestion controllers.
     pub(crate) fn coupling_for(&self, path_id: PathId) -> (Vec<CouplingState>, usize) {
-        let own = self.paths.keys().position(|&id| id == path_id).unwrap_or(0);
-        let states = self
-            .paths
-            .values()
-            .map(|p| {
-                let mut state = p.cc.coupling_state();
-                state.srtt = p.rtt.smoothed();
-                state.active = p.is_usable() && !p.is_backup();
-                state
-            })
-            .collect();
+        let mut states = Vec::new();
+        let own = self.coupling_into(path_id, &mut states);
         (states, own)
+    }
+
+    /// [`Self::coupling_for`] into a reused buffer (cleared first); returns `own`.
+    pub(crate) fn coupling_into(&self, path_id: PathId, states: &mut Vec<CouplingState>) -> usize {
+        states.clear();
+        states.extend(self.paths.values().map(|p| {
+            let mut state = p.cc.coupling_state();
+            state.srtt = p.rtt.smoothed();
+            state.active = p.is_usable() && !p.is_backup();
+            state
+        }));
+        self.paths.keys().position(|&id| id == path_id).unwrap_or(0)
     }
 
     /// The largest PTO among active paths without exponential backoff (idle timeout floor).

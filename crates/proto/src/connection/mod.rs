@@ -27,7 +27,7 @@ mod views;
 mod xlink;
 mod zero_rtt;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -49,6 +49,7 @@ use crate::config::TransportConfig;
 use crate::crypto::TlsSession;
 use crate::path::{Path, PathId};
 use crate::scheduler::Scheduler;
+use crate::small_map::SmallMap;
 use crate::space::{ReceiveRecord, SendSpace, SpaceId, SpaceLayout};
 use crate::streams::{Assembler, SendBuffer, Streams};
 use crate::time::Timestamp;
@@ -133,6 +134,16 @@ pub(crate) struct AckScratch {
     pub(crate) outcomes: Vec<(crate::path::PathId, crate::recovery::AckedOutcome)>,
     /// Paths that took an RTT sample from the ACK frame being processed.
     pub(crate) sampled: Vec<crate::path::PathId>,
+    /// Emptied packet lists of earlier outcomes, reused for the next ones.
+    pub(crate) spare_packets: Vec<Vec<crate::recovery::SentPacket>>,
+    /// The paths with newly acknowledged packets, and those without that may have losses.
+    pub(crate) acked_paths: Vec<crate::path::PathId>,
+    pub(crate) unacked_paths: Vec<crate::path::PathId>,
+    /// Each path's share of the frame and the RTT samples planned from them.
+    pub(crate) shares: Vec<crate::recovery::sampling::PathAcked>,
+    pub(crate) planned: Vec<crate::recovery::sampling::PlannedSample>,
+    /// The paths' coupling states handed to a controller.
+    pub(crate) coupling: Vec<crate::cc::CouplingState>,
 }
 
 /// A QUIC connection.
@@ -149,15 +160,17 @@ pub struct Connection {
     /// [`Mtud`]: crate::mtud::Mtud
     socket_mtu: crate::mtud::SocketMtu,
     crypto: [CryptoStream; 3],
-    // Values of these maps are boxed: a B-tree leaf holds room for 11 values inline, so a
-    // connection with one path (or one live space) would carry ten unused `Path`s worth of
-    // memory (about 14 kB of an idle connection's 45 kB; docs/PERFORMANCE.md, "Memory").
-    send_spaces: BTreeMap<SpaceId, Box<SendSpace>>,
-    records: BTreeMap<SpaceId, Box<ReceiveRecord>>,
+    // Per-path and per-space state lives in `SmallMap`s (a vector sorted by key: these maps
+    // hold a few entries and are looked up dozens of times per packet; docs/PERFORMANCE.md,
+    // "Simulator speed"). Their large values are boxed so that an insertion moves pointers,
+    // and so that the maps' spare capacity holds no unused `Path`s (docs/PERFORMANCE.md,
+    // "Memory").
+    send_spaces: SmallMap<SpaceId, Box<SendSpace>>,
+    records: SmallMap<SpaceId, Box<ReceiveRecord>>,
     pub(crate) layout: Box<dyn SpaceLayout>,
-    pub(crate) paths: BTreeMap<PathId, Box<Path>>,
-    pub(crate) local_cids: BTreeMap<PathId, LocalCids>,
-    pub(crate) remote_cids: BTreeMap<PathId, RemoteCids>,
+    pub(crate) paths: SmallMap<PathId, Box<Path>>,
+    pub(crate) local_cids: SmallMap<PathId, LocalCids>,
+    pub(crate) remote_cids: SmallMap<PathId, RemoteCids>,
     streams: Streams,
     scheduler: Box<dyn Scheduler>,
     events: VecDeque<Event>,

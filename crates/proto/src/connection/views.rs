@@ -93,12 +93,16 @@ fn path_view(
 ) -> PathView {
     // The path's own datagram size (path MTU discovery, RFC 9000 §14.3).
     let mtu = u64::from(p.mtu.current()).min(peer);
-    let mut can_send = p.cwnd_allows(mtu) && p.amplification_budget().is_none_or(|b| b >= mtu);
-    // Computed once: a 128-bit division (the controller's state does not change below).
+    // Asked once (the controller's state does not change below); `Path::cwnd_allows` inline.
+    let cwnd = p.cc.window();
+    let bytes_in_flight = p.bytes_in_flight();
+    let mut can_send =
+        bytes_in_flight + mtu <= cwnd && p.amplification_budget().is_none_or(|b| b >= mtu);
+    // Computed once: a 128-bit division.
     let pacing_rate = p.cc.pacing_rate(p.rtt.smoothed());
     if can_send && pacing {
         let rate = pacing_rate;
-        if let Some(t) = p.pacer.delay(now, mtu, rate, p.cc.window()) {
+        if let Some(t) = p.pacer.delay(now, mtu, rate, cwnd) {
             can_send = false;
             if p.is_usable() {
                 *wake = Some(wake.map_or(t, |w| w.min(t)));
@@ -110,8 +114,8 @@ fn path_view(
         srtt: p.rtt.smoothed(),
         rttvar: p.rtt.var(),
         rtt_known: p.rtt.has_sample(),
-        cwnd: p.cc.window(),
-        bytes_in_flight: p.bytes_in_flight(),
+        cwnd,
+        bytes_in_flight,
         pacing_rate,
         delivery_rate: p.delivery_rate_estimate(now),
         can_send,

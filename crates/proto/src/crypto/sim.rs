@@ -9,7 +9,7 @@
 //!   hash) of the key, the nonce (path ID and packet number), the header (associated data) and
 //!   the payload, so packets keep exactly their real sizes and a corrupted or misdirected packet
 //!   still fails to open and is dropped, as with AES-GCM;
-//! - header protection XORs a mask computed the same way from the sample, so it still
+//! - header protection XORs a mask computed from the sample with a key of its own, so it still
 //!   round-trips and the packet number stays masked on the wire.
 //!
 //! The stand-in keys are derived from the real 1-RTT keys (each is the real AEAD's output on a
@@ -101,24 +101,8 @@ impl HashKey {
         let n1 = nonce.1.wrapping_mul(C1);
         // Four independent lanes of 16 bytes each per step: the multiplications overlap.
         let mut s = [k[0] ^ n0, k[1] ^ n1, k[2] ^ n0 ^ C2, k[3] ^ n1 ^ C3];
-        for part in [aad, data] {
-            let mut chunks = part.chunks_exact(64);
-            for c in &mut chunks {
-                for (lane, st) in s.iter_mut().enumerate() {
-                    let w = &c[16 * lane..16 * lane + 16];
-                    *st = fold(*st ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
-                }
-            }
-            let rest = chunks.remainder();
-            let mut tail = [0u8; 64];
-            tail[..rest.len()].copy_from_slice(rest);
-            for (lane, st) in s.iter_mut().enumerate() {
-                let w = &tail[16 * lane..16 * lane + 16];
-                *st = fold(*st ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
-            }
-            // The length ends each part, so zero padding and part boundaries are unambiguous.
-            s[0] = fold(s[0] ^ part.len() as u64, s[1] ^ C0);
-        }
+        self.absorb(&mut s, aad);
+        self.absorb(&mut s, data);
         let a = fold(s[0] ^ C1, s[2] ^ k[1]);
         let b = fold(s[1] ^ C2, s[3] ^ k[0]);
         let t0 = fold(a ^ k[3], b ^ C3);
@@ -127,6 +111,47 @@ impl HashKey {
         let mut out = [0u8; TAG_LEN];
         out[..8].copy_from_slice(&t0.to_le_bytes());
         out[8..].copy_from_slice(&t1.to_le_bytes());
+        out
+    }
+
+    /// Mix `part` into the lanes: 64-byte steps, then the remaining 16-byte blocks on the
+    /// first lanes, the last partial block zero-padded. Only blocks holding data are folded
+    /// (the header of a packet is one or two of them, not a full step).
+    #[inline(always)]
+    fn absorb(&self, s: &mut [u64; 4], part: &[u8]) {
+        let k = &self.0;
+        let mut chunks = part.chunks_exact(64);
+        for c in &mut chunks {
+            for (lane, st) in s.iter_mut().enumerate() {
+                let w = &c[16 * lane..16 * lane + 16];
+                *st = fold(*st ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
+            }
+        }
+        let rest = chunks.remainder();
+        let mut blocks = rest.chunks_exact(16);
+        for (lane, w) in (&mut blocks).enumerate() {
+            s[lane] = fold(s[lane] ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
+        }
+        let last = blocks.remainder();
+        if !last.is_empty() {
+            let lane = rest.len() / 16;
+            let mut w = [0u8; 16];
+            w[..last.len()].copy_from_slice(last);
+            s[lane] = fold(s[lane] ^ word(&w[..8]), word(&w[8..]) ^ k[lane]);
+        }
+        // The length ends each part, so zero padding and part boundaries are unambiguous.
+        s[0] = fold(s[0] ^ part.len() as u64, s[1] ^ C0);
+    }
+
+    /// The header-protection mask of a 16-byte sample: two keyed folds (what the mask needs is
+    /// that it depends on the key and on every bit of the sample, RFC 9001 §5.4.1).
+    fn mask(&self, sample: &[u8; SAMPLE_LEN]) -> [u8; SAMPLE_LEN] {
+        let k = &self.0;
+        let a = fold(word(&sample[..8]) ^ k[0], word(&sample[8..]) ^ k[1]);
+        let b = fold(a ^ k[2], word(&sample[..8]) ^ k[3] ^ C0);
+        let mut out = [0u8; SAMPLE_LEN];
+        out[..8].copy_from_slice(&a.to_le_bytes());
+        out[8..].copy_from_slice(&b.to_le_bytes());
         out
     }
 }
@@ -245,12 +270,15 @@ impl SimHeaderKey {
         packet_number: &mut [u8],
         masked: bool,
     ) -> Result<(), rustls::Error> {
-        if sample.len() != SAMPLE_LEN || packet_number.len() > 4 {
+        let (Ok(sample), true) = (
+            <&[u8; SAMPLE_LEN]>::try_from(sample),
+            packet_number.len() <= 4,
+        ) else {
             return Err(rustls::Error::General(
                 "sample or packet number length".into(),
             ));
-        }
-        let mask = self.key.tag((0, 0), &[], sample);
+        };
+        let mask = self.key.mask(sample);
         // RFC 9001 §5.4.1: 4 bits of a long header's first byte, 5 of a short header's.
         let bits = if *first & 0x80 != 0 { 0x0f } else { 0x1f };
         let first_plain = if masked {

@@ -57,9 +57,8 @@ pub(crate) struct PlannedSample {
     pub kind: SampleKind,
 }
 
-/// The samples one ACK frame received on `recv_path` gives. `largest` is the frame's Largest
-/// Acknowledged (None if the sender no longer remembers it), `any_newly_eliciting` whether an
-/// ack-eliciting packet is among the newly acknowledged ones, `paths` each path's share.
+/// [`plan_samples_into`] into a new vector.
+#[cfg(test)]
 pub(crate) fn plan_samples(
     rules: &SpnsRules,
     recv_path: PathId,
@@ -68,6 +67,25 @@ pub(crate) fn plan_samples(
     paths: &[PathAcked],
 ) -> Vec<PlannedSample> {
     let mut out = Vec::new();
+    plan_samples_into(
+        rules,
+        (recv_path, largest, any_newly_eliciting),
+        paths,
+        &mut out,
+    );
+    out
+}
+
+/// Appends to `out` the samples one ACK frame received on `recv_path` gives. `largest` is the
+/// frame's Largest Acknowledged (None if the sender no longer remembers it),
+/// `any_newly_eliciting` whether an ack-eliciting packet is among the newly acknowledged ones,
+/// `paths` each path's share. (An output buffer: the connection reuses one for every frame.)
+pub(crate) fn plan_samples_into(
+    rules: &SpnsRules,
+    (recv_path, largest, any_newly_eliciting): (PathId, Option<LargestAcked>, bool),
+    paths: &[PathAcked],
+    out: &mut Vec<PlannedSample>,
+) {
     if !rules.per_path_rtt_samples {
         // RFC 9002 §5.1 applied to the frame, credited to the path it arrived on.
         if let Some(l) = largest.filter(|l| l.newly_acked && any_newly_eliciting) {
@@ -77,7 +95,7 @@ pub(crate) fn plan_samples(
                 kind: SampleKind::Naive,
             });
         }
-        return out;
+        return;
     }
     // Report §2.2: the Largest Acknowledged may have been acknowledged first by another
     // path's ACK (one shared space): the receiving path still samples it when it was sent on
@@ -101,7 +119,6 @@ pub(crate) fn plan_samples(
             });
         }
     }
-    out
 }
 
 #[cfg(test)]
