@@ -231,7 +231,7 @@ impl Endpoint {
     /// policy at once, in the endpoint's driver, instead of waiting for the application's
     /// decision (off by default). The server's first flight then leaves in the same round as
     /// the client's Initial arrived, saving two hand-offs between tasks on every handshake
-    /// (about a tenth of a loopback handshake's time, docs/LOAD.md); the price is that a
+    /// (what made handshakes slower when `Incoming` came in, docs/LOAD.md); the price is that a
     /// connection exists before the application sees the attempt. [`Endpoint::accept`] still
     /// gives every attempt: [`Incoming::accept`] hands its connection over, refusing (or
     /// ignoring, or dropping) it closes the connection with CONNECTION_REFUSED, and it cannot
