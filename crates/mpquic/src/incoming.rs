@@ -57,7 +57,7 @@ impl RetryError {
 impl Incoming {
     pub(crate) fn new(shared: Arc<Shared>, attempt: Attempt) -> Self {
         let inner = match attempt {
-            Attempt::Pending(incoming) => Inner::Pending(Box::new(incoming)),
+            Attempt::Pending(incoming) => Inner::Pending(incoming),
             Attempt::Accepted { handle, meta } => Inner::Accepted { handle, meta },
         };
         Self {

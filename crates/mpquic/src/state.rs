@@ -152,7 +152,7 @@ impl State {
                     Err(_) => continue,
                 }
             } else {
-                Attempt::Pending(incoming)
+                Attempt::Pending(Box::new(incoming))
             };
             self.incoming.push_back(attempt);
             arrived = true;
@@ -273,7 +273,7 @@ impl State {
         }
         for attempt in std::mem::take(&mut self.incoming) {
             match attempt {
-                Attempt::Pending(incoming) => self.proto.refuse_incoming(incoming),
+                Attempt::Pending(incoming) => self.proto.refuse_incoming(*incoming),
                 // Nobody will take it: close it like the connections nobody holds.
                 Attempt::Accepted { handle, .. } => {
                     if let Some(c) = self.proto.connection_mut(handle) {
@@ -302,8 +302,9 @@ impl State {
 /// A connection attempt waiting for [`crate::Endpoint::accept`].
 #[derive(Debug)]
 pub(crate) enum Attempt {
-    /// The core's attempt, for the application to decide on.
-    Pending(mpquic_proto::Incoming),
+    /// The core's attempt, for the application to decide on (boxed: a client's Initial and
+    /// its metadata are a few hundred bytes).
+    Pending(Box<mpquic_proto::Incoming>),
     /// Already accepted by the driver ([`State::accept_all`]): the connection exists and the
     /// queue holds one reference to it.
     Accepted {
