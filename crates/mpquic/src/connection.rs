@@ -554,7 +554,7 @@ impl Connection {
     pub fn path_events(&self) -> PathEvents {
         let rx = self
             .inner
-            .with_state(|cs| cs.path_events.as_ref().map(|tx| tx.subscribe()))
+            .with_state(ConnState::subscribe_path_events)
             .flatten()
             // Already ended: a receiver whose sender is gone reports Closed at once.
             .unwrap_or_else(|| tokio::sync::broadcast::channel(1).1);

@@ -226,6 +226,8 @@ impl Driver {
         if st.proto.next_timeout().is_some_and(|t| t <= now) {
             st.proto.handle_timeout(now);
         }
+        // Before sending: an attempt accepted here answers in this round.
+        st.take_attempts(now);
         while self.outgoing.len() < SEND_BATCH {
             let Some(t) = st.proto.poll_transmit(now, &mut self.scratch) else {
                 break;

@@ -227,6 +227,20 @@ impl Endpoint {
         .await
     }
 
+    /// Accept every client attempt that passes the server configuration's limits and Retry
+    /// policy at once, in the endpoint's driver, instead of waiting for the application's
+    /// decision (off by default). The server's first flight then leaves in the same round as
+    /// the client's Initial arrived, saving two hand-offs between tasks on every handshake
+    /// (what made handshakes slower when `Incoming` came in, docs/LOAD.md); the price is that a
+    /// connection exists before the application sees the attempt. [`Endpoint::accept`] still
+    /// gives every attempt: [`Incoming::accept`] hands its connection over, refusing (or
+    /// ignoring, or dropping) it closes the connection with CONNECTION_REFUSED, and it cannot
+    /// be retried (the configuration's Retry policy still applies before it is accepted).
+    /// Applies to attempts arriving from now on.
+    pub fn set_accept_all(&self, on: bool) {
+        self.shared.lock().accept_all = on;
+    }
+
     /// Close every connection with an application error code and stop accepting new ones.
     pub fn close(&self, code: u64, reason: &[u8]) {
         let now = self.shared.now();

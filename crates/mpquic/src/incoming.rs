@@ -6,8 +6,10 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use mpquic_proto::ConnectionHandle;
+
 use crate::connection::{ConnRef, Connecting, Connection, ConnectionError};
-use crate::state::Shared;
+use crate::state::{Attempt, AttemptMeta, Shared};
 
 /// A client's first Initial packet, received by a server endpoint and waiting for the
 /// application's decision ([`crate::Endpoint::accept`]).
@@ -18,11 +20,26 @@ use crate::state::Shared;
 /// attempt is handed out. Dropping an `Incoming` refuses it.
 ///
 /// Awaiting an `Incoming` accepts it and waits for the connection (`endpoint.accept().await?.await?`).
+///
+/// With [`crate::Endpoint::set_accept_all`] the endpoint has already accepted the attempt (its
+/// handshake is under way): [`Incoming::accept`] hands the connection over,
+/// [`Incoming::refuse`], [`Incoming::ignore`] and dropping close it with CONNECTION_REFUSED,
+/// and [`Incoming::retry`] is not possible.
 #[derive(Debug)]
 pub struct Incoming {
     shared: Arc<Shared>,
+    inner: Option<Inner>,
+}
+
+#[derive(Debug)]
+enum Inner {
     /// Boxed: a client's Initial and its metadata are a few hundred bytes.
-    inner: Option<Box<mpquic_proto::Incoming>>,
+    Pending(Box<mpquic_proto::Incoming>),
+    /// Accepted by the driver; this holds one reference to the connection.
+    Accepted {
+        handle: ConnectionHandle,
+        meta: AttemptMeta,
+    },
 }
 
 /// Why [`Incoming::retry`] was not possible.
@@ -38,46 +55,59 @@ impl RetryError {
 }
 
 impl Incoming {
-    pub(crate) fn new(shared: Arc<Shared>, inner: mpquic_proto::Incoming) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, attempt: Attempt) -> Self {
+        let inner = match attempt {
+            Attempt::Pending(incoming) => Inner::Pending(incoming),
+            Attempt::Accepted { handle, meta } => Inner::Accepted { handle, meta },
+        };
         Self {
             shared,
-            inner: Some(Box::new(inner)),
+            inner: Some(inner),
         }
     }
 
-    fn inner(&self) -> &mpquic_proto::Incoming {
-        self.inner
+    fn meta(&self) -> AttemptMeta {
+        match self
+            .inner
             .as_ref()
             .expect("an Incoming is decided only once")
+        {
+            Inner::Pending(incoming) => AttemptMeta::of(incoming),
+            Inner::Accepted { meta, .. } => *meta,
+        }
     }
 
     /// The client's address.
     pub fn remote_address(&self) -> SocketAddr {
-        self.inner().remote_address()
+        self.meta().remote
     }
 
     /// Our address the attempt arrived on.
     pub fn local_address(&self) -> SocketAddr {
-        self.inner().local_address()
+        self.meta().local
     }
 
     /// Whether the client proved it receives at its address: its Initial carried a valid
     /// token from our Retry or from a NEW_TOKEN frame of an earlier connection (RFC 9000
     /// §8.1.2–8.1.3).
     pub fn remote_address_validated(&self) -> bool {
-        self.inner().remote_address_validated()
+        self.meta().validated
     }
 
-    /// Whether [`Incoming::retry`] is possible (the address is not validated yet).
+    /// Whether [`Incoming::retry`] is possible: the address is not validated yet, and the
+    /// endpoint did not accept the attempt already ([`crate::Endpoint::set_accept_all`]).
     pub fn may_retry(&self) -> bool {
-        self.inner().may_retry()
+        matches!(&self.inner, Some(Inner::Pending(incoming)) if incoming.may_retry())
     }
 
     /// Create the connection; the [`Connecting`] resolves once the handshake completed (or,
     /// for a client whose 0-RTT data was accepted, as soon as that is known, so that its
     /// 0-RTT request is answered in 0.5-RTT data).
     pub fn accept(mut self) -> Result<Connecting, ConnectionError> {
-        let incoming = self.inner.take().expect("decided once");
+        let incoming = match self.inner.take().expect("decided once") {
+            Inner::Pending(incoming) => incoming,
+            Inner::Accepted { handle, .. } => return Ok(self.connecting(handle)),
+        };
         let now = self.shared.now();
         let (handle, timeout) = {
             let mut st = self.shared.lock();
@@ -101,6 +131,19 @@ impl Incoming {
         ))
     }
 
+    /// The [`Connecting`] of a connection the driver accepted (taking over our reference);
+    /// its handshake timeout counts from now.
+    fn connecting(&self, handle: ConnectionHandle) -> Connecting {
+        let timeout = self
+            .shared
+            .lock()
+            .proto
+            .server_config()
+            .map(|c| c.transport.idle_timeout)
+            .unwrap_or_default();
+        Connecting::new(ConnRef::adopt(self.shared.clone(), handle), timeout)
+    }
+
     /// Refuse the attempt: the client gets CONNECTION_REFUSED at once (RFC 9000 §20.1).
     pub fn refuse(mut self) {
         self.refuse_now();
@@ -110,7 +153,13 @@ impl Incoming {
     /// back as a new [`Incoming`] whose [`Incoming::remote_address_validated`] is true. Fails
     /// (giving the attempt back) when the address is already validated.
     pub fn retry(mut self) -> Result<(), RetryError> {
-        let incoming = self.inner.take().expect("decided once");
+        let incoming = match self.inner.take().expect("decided once") {
+            Inner::Pending(incoming) => incoming,
+            accepted @ Inner::Accepted { .. } => {
+                self.inner = Some(accepted);
+                return Err(RetryError(self));
+            }
+        };
         let now = self.shared.now();
         let result = self.shared.lock().proto.retry_incoming(now, *incoming);
         match result {
@@ -119,24 +168,40 @@ impl Incoming {
                 Ok(())
             }
             Err(mpquic_proto::RetryError(incoming)) => {
-                self.inner = Some(incoming);
+                self.inner = Some(Inner::Pending(incoming));
                 Err(RetryError(self))
             }
         }
     }
 
-    /// Drop the attempt without an answer (the client retransmits or times out).
+    /// Drop the attempt without an answer (the client retransmits or times out). An attempt
+    /// the endpoint already accepted has been answered: it is refused instead.
     pub fn ignore(mut self) {
-        if let Some(incoming) = self.inner.take() {
-            self.shared.lock().proto.ignore_incoming(*incoming);
+        match self.inner.take() {
+            Some(Inner::Pending(incoming)) => self.shared.lock().proto.ignore_incoming(*incoming),
+            accepted => {
+                self.inner = accepted;
+                self.refuse_now();
+            }
         }
     }
 
     fn refuse_now(&mut self) {
-        if let Some(incoming) = self.inner.take() {
-            self.shared.lock().proto.refuse_incoming(*incoming);
-            self.shared.wake_driver();
+        let Some(inner) = self.inner.take() else {
+            return;
+        };
+        let now = self.shared.now();
+        {
+            let mut st = self.shared.lock();
+            match inner {
+                Inner::Pending(incoming) => st.proto.refuse_incoming(*incoming),
+                Inner::Accepted { handle, .. } => {
+                    st.proto.refuse_connection(now, handle);
+                    st.release(handle);
+                }
+            }
         }
+        self.shared.wake_driver();
     }
 }
 

@@ -84,7 +84,9 @@ pub(crate) struct State {
     /// Local addresses of the bound sockets.
     pub locals: Vec<SocketAddr>,
     /// Connection attempts not yet taken by [`crate::Endpoint::accept`].
-    pub incoming: VecDeque<mpquic_proto::Incoming>,
+    pub incoming: VecDeque<Attempt>,
+    /// [`crate::Endpoint::set_accept_all`]: the driver accepts every attempt itself.
+    pub accept_all: bool,
     /// Server connections accepted and not yet handed to their [`crate::Connecting`]: they
     /// become ready at handshake completion or when the client's 0-RTT is accepted.
     handshaking: HashSet<ConnectionHandle>,
@@ -118,6 +120,7 @@ impl State {
             conns: HashMap::new(),
             locals,
             incoming: VecDeque::new(),
+            accept_all: false,
             handshaking: HashSet::new(),
             default_client_config: None,
             accept_wakers: Vec::new(),
@@ -129,21 +132,38 @@ impl State {
         }
     }
 
-    /// Turn the core's events into wake-ups, move newly established server connections to the
-    /// accept queue and forget drained connections.
-    pub(crate) fn process(&mut self) {
+    /// Queue the core's new connection attempts for [`crate::Endpoint::accept`]. With
+    /// [`State::accept_all`] each is accepted here, in the driver's round, so that the
+    /// server's first flight leaves in the same round as the client's Initial arrived instead
+    /// of after two hand-offs between tasks (to the accepting task and back to the driver).
+    pub(crate) fn take_attempts(&mut self, now: Timestamp) {
         let mut arrived = false;
         while let Some(incoming) = self.proto.poll_incoming() {
             if self.closed {
                 self.proto.refuse_incoming(incoming);
-            } else {
-                self.incoming.push_back(incoming);
-                arrived = true;
+                continue;
             }
+            let attempt = if self.accept_all {
+                let meta = AttemptMeta::of(&incoming);
+                match self.accept_incoming(now, incoming) {
+                    Ok(handle) => Attempt::Accepted { handle, meta },
+                    // Refused by the connection limit, or an unusable Initial: the core
+                    // answered (or dropped) it; nothing for the application.
+                    Err(_) => continue,
+                }
+            } else {
+                Attempt::Pending(Box::new(incoming))
+            };
+            self.incoming.push_back(attempt);
+            arrived = true;
         }
         if arrived {
             wake_all(&mut self.accept_wakers);
         }
+    }
+
+    /// Turn the core's events into wake-ups and forget drained connections.
+    pub(crate) fn process(&mut self) {
         // Only connections with activity since the last round can have new events.
         let mut handles = std::mem::take(&mut self.handles_scratch);
         handles.clear();
@@ -222,6 +242,17 @@ impl State {
         Ok(h)
     }
 
+    /// Give up one reference to a connection's runtime state, forgetting it once nothing
+    /// refers to it and the core has forgotten the connection.
+    pub(crate) fn release(&mut self, handle: ConnectionHandle) {
+        if let Some(cs) = self.conns.get_mut(&handle) {
+            cs.refs = cs.refs.saturating_sub(1);
+            if cs.refs == 0 && cs.drained {
+                self.conns.remove(&handle);
+            }
+        }
+    }
+
     pub(crate) fn register_accept(&mut self, waker: &Waker) {
         register(&mut self.accept_wakers, waker);
     }
@@ -240,8 +271,17 @@ impl State {
                 }
             }
         }
-        for incoming in self.incoming.drain(..) {
-            self.proto.refuse_incoming(incoming);
+        for attempt in std::mem::take(&mut self.incoming) {
+            match attempt {
+                Attempt::Pending(incoming) => self.proto.refuse_incoming(*incoming),
+                // Nobody will take it: close it like the connections nobody holds.
+                Attempt::Accepted { handle, .. } => {
+                    if let Some(c) = self.proto.connection_mut(handle) {
+                        c.close(now, 0, bytes::Bytes::from_static(b"endpoint closed"));
+                    }
+                    self.release(handle);
+                }
+            }
         }
         self.conns.retain(|_, cs| !(cs.drained && cs.refs == 0));
         wake_all(&mut self.accept_wakers);
@@ -256,6 +296,38 @@ impl State {
         }
         wake_all(&mut self.accept_wakers);
         wake_all(&mut self.idle_wakers);
+    }
+}
+
+/// A connection attempt waiting for [`crate::Endpoint::accept`].
+#[derive(Debug)]
+pub(crate) enum Attempt {
+    /// The core's attempt, for the application to decide on (boxed: a client's Initial and
+    /// its metadata are a few hundred bytes).
+    Pending(Box<mpquic_proto::Incoming>),
+    /// Already accepted by the driver ([`State::accept_all`]): the connection exists and the
+    /// queue holds one reference to it.
+    Accepted {
+        handle: ConnectionHandle,
+        meta: AttemptMeta,
+    },
+}
+
+/// What [`crate::Incoming`] tells about an attempt the driver accepted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AttemptMeta {
+    pub remote: SocketAddr,
+    pub local: SocketAddr,
+    pub validated: bool,
+}
+
+impl AttemptMeta {
+    pub(crate) fn of(incoming: &mpquic_proto::Incoming) -> Self {
+        Self {
+            remote: incoming.remote_address(),
+            local: incoming.local_address(),
+            validated: incoming.remote_address_validated(),
+        }
     }
 }
 
@@ -291,9 +363,11 @@ pub(crate) struct ConnState {
     pub finish_wakers: HashMap<StreamId, Waker>,
     accept_wakers: [Vec<Waker>; 2],
     open_wakers: [Vec<Waker>; 2],
-    /// Path events to every subscriber ([`crate::Connection::path_events`]); dropped when
-    /// the connection ends, which ends the subscriptions once they read what was sent.
-    pub path_events: Option<broadcast::Sender<PathEvent>>,
+    /// Path events to every subscriber ([`crate::Connection::path_events`]); made by the
+    /// first subscription (a channel is 128 slots, and most connections never subscribe:
+    /// making one per connection was a measurable part of a handshake), dropped when the
+    /// connection ends, which ends the subscriptions once they read what was sent.
+    path_events: Option<broadcast::Sender<PathEvent>>,
     /// How each path's validation ended (the first outcome wins), for [`crate::OpenPath`].
     pub path_outcomes: HashMap<PathId, PathOutcome>,
     /// Tasks waiting for a path's outcome ([`crate::OpenPath`]).
@@ -322,12 +396,23 @@ impl ConnState {
             finish_wakers: HashMap::new(),
             accept_wakers: Default::default(),
             open_wakers: Default::default(),
-            path_events: Some(broadcast::channel(PATH_EVENT_CAPACITY).0),
+            path_events: None,
             path_outcomes: HashMap::new(),
             path_wakers: Vec::new(),
             rx_wakers: Vec::new(),
             datagram_wakers: Vec::new(),
         }
+    }
+
+    /// A new subscription to the path events; `None` once the connection has ended.
+    pub(crate) fn subscribe_path_events(&mut self) -> Option<broadcast::Receiver<PathEvent>> {
+        if self.error.is_some() {
+            return None;
+        }
+        let tx = self
+            .path_events
+            .get_or_insert_with(|| broadcast::channel(PATH_EVENT_CAPACITY).0);
+        Some(tx.subscribe())
     }
 
     pub(crate) fn wake_conn(&mut self) {

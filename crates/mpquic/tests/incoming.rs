@@ -138,3 +138,62 @@ async fn connect_uses_the_endpoint_default_config() {
     conn.close(0, b"done");
     within("close", client.wait_idle()).await;
 }
+
+/// With `set_accept_all` the endpoint answers the client before the application has looked
+/// at the attempt: the client's handshake completes although nobody called `accept` yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_all_completes_the_handshake_before_the_application_decides() {
+    let server = server_endpoint(transport(MultipathMode::Auto));
+    server.set_accept_all(true);
+    let (client, conn) = connect_client(server.local_addr(), transport(MultipathMode::Auto)).await;
+    let incoming = within("accept", server.accept())
+        .await
+        .expect("the attempt");
+    assert_eq!(incoming.remote_address(), client.local_addr());
+    assert_eq!(incoming.local_address(), server.local_addr());
+    assert!(!incoming.remote_address_validated());
+    // Already answered: no Retry is possible any more.
+    assert!(!incoming.may_retry());
+    let incoming = incoming.retry().expect_err("no Retry").into_incoming();
+    let accepted = within("handshake", incoming.accept().expect("accept"))
+        .await
+        .expect("accepted");
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(b"ping").await.expect("write");
+    send.finish().expect("finish");
+    let (mut s_send, mut s_recv) = within("accept stream", accepted.accept_bi())
+        .await
+        .expect("stream");
+    assert_eq!(s_recv.read_to_end(10).await.expect("read"), b"ping");
+    s_send.write_all(b"pong").await.expect("write");
+    s_send.finish().expect("finish");
+    assert_eq!(
+        within("reply", recv.read_to_end(10)).await.expect("reply"),
+        b"pong"
+    );
+    let stats = server.stats();
+    assert_eq!((stats.retries_sent, stats.refused), (0, 0), "{stats:?}");
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
+/// Refusing an attempt the endpoint already accepted closes its connection with
+/// CONNECTION_REFUSED, as refusing a pending attempt answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusing_an_accepted_attempt_closes_it_with_connection_refused() {
+    let server = server_endpoint(transport(MultipathMode::Auto));
+    server.set_accept_all(true);
+    let (client, conn) = connect_client(server.local_addr(), transport(MultipathMode::Auto)).await;
+    within("accept", server.accept())
+        .await
+        .expect("the attempt")
+        .refuse();
+    match within("refusal", conn.closed()).await {
+        ConnectionError::Lost(mpquic::CloseReason::PeerTransportClose { code, .. }) => {
+            assert_eq!(code, CONNECTION_REFUSED)
+        }
+        other => panic!("expected CONNECTION_REFUSED, got {other:?}"),
+    }
+    assert_eq!(server.stats().refused, 1);
+    within("close", client.wait_idle()).await;
+}

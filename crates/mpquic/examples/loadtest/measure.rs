@@ -28,6 +28,7 @@ impl ServerChild {
         cmd.args(["serve", "--impl", imp.name(), "--port", "0"])
             .args(["--lifetime", &lifetime.as_secs().max(1).to_string()])
             .args(["--retry", &limits.retry])
+            .args(["--accept", limits.accept.name()])
             .args(["--tls", limits.tls.name()]);
         if let Some(n) = limits.max_connections {
             cmd.args(["--max-connections", &n.to_string()]);

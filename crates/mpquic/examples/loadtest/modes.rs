@@ -120,8 +120,11 @@ fn start_server(common: &Common, open: usize) -> anyhow::Result<ServerChild> {
             .get_or_insert(defaults.1.max(2 * open));
         println!(
             "mpquic server limits for this test: --max-connections {conns} --max-handshakes \
-             {handshakes} --retry {} (defaults {} / {}, retry auto)",
-            limits.retry, defaults.0, defaults.1
+             {handshakes} --retry {} (defaults {} / {}, retry auto); attempts accepted by: {}",
+            limits.retry,
+            defaults.0,
+            defaults.1,
+            limits.accept.name()
         );
     } else {
         println!("quinn server: quinn's default server and transport configuration");

@@ -43,10 +43,34 @@ pub struct Limits {
     /// max-handshakes are in progress).
     #[arg(long, value_name = "POLICY", default_value = "auto")]
     pub retry: String,
+    /// mpquic server: who accepts each connection attempt: `all` (the endpoint accepts every
+    /// attempt passing its limits and Retry policy at once, `Endpoint::set_accept_all`) or
+    /// `decide` (each attempt goes to the application as an `Incoming` first, as quinn's
+    /// server does).
+    #[arg(long, value_enum, default_value = "all")]
+    pub accept: AcceptChoice,
     /// TLS settings of both stacks: `same` (mpquic's rustls configurations for both, so that
     /// differences come from the QUIC stacks) or `defaults` (each stack as its users get it).
     #[arg(long, value_enum, default_value = "same")]
     pub tls: TlsChoice,
+}
+
+/// Who accepts the mpquic server's connection attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AcceptChoice {
+    /// The endpoint, at once (`Endpoint::set_accept_all(true)`).
+    All,
+    /// The application, after `Endpoint::accept` handed it the attempt.
+    Decide,
+}
+
+impl AcceptChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            AcceptChoice::All => "all",
+            AcceptChoice::Decide => "decide",
+        }
+    }
 }
 
 /// Which rustls configurations the two stacks use.
@@ -113,6 +137,7 @@ async fn serve_mpquic(
         fixed => fixed,
     };
     let endpoint = mpquic::Endpoint::server(config, &[bind])?;
+    endpoint.set_accept_all(limits.accept == AcceptChoice::All);
     ready(endpoint.local_addr());
     while let Some(incoming) = endpoint.accept().await {
         tokio::spawn(async move {

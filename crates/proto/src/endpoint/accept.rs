@@ -94,7 +94,7 @@ impl Endpoint {
         if self.incoming_decisions {
             // The application decides (accept, refuse, retry, ignore); only this verified
             // Initial is kept meanwhile, and the handshake limit above counts it.
-            self.hand_to_application(now, initial, validated, scid);
+            self.hand_to_application(now, (initial, keys), validated, scid);
             return None;
         }
         let handle = self.establish(now, &server, (initial, keys), validated, scid)?;

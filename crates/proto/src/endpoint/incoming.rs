@@ -16,11 +16,11 @@ use bytes::BytesMut;
 use mpquic_wire::cid::ConnectionId;
 use mpquic_wire::error::TransportErrorCode;
 use mpquic_wire::header::PartialDecode;
-use mpquic_wire::stream_id::Side;
 
 use super::{ConnectionHandle, Endpoint};
-use crate::crypto::initial_keys;
+use crate::crypto::KeyPair;
 use crate::ecn::EcnCodepoint;
+use crate::error::TransportError;
 use crate::time::Timestamp;
 use crate::token::ValidToken;
 
@@ -46,6 +46,9 @@ pub(super) struct InitialDatagram {
 #[derive(Debug)]
 pub struct Incoming {
     initial: InitialDatagram,
+    /// The Initial keys the packet was verified with (RFC 9001 §5.2), kept for the
+    /// connection or the refusal: deriving them again costs an HKDF extract and six expands.
+    keys: KeyPair,
     validated: Option<ValidToken>,
     scid: ConnectionId,
     received_at: Timestamp,
@@ -129,13 +132,14 @@ impl Endpoint {
     pub(super) fn hand_to_application(
         &mut self,
         now: Timestamp,
-        initial: InitialDatagram,
+        (initial, keys): (InitialDatagram, KeyPair),
         validated: Option<ValidToken>,
         scid: ConnectionId,
     ) {
         self.pending.insert(initial.first.dcid(), Vec::new());
         self.incoming_queue.push_back(Incoming {
             initial,
+            keys,
             validated,
             scid,
             received_at: now,
@@ -166,9 +170,9 @@ impl Endpoint {
             self.refuse_incoming(incoming);
             return Err(AcceptError::Refused);
         }
-        let keys = initial_keys(dcid.as_slice(), Side::Server);
         let Incoming {
             initial,
+            keys,
             validated,
             scid,
             ..
@@ -199,12 +203,11 @@ impl Endpoint {
     pub fn refuse_incoming(&mut self, incoming: Incoming) {
         let dcid = incoming.dcid();
         self.pending.remove(&dcid);
-        let keys = initial_keys(dcid.as_slice(), Side::Server);
         let InitialDatagram { local, remote, .. } = incoming.initial;
         self.send_initial_close(
             local,
             remote,
-            &keys.local,
+            &incoming.keys.local,
             dcid,
             incoming.scid,
             (TransportErrorCode::CONNECTION_REFUSED, "refused"),
@@ -226,6 +229,25 @@ impl Endpoint {
         let addrs = (incoming.initial.local, incoming.initial.remote);
         self.retry_from(now, &server, addrs, dcid, incoming.scid);
         Ok(())
+    }
+
+    /// Refuse a client whose connection was already created (a runtime that accepts every
+    /// attempt on the application's behalf, then hears the application refuse it): the
+    /// connection closes with CONNECTION_REFUSED (RFC 9000 §20.1), the answer
+    /// [`Endpoint::refuse_incoming`] gives an attempt still pending, and counts as refused.
+    /// Nothing happens to a connection that is unknown or already closing.
+    pub fn refuse_connection(&mut self, now: Timestamp, handle: ConnectionHandle) {
+        let Some(conn) = self.connection_mut(handle) else {
+            return;
+        };
+        if conn.is_closed() {
+            return;
+        }
+        conn.close_with_error(
+            now,
+            TransportError::new(TransportErrorCode::CONNECTION_REFUSED, "refused"),
+        );
+        self.stats.refused += 1;
     }
 
     /// Drop the Initial without an answer (the client times out, or retransmits and is
