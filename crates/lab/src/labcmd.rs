@@ -21,11 +21,10 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::Scenario;
@@ -261,13 +260,11 @@ pub fn run_suite(suite: &dyn Suite, opts: &RunOptions) -> anyhow::Result<ReportO
     report_dir(&opts.out)
 }
 
-/// Executes the runs on worker threads; each finished run is written to
-/// `runs_dir/ID.json` by the calling thread.
+/// Executes the runs on a pool of `--jobs` worker threads; each finished run is written to
+/// `runs_dir/ID.json` as soon as it ends. A run that fails is reported and skipped; a result
+/// that cannot be written stops the suite.
 fn execute(runs: &[(String, Scenario)], opts: &RunOptions, runs_dir: &Path) -> anyhow::Result<()> {
     let bar = progress_bar(runs.len() as u64, opts.progress);
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel();
-    let mut failures = Vec::new();
     // Real runs share the machine's clock and CPU with their own timing: one at a time.
     let jobs = if opts.real { 1 } else { opts.jobs };
     let runner = |id: &str, scenario: &Scenario| -> anyhow::Result<crate::RunResult> {
@@ -280,37 +277,30 @@ fn execute(runs: &[(String, Scenario)], opts: &RunOptions, runs_dir: &Path) -> a
         };
         Ok(crate::runner::run_with_qlog(scenario, qlog)?)
     };
-    let runner = &runner;
-    std::thread::scope(|scope| -> anyhow::Result<()> {
-        for _ in 0..jobs.min(runs.len().max(1)) {
-            let tx = tx.clone();
-            let next = &next;
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some((id, scenario)) = runs.get(i) else {
-                    break;
-                };
-                let result = runner(id, scenario)
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| serde_json::to_string_pretty(&r).map_err(|e| e.to_string()));
-                if tx.send((id.clone(), result)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        for (id, result) in rx {
-            match result {
-                Ok(json) => {
-                    let path = runs_dir.join(format!("{id}.json"));
-                    std::fs::write(&path, json)
-                        .with_context(|| format!("writing {}", path.display()))?;
-                }
-                Err(e) => failures.push(format!("{id}: {e}")),
+    let run_one = |(id, scenario): &(String, Scenario)| -> anyhow::Result<Option<String>> {
+        let result = runner(id, scenario)
+            .map_err(|e| e.to_string())
+            .and_then(|r| serde_json::to_string_pretty(&r).map_err(|e| e.to_string()));
+        bar.inc(1);
+        match result {
+            Ok(json) => {
+                let path = runs_dir.join(format!("{id}.json"));
+                std::fs::write(&path, json)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                Ok(None)
             }
-            bar.inc(1);
+            Err(e) => Ok(Some(format!("{id}: {e}"))),
         }
-        Ok(())
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .context("starting the worker threads")?;
+    let failures = pool.install(|| {
+        runs.par_iter()
+            .map(run_one)
+            .filter_map(Result::transpose)
+            .collect::<anyhow::Result<Vec<String>>>()
     })?;
     bar.finish_and_clear();
     for f in &failures {

@@ -21,6 +21,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use mpquic_report::{Axis, Cell, Plot, PlotKind, Section, Table};
+use rayon::prelude::*;
 use serde::Deserialize;
 
 use super::common::{config_text, reference_table, ReportBuilder};
@@ -65,24 +66,17 @@ fn run_label(s: &XlinkScheme) -> String {
 /// Runs the vanilla scenarios (in parallel) and pools their play-time-left
 /// samples.
 pub fn vanilla_play_time_left(traces: &[u64], chunks: u64) -> Vec<f64> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = traces
-            .iter()
-            .map(|&t| {
-                scope.spawn(move || {
-                    crate::run(&xlink_scenario(t, chunks, XlinkScheme::Vanilla))
-                        .ok()
-                        .and_then(|r| r.video)
-                        .map(|v| v.play_time_left_ms().collect::<Vec<_>>())
-                        .unwrap_or_default()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
+    let per_trace: Vec<Vec<f64>> = traces
+        .par_iter()
+        .map(|&t| {
+            crate::run(&xlink_scenario(t, chunks, XlinkScheme::Vanilla))
+                .ok()
+                .and_then(|r| r.video)
+                .map(|v| v.play_time_left_ms().collect())
+                .unwrap_or_default()
+        })
+        .collect();
+    per_trace.concat()
 }
 
 /// The schemes compared, with thresholds from the vanilla samples.
