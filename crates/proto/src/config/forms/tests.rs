@@ -20,13 +20,19 @@ fn same(a: &TransportConfig, b: &TransportConfig) -> bool {
 
 /// A configuration with every written field away from its default.
 fn changed() -> TransportConfig {
-    let mut mtud = MtuDiscoveryConfig::default();
-    mtud.ceiling = 1500;
-    mtud.raise_interval = Duration::from_millis(1500);
-    let mut ack = crate::ack::AckConfig::default();
-    ack.default_range_limit = 4;
-    let mut streams = crate::streams::StreamsConfig::default();
-    streams.max_streams_bidi = 7;
+    let mtud = MtuDiscoveryConfig {
+        ceiling: 1500,
+        raise_interval: Duration::from_millis(1500),
+        ..Default::default()
+    };
+    let ack = crate::ack::AckConfig {
+        default_range_limit: 4,
+        ..Default::default()
+    };
+    let streams = crate::streams::StreamsConfig {
+        max_streams_bidi: 7,
+        ..Default::default()
+    };
     TransportConfig::default()
         .idle_timeout(Duration::from_secs(5))
         .initial_rtt(Duration::from_micros(100_500))
