@@ -315,12 +315,12 @@ impl super::TransportConfig {
     ///
     /// ```
     /// # use mpquic_proto::TransportConfig;
-    /// let json = r#"{ "cc": "newreno", "idle_timeout": "10s", "ack": { "max_range_limit": 16 } }"#;
+    /// let json = r#"{ "cc": "newreno", "idle_timeout": "10s", "ack": { "max_range_limit": 48 } }"#;
     /// let config = TransportConfig::deserialize_validated(
     ///     &mut serde_json::Deserializer::from_str(json),
     /// )
     /// .unwrap();
-    /// assert_eq!(config.ack.max_range_limit, 16);
+    /// assert_eq!(config.ack.max_range_limit, 48);
     /// ```
     pub fn deserialize_validated<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let config = Self::deserialize(d)?;
