@@ -8,25 +8,31 @@ use anyhow::Context;
 use clap::Args;
 use mpquic::ConfigError;
 use mpquic::{CcAlgorithm, MultipathMode, TransportConfig};
-use mpquic_lab::units::SimDuration;
-use mpquic_lab::TransportSettings;
 
 use crate::exit::UsageError;
 
-/// Transport settings: multipath design and congestion controller.
+/// Transport settings: a `--transport` file and the flags that override it. Every flag sets a
+/// field of `TransportConfig` (through its setter), and `TransportConfig::validate` checks the
+/// result, as for a scenario file or a program using the library.
 #[derive(Debug, Clone, Args)]
 pub struct TransportArgs {
-    /// Multipath design to offer: single, spns, mpns or auto (both, MPNS preferred).
-    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_multipath)]
-    pub multipath: MultipathMode,
-    /// Congestion controller of every path (newreno, cubic, bbr, lia, olia, ...: an unknown
-    /// name lists what the core offers).
-    #[arg(long, value_name = "ALGORITHM", default_value = "cubic", value_parser = parse_cc)]
-    pub cc: CcAlgorithm,
-    /// Scheduler of new data over paths: min-rtt, round-robin, redundant, backup-aware, ecf or
-    /// blest.
-    #[arg(long, value_name = "NAME", default_value = "ecf", value_parser = parse_scheduler)]
-    pub scheduler: mpquic::SchedulerKind,
+    /// Transport settings from a TOML file: the keys of a scenario's `[transport]` table (the
+    /// core's schema: `cc = "bbr"`, `idle_timeout = "10s"`, `[ack]`, `[streams]`, ...; see
+    /// docs/LAB.md). The flags below override what it sets.
+    #[arg(long = "transport", value_name = "FILE")]
+    pub transport_file: Option<PathBuf>,
+    /// Multipath design to offer: single, spns, mpns or auto (both, MPNS preferred; the
+    /// default).
+    #[arg(long, value_name = "MODE", value_parser = parse_multipath)]
+    pub multipath: Option<MultipathMode>,
+    /// Congestion controller of every path (newreno, cubic (the default), bbr, lia, olia, ...:
+    /// an unknown name lists what the core offers).
+    #[arg(long, value_name = "ALGORITHM", value_parser = parse_cc)]
+    pub cc: Option<CcAlgorithm>,
+    /// Scheduler of new data over paths: min-rtt, round-robin, redundant, backup-aware, ecf
+    /// (the default) or blest.
+    #[arg(long, value_name = "NAME", value_parser = parse_scheduler)]
+    pub scheduler: Option<mpquic::SchedulerKind>,
     /// Default_Limit of ranges per ACK frame (Alibaba report §2.4; 1 to 64).
     #[arg(long, value_name = "N")]
     pub ack_range_limit: Option<usize>,
@@ -48,15 +54,19 @@ pub struct TransportArgs {
 }
 
 impl TransportArgs {
-    /// The transport configuration, with `idle_timeout` if given: the flags mapped onto the
-    /// scenario files' `[transport]` schema ([`TransportSettings`], one schema for both) and
-    /// checked by `TransportConfig::validate`. Fails with one line naming the flag when a value
-    /// is out of range, or when the qlog directory cannot be created.
+    /// The transport configuration: the `--transport` file (or the defaults), the flags and
+    /// `idle_timeout` if given, checked by `TransportConfig::validate`. Fails with one line
+    /// naming the flag (or the file and its key) when a value is out of range or the file
+    /// cannot be read, or when the qlog directory cannot be created.
     pub fn transport(&self, idle_timeout: Option<Duration>) -> anyhow::Result<TransportConfig> {
-        let mut t = self
-            .settings(idle_timeout)
-            .to_config()
-            .map_err(|e| UsageError::new(flag_error(e)))?;
+        let base = match &self.transport_file {
+            Some(path) => mpquic_lab::scenario::read_transport_file(path)
+                .map_err(|e| UsageError::new(format!("--transport {e}")))?,
+            None => TransportConfig::default(),
+        };
+        let mut t = self.apply(base, idle_timeout);
+        t.validate()
+            .map_err(|e| UsageError::new(self.flag_error(e, idle_timeout.is_some())))?;
         if let Some(dir) = mpquic::qlog::dir_from_flag_or_env(self.qlog.clone()) {
             let config = mpquic::qlog::dir_config(&dir, mpquic::qlog::QlogClock::Real)
                 .with_context(|| format!("creating the qlog directory {}", dir.display()))?;
@@ -65,31 +75,52 @@ impl TransportArgs {
         Ok(t)
     }
 
-    /// The flags as a scenario's `[transport]` table. Unlike the lab, a real endpoint has
-    /// path MTU discovery and ECN on unless the flags turn them off.
-    fn settings(&self, idle_timeout: Option<Duration>) -> TransportSettings {
-        TransportSettings {
-            cc: self.cc,
-            multipath: self.multipath,
-            scheduler: self.scheduler,
-            ack_range_limit: self.ack_range_limit,
-            mtu_discovery: Some(!self.no_mtu_discovery),
-            mtu_ceiling: self.mtu_ceiling,
-            ecn: Some(!self.no_ecn),
-            idle_timeout: idle_timeout
-                .map(|d| SimDuration(d.as_nanos().min(u128::from(u64::MAX)) as u64)),
-            ..TransportSettings::default()
+    /// `c` with the settings of the flags that were given.
+    fn apply(&self, mut c: TransportConfig, idle_timeout: Option<Duration>) -> TransportConfig {
+        if let Some(mode) = self.multipath {
+            c = c.multipath(mode);
+        }
+        if let Some(cc) = self.cc {
+            c = c.congestion(cc);
+        }
+        if let Some(kind) = self.scheduler {
+            c = c.scheduler(kind);
+        }
+        if let Some(limit) = self.ack_range_limit {
+            c.ack.default_range_limit = limit;
+        }
+        if self.no_mtu_discovery {
+            c = c.mtu_discovery(None);
+        }
+        if let Some(ceiling) = self.mtu_ceiling {
+            c.mtu_discovery.get_or_insert_with(Default::default).ceiling = ceiling;
+        }
+        if self.no_ecn {
+            c = c.ecn(false);
+        }
+        if let Some(timeout) = idle_timeout {
+            c = c.idle_timeout(timeout);
+        }
+        c
+    }
+
+    /// A refused transport setting named by the flag that set it (`--ack-range-limit: ...`),
+    /// else by the file's key (`--transport FILE: streams.max_data: ...`).
+    fn flag_error(&self, e: ConfigError, timeout_flag: bool) -> String {
+        let flag = match e.field.as_str() {
+            "idle_timeout" if timeout_flag => Some("--timeout"),
+            "ack.default_range_limit" if self.ack_range_limit.is_some() => {
+                Some("--ack-range-limit")
+            }
+            "mtu_discovery.ceiling" if self.mtu_ceiling.is_some() => Some("--mtu-ceiling"),
+            _ => None,
+        };
+        match (flag, &self.transport_file) {
+            (Some(flag), _) => format!("{flag}: {}", e.problem),
+            (None, Some(path)) => format!("--transport {}: {e}", path.display()),
+            (None, None) => e.to_string(),
         }
     }
-}
-
-/// A refused transport setting named by its flag (`--ack-range-limit: ...`).
-fn flag_error(e: ConfigError) -> String {
-    let flag = match e.field.as_str() {
-        "idle_timeout" => "--timeout".to_owned(),
-        field => format!("--{}", field.replace('_', "-")),
-    };
-    format!("{flag}: {}", e.problem)
 }
 
 fn parse_multipath(s: &str) -> Result<MultipathMode, String> {

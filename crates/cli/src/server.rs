@@ -235,7 +235,9 @@ pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
     // Key files first: a typo in a path must not cost a certificate generation or a bind.
     let keys = args.limits.keys()?;
     let tls = server_tls(&args)?;
-    let mut config = config::server(tls, args.transport.transport(None)?);
+    let transport = args.transport.transport(None)?;
+    let (multipath, cc) = (transport.multipath, transport.congestion);
+    let mut config = config::server(tls, transport);
     args.limits.apply(&mut config, &keys);
     let server = start_with(&args.listen, &args.root, config, keys.reset)?;
     for addr in server.endpoint.local_addrs() {
@@ -244,8 +246,8 @@ pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
     crate::say(format_args!(
         "serving {} (ALPN h3 and hq-interop, multipath {}, cc {}, {}{})",
         server.root.display(),
-        multipath_name(args.transport.multipath),
-        cc_name(args.transport.cc),
+        multipath_name(multipath),
+        cc_name(cc),
         args.limits.describe(),
         if args.cert.is_some() {
             ""

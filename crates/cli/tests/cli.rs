@@ -291,6 +291,46 @@ fn bad_transport_flags_are_one_line_and_exit_code_2() {
     }
 }
 
+/// A `--transport` file holds the keys of a scenario's `[transport]` table (the core's
+/// schema): a bad value in it is one line naming the file, the position and the key, a value
+/// out of range names the file and the key, and a flag overrides the file.
+#[test]
+fn transport_files_share_the_scenario_schema() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path.display().to_string()
+    };
+    let url = "https://localhost:1/x";
+    let bad_name = file("bad-name.toml", "pacing = true\ncc = \"vegas\"\n");
+    assert_one_line_error(
+        &run(&["client", url, "--insecure", "--transport", &bad_name]),
+        2,
+        "bad-name.toml:2:6: cc: unknown congestion controller 'vegas'",
+    );
+    let out_of_range = file(
+        "range.toml",
+        "[streams]\nmax_streams_bidi = 2000000000000000000\n",
+    );
+    assert_one_line_error(
+        &run(&["demo", "--transport", &out_of_range]),
+        2,
+        "range.toml: streams.max_streams_bidi: 2000000000000000000 is out of range",
+    );
+    let limit = file("limit.toml", "[ack]\ndefault_range_limit = 65\n");
+    assert_one_line_error(
+        &run(&["demo", "--transport", &limit]),
+        2,
+        "limit.toml: ack.default_range_limit: 65 is out of range",
+    );
+    assert_one_line_error(
+        &run(&["demo", "--transport", &limit, "--ack-range-limit", "100"]),
+        2,
+        "--ack-range-limit: 100 is out of range",
+    );
+}
+
 #[test]
 fn bad_key_files_are_one_line_and_exit_code_2() {
     let dir = tempfile::tempdir().expect("temp dir");

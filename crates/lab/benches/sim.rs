@@ -45,7 +45,7 @@ fn bench(c: &mut Criterion) {
         for (crypto_name, crypto) in [("real", CryptoMode::Real), ("sim", CryptoMode::Sim)] {
             let mut s = scenario(paths, crypto);
             if let Some(mode) = multipath {
-                s.transport.multipath = mode;
+                s.transport.config.multipath = mode;
             }
             // The run must be the scenario of the doc: a failed or truncated download would
             // time something else.

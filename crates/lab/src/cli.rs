@@ -154,19 +154,19 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     }
     let t = &mut scenario.transport;
     if let Some(cc) = args.cc {
-        t.cc = cc;
+        t.config.congestion = cc;
     }
     if let Some(m) = args.multipath {
-        t.multipath = m;
+        t.config.multipath = m;
     }
     if let Some(s) = args.scheduler {
-        t.scheduler = s;
+        t.config.scheduler = s;
     }
     if let Some(n) = args.ack_range_limit {
         t.ack_range_limit = Some(n);
     }
     if let Some(rules) = args.spns_rules {
-        t.spns_rules = rules;
+        t.config.spns_rules = rules;
         t.rtt_sample_on_receiving_path = None;
     }
     if let Some(b) = args.rtt_sample_on_receiving_path {
@@ -175,8 +175,13 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     if let Some(crypto) = args.crypto {
         t.crypto = crypto;
     }
-    if let Some(on) = args.mtu_discovery {
-        t.mtu_discovery = Some(on);
+    match args.mtu_discovery {
+        // On: the file's discovery settings, if it has any.
+        Some(true) => {
+            t.config.mtu_discovery.get_or_insert_with(Default::default);
+        }
+        Some(false) => t.config.mtu_discovery = None,
+        None => {}
     }
     if let Some(ceiling) = args.mtu_ceiling {
         t.mtu_ceiling = Some(ceiling);

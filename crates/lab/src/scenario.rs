@@ -17,21 +17,25 @@
 //!                              #     (crate::h3sim; default "custom")
 //!                              # or: video = { bitrate_kbps = 8000, chunks = 30 } (crate::video)
 //!
-//! [transport]
-//! cc = "cubic"                 # CcAlgorithm::from_str
+//! [transport]                  # mpquic_proto::TransportConfig's schema: any of its keys
+//! cc = "cubic"                 # CcAlgorithm::from_str (also `congestion`)
 //! multipath = "mpns"           # single | spns | mpns | auto
 //! scheduler = "min-rtt"        # SchedulerKind::from_str
-//! ack_range_limit = 32         # -> ack.default_range_limit
+//! ack_range_limit = 32         # -> ack.default_range_limit (older name, kept)
 //! spns_rules = "report"        # or "naive", "report,no-two-range-limits", or a table
 //!                              # { per_path_loss_detection = false, ... } (SpnsRules)
-//! initial_rtt_ms = 333
+//! initial_rtt_ms = 333         # or initial_rtt = "333ms"
 //! pacing = true
 //! qoe_feedback = true          # XLINK QoE feedback extension
 //! reinjection = { mode = "qoe", lower_ms = 500, upper_ms = 2000 }   # tail (default) | off
 //!                              # | always | qoe
 //! idle_timeout = "30s"
+//! mtu_discovery = true         # off by default in the lab; or a table { ceiling = 1500 }
+//! crypto = "sim"               # the lab's own keys: crypto, zero_rtt, ecn
 //! [transport.ack]              # any mpquic_proto::AckConfig field
 //! ack_eliciting_threshold = 2
+//! [transport.streams]          # any mpquic_proto::StreamsConfig field
+//! max_streams_bidi = 100
 //!
 //! [record]
 //! time_series = false          # include srtt/true-RTT and progress series in the result
@@ -62,7 +66,7 @@ mod checks;
 mod transport;
 
 pub use mpquic_proto::MAX_ACK_RANGES;
-pub use transport::{CryptoMode, TransportSettings};
+pub use transport::{read_transport_file, CryptoMode, TransportSettings};
 
 /// Most paths a scenario may have (path IDs 0..=7 with the default
 /// `max_path_id` of 7).

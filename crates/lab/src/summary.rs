@@ -56,9 +56,9 @@ fn header(out: &mut String, r: &RunResult) {
         s.name.as_deref().map(|n| format!(" {n}")).unwrap_or_default(),
         s.paths.len(),
         s.workload,
-        name(&t.cc),
-        name(&t.scheduler),
-        name(&t.multipath),
+        name(&t.config.congestion),
+        name(&t.config.scheduler),
+        name(&t.config.multipath),
         s.seed,
     );
     for (i, p) in s.paths.iter().enumerate() {
@@ -152,7 +152,7 @@ fn path_table(out: &mut String, r: &RunResult) {
         out,
         "(lost = declared by the sender, drops = dropped by the download links, spur = declared \
          lost, then acknowledged; spns rules: {})",
-        r.scenario.transport.spns_rules
+        r.scenario.transport.config.spns_rules
     );
     if r.connections.len() > 1 {
         let _ = writeln!(

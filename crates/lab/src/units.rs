@@ -194,26 +194,6 @@ impl<'de> Deserialize<'de> for SimDuration {
     }
 }
 
-/// Deserializes any `FromStr` type from a string, keeping its error text
-/// (used for `cc`, `multipath` and `scheduler`, so that algorithms added to
-/// the core are accepted without changes here).
-/// Serializes a value through its `Display` form (read back with `FromStr`).
-pub(crate) fn ser_display<S: serde::Serializer, T: std::fmt::Display>(
-    v: &T,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.collect_str(v)
-}
-
-pub(crate) fn de_from_str<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: FromStr<Err = String>,
-{
-    let s = String::deserialize(d)?;
-    s.parse().map_err(de::Error::custom)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

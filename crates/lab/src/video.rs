@@ -718,19 +718,21 @@ pub fn xlink_scenario(
     s.name = Some(format!("xlink-{}-trace{trace_seed}", scheme.label()));
     s.seed = trace_seed;
     s.time_limit = crate::units::SimDuration(ms(chunks * 1000 * 3 + 10_000));
-    s.transport.cc = mpquic_proto::cc::CcAlgorithm::Cubic;
-    s.transport.scheduler = mpquic_proto::scheduler::SchedulerKind::MinRtt;
-    s.transport.multipath = mpquic_proto::MultipathMode::Mpns;
+    s.transport.config.congestion = mpquic_proto::cc::CcAlgorithm::Cubic;
+    s.transport.config.scheduler = mpquic_proto::scheduler::SchedulerKind::MinRtt;
+    s.transport.config.multipath = mpquic_proto::MultipathMode::Mpns;
     match scheme {
-        XlinkScheme::SinglePath => s.transport.multipath = mpquic_proto::MultipathMode::Single,
+        XlinkScheme::SinglePath => {
+            s.transport.config.multipath = mpquic_proto::MultipathMode::Single
+        }
         // Plain multipath: no re-injection at all (not even the default stranded tail).
-        XlinkScheme::Vanilla => s.transport.reinjection = ReinjectionMode::Off,
-        XlinkScheme::Always => s.transport.reinjection = ReinjectionMode::Always,
+        XlinkScheme::Vanilla => s.transport.config.reinjection = ReinjectionMode::Off,
+        XlinkScheme::Always => s.transport.config.reinjection = ReinjectionMode::Always,
         XlinkScheme::Qoe {
             lower_ms, upper_ms, ..
         } => {
-            s.transport.reinjection = ReinjectionMode::Qoe { lower_ms, upper_ms };
-            s.transport.qoe_feedback = true;
+            s.transport.config.reinjection = ReinjectionMode::Qoe { lower_ms, upper_ms };
+            s.transport.config.qoe_feedback = true;
         }
     }
     s

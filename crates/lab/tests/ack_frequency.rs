@@ -21,10 +21,7 @@ fn run(mode: MultipathMode, request: Option<AckFrequencyRequest>) -> (f64, f64) 
         &PATHS[..]
     };
     let mut s = download(paths, 10_000_000, mode, 3);
-    s.transport
-        .ack
-        .get_or_insert_with(Default::default)
-        .request_ack_frequency = request;
+    s.transport.config.ack.request_ack_frequency = request;
     let r = run_completed(&s);
     let per_ack = r.sender.packets_sent as f64 / r.receiver.ack_frames_sent.max(1) as f64;
     (per_ack, r.goodput_mbps)

@@ -117,9 +117,9 @@ fn receiver_fixes_complete_without_spurious_retransmissions() {
     ack.default_range_limit = 32;
     ack.range_order = RangeOrder::LowestFirst;
     ack.ack_on_all_paths = true;
-    s.transport.ack = Some(ack);
+    s.transport.config.ack = ack;
     let fixed = run_completed(&s);
-    s.transport.ack = None;
+    s.transport.config.ack = AckConfig::default();
     let plain = run_completed(&s);
     println!(
         "seed {seed}: with fixes {:.3} s, {} spurious; without {:.3} s, {} spurious",

@@ -15,7 +15,7 @@ const WIDE: &str = "rate=20mbit,rtt=20ms,queue=1bdp,mtu=1472";
 const NARROW: &str = "rate=15mbit,rtt=40ms,queue=1bdp,mtu=1280";
 
 fn discovering(mut s: Scenario) -> Scenario {
-    s.transport.mtu_discovery = Some(true);
+    s.transport.config.mtu_discovery = Some(Default::default());
     s
 }
 

@@ -34,7 +34,7 @@ fn slow_second_path_validates_and_carries_data_in_spns() {
         // Min-RTT puts data on the slow path whenever the fast one is blocked, which is what
         // this test needs; ECF (the default) rightly keeps an 8 MB tail off a 100 ms path.
         let mut s = download(&paths, 8_000_000, mode, 13);
-        s.transport.scheduler = SchedulerKind::MinRtt;
+        s.transport.config.scheduler = SchedulerKind::MinRtt;
         let r = run_completed(&s);
         let slow = path(&r, 1);
         println!(
@@ -141,9 +141,9 @@ fn run_net(n: &Net) -> (RunResult, Option<u64>) {
     let bytes = ((capacity(n) / 8.0 * limit_ms as f64 / 1e3) as u64).clamp(1_000_000, 40_000_000);
     let mut s = download(&specs, bytes, n.mode, n.seed);
     s.time_limit = mpquic_lab::SimDuration(limit_ms * 1_000_000);
-    s.transport.scheduler = n.scheduler;
-    s.transport.key_update_interval = n.key_update_interval;
-    (run_ok(&s), s.transport.key_update_interval)
+    s.transport.config.scheduler = n.scheduler;
+    s.transport.config.key_update_interval = n.key_update_interval;
+    (run_ok(&s), s.transport.config.key_update_interval)
 }
 
 proptest! {
@@ -201,8 +201,8 @@ fn key_updates_faster_than_a_new_slow_path_is_seen() {
         "rate=36mbit,delay=169ms,queue=1bdp",
     ];
     let mut s = download(&paths, 12_000_000, MultipathMode::Mpns, 2159593591389646167);
-    s.transport.scheduler = SchedulerKind::RoundRobin;
-    s.transport.key_update_interval = Some(111);
+    s.transport.config.scheduler = SchedulerKind::RoundRobin;
+    s.transport.config.key_update_interval = Some(111);
     let r = run_completed(&s);
     assert_no_auth_failures(&r, "MPNS, key update every 111 packets");
     assert!(path(&r, 1).validated, "the slow path never validated");

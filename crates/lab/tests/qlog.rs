@@ -161,7 +161,7 @@ fn mtu_updates_are_logged_per_path() {
         MultipathMode::Mpns,
         7,
     );
-    s.transport.mtu_discovery = Some(true);
+    s.transport.config.mtu_discovery = Some(Default::default());
     let logs = run_logged(&s);
     let server = records(&logs.server);
     let updates: Vec<&Value> = server

@@ -79,7 +79,7 @@ fn link_down_ends_in_idle_timeout_not_a_hang() {
         SEED,
     );
     s.time_limit = "120s".parse().expect("duration");
-    s.transport.idle_timeout = Some("10s".parse().expect("duration"));
+    s.transport.config.idle_timeout = std::time::Duration::from_secs(10);
     let r = run_ok(&s);
     println!(
         "seed {SEED}: outcome {} ({:?}) at {:.3} s after {} bytes",

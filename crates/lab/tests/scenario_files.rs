@@ -124,7 +124,7 @@ fn round_trips_through_toml() {
     assert_eq!(back.paths, s.paths);
     assert_eq!(back.workload, s.workload);
     assert_eq!(back.transport.ack_range_limit, Some(8));
-    assert_eq!(back.transport.multipath, MultipathMode::Mpns);
+    assert_eq!(back.transport.config.multipath, MultipathMode::Mpns);
 }
 
 #[test]
@@ -134,8 +134,10 @@ fn unknown_keys_are_named() {
         e.contains("test.toml") && e.contains("unknown field `seeds`"),
         "{e}"
     );
-    let e = error_of(&format!("{MINIMAL}\n[transport]\ncongestion = \"cubic\"\n"));
-    assert!(e.contains("unknown field `congestion`"), "{e}");
+    let e = error_of(&format!(
+        "{MINIMAL}\n[transport]\ncongestion_control = \"cubic\"\n"
+    ));
+    assert!(e.contains("unknown field `congestion_control`"), "{e}");
     let e = error_of(&format!("{MINIMAL}\n[transport.ack]\nthreshold = 2\n"));
     assert!(e.contains("unknown field `threshold`"), "{e}");
     let e = error_of(
@@ -241,8 +243,8 @@ fn command_line_overrides_the_file() {
     assert_eq!(s.paths.len(), 1);
     assert_eq!(s.seed, 42);
     assert_eq!(s.workload, Workload::Download(ByteSize(1_000_000)));
-    assert_eq!(s.transport.cc, CcAlgorithm::NewReno);
-    assert_eq!(s.transport.multipath, MultipathMode::Spns);
+    assert_eq!(s.transport.config.congestion, CcAlgorithm::NewReno);
+    assert_eq!(s.transport.config.multipath, MultipathMode::Spns);
     assert_eq!(s.transport.ack_range_limit, Some(4));
     assert_eq!(s.time_limit.secs_f64(), 5.0);
 }
@@ -303,7 +305,7 @@ fn clap_parses_the_documented_command_line() {
     let s = build_scenario(&cli.args).expect("valid");
     assert_eq!(s.paths.len(), 2);
     assert_eq!(s.workload.total_bytes(), 50_000_000);
-    assert_eq!(s.transport.scheduler, SchedulerKind::MinRtt);
+    assert_eq!(s.transport.config.scheduler, SchedulerKind::MinRtt);
     let bad = Cli::try_parse_from(["sim", "--path", "rate=1mbit", "--download", "5 parsecs"]);
     let e = bad.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("invalid size `5 parsecs`"), "{e}");
@@ -504,7 +506,7 @@ fn reinjection_tables_are_strict() {
         "{MINIMAL}[transport]\nreinjection = {{ mode = \"always\" }}\n"
     ))
     .expect("valid");
-    assert_eq!(s.transport.reinjection, ReinjectionMode::Always);
+    assert_eq!(s.transport.config.reinjection, ReinjectionMode::Always);
 }
 
 #[test]
@@ -549,4 +551,108 @@ fn parse_errors_are_one_line_with_position_and_key() {
         "{e}"
     );
     assert!(!e.contains('\n'), "one line: {e}");
+}
+
+/// The `[transport]` table is the core's schema: a table of its keys gives the configuration
+/// the builder's setters give (with the lab's two defaults: fixed-size packets, ECN decided
+/// by the links).
+#[test]
+fn a_transport_table_gives_what_the_builder_gives() {
+    use mpquic_proto::{Duration, SpnsRule, SpnsRules, TransportConfig};
+    let s = parse(&format!(
+        r#"{MINIMAL}
+        [transport]
+        congestion = "bbr"
+        multipath = "spns"
+        scheduler = "blest"
+        spns_rules = "report,no-per-path-rtt-samples"
+        initial_rtt = "100ms"
+        idle_timeout = "5s"
+        path_idle_timeout = "2s"
+        max_path_id = 3
+        path_congestion = {{ 1 = "newreno" }}
+        reinjection = {{ mode = "always" }}
+        datagram_receive_buffer = false
+        [transport.ack]
+        ack_eliciting_threshold = 3
+        [transport.streams]
+        max_streams_bidi = 7
+        "#
+    ))
+    .expect("valid");
+    let mut ack = mpquic_proto::AckConfig::default();
+    ack.ack_eliciting_threshold = 3;
+    let mut streams = mpquic_proto::StreamsConfig::default();
+    streams.max_streams_bidi = 7;
+    let built = TransportConfig::default()
+        .congestion(CcAlgorithm::Bbr)
+        .multipath(MultipathMode::Spns)
+        .scheduler(SchedulerKind::Blest)
+        .spns_rules(SpnsRules::report().with(SpnsRule::PerPathRttSamples, false))
+        .initial_rtt(Duration::from_millis(100))
+        .idle_timeout(Duration::from_secs(5))
+        .path_idle_timeout(Some(Duration::from_secs(2)))
+        .max_path_id(3)
+        .path_congestion([(1, CcAlgorithm::NewReno)].into())
+        .reinjection(ReinjectionMode::Always)
+        .datagram_receive_buffer(None)
+        .ack(ack)
+        .streams(streams)
+        .mtu_discovery(None)
+        .ecn(false);
+    let config = s.transport.to_config().expect("valid");
+    assert_eq!(format!("{config:?}"), format!("{built:?}"));
+}
+
+#[test]
+fn core_keys_are_checked_and_named_like_the_others() {
+    for (extra, key) in [
+        (
+            "[transport]\npath_idle_timeout = \"5 parsecs\"\n",
+            "test.toml:6:21: transport.path_idle_timeout: invalid duration `5 parsecs`",
+        ),
+        (
+            "[transport.streams]\nmax_streams_bidi = 2000000000000000000\n",
+            "transport.streams.max_streams_bidi: 2000000000000000000 is out of range",
+        ),
+        (
+            "[transport]\nmtu_discovery = { ceiling = 1000 }\n",
+            "transport.mtu_discovery.ceiling: 1000 is out of range",
+        ),
+        (
+            "[transport]\npath_failure_ptos = 0\n",
+            "transport.path_failure_ptos: 0 is out of range",
+        ),
+    ] {
+        let e = error_of(&format!("{MINIMAL}{extra}"));
+        assert!(e.starts_with(key), "{extra}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}
+
+/// The run JSON records the table in the form earlier records have (the older keys as written,
+/// core keys written or away from the defaults), and reading the record back gives the same
+/// configuration.
+#[test]
+fn the_record_keeps_its_form_and_reads_back() {
+    let s = parse(&format!(
+        r#"{MINIMAL}
+        [transport]
+        cc = "newreno"
+        ack_range_limit = 8
+        initial_rtt_ms = 100
+        idle_timeout = "30s"
+        max_path_id = 3
+        crypto = "sim"
+        "#
+    ))
+    .expect("valid");
+    let json = serde_json::to_string(&s.transport).expect("JSON");
+    assert_eq!(
+        json,
+        r#"{"cc":"newreno","multipath":"auto","scheduler":"ecf","ack_range_limit":8,"spns_rules":"report","initial_rtt_ms":100.0,"pacing":true,"idle_timeout":"30s","crypto":"sim","max_path_id":3}"#
+    );
+    let back: mpquic_lab::TransportSettings = serde_json::from_str(&json).expect("reads back");
+    let (a, b) = (s.transport.to_config(), back.to_config());
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
 }

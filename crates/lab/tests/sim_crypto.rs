@@ -104,7 +104,7 @@ fn simulated_crypto_gives_identical_results_across_key_updates_and_losses() {
     );
     // A key update every 300 packets: every generation's stand-in keys must agree, and
     // the updates must happen at the same packets as with the real keys.
-    s.transport.key_update_interval = Some(300);
+    s.transport.config.key_update_interval = Some(300);
     s.record.time_series = true;
     assert_same_results("key updates", &s);
     let mut sim = s.clone();
@@ -117,7 +117,7 @@ fn simulated_crypto_gives_identical_results_across_key_updates_and_losses() {
         r.sender.key_updates
     );
     let mut spns = s;
-    spns.transport.multipath = MultipathMode::Spns;
+    spns.transport.config.multipath = MultipathMode::Spns;
     assert_same_results("key updates, SPNS", &spns);
 }
 

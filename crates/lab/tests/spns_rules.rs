@@ -20,10 +20,10 @@ const BYTES: u64 = 20_000_000;
 
 fn hetero(mode: MultipathMode, rules: SpnsRules) -> RunResult {
     let mut s = download(&[FAST, SLOW], BYTES, mode, SEED);
-    s.transport.spns_rules = rules;
+    s.transport.config.spns_rules = rules;
     // Min-RTT loads both paths whenever the fast one is blocked: the rules under test need
     // traffic on the slow path (ECF, the default, may keep it idle).
-    s.transport.scheduler = mpquic_proto::scheduler::SchedulerKind::MinRtt;
+    s.transport.config.scheduler = mpquic_proto::scheduler::SchedulerKind::MinRtt;
     run_completed(&s)
 }
 
@@ -174,7 +174,7 @@ fn min_rtt_never_below_the_propagation_floor() {
 #[test]
 fn samples_mixing_paths_fall_below_the_floor() {
     let mut s = download(&[SLOW, FAST], 5_000_000, MultipathMode::Spns, SEED);
-    s.transport.spns_rules = SpnsRules::naive();
+    s.transport.config.spns_rules = SpnsRules::naive();
     let r = run_completed(&s);
     let below = min_rtts_below_floor(&r.paths);
     println!("seed {SEED}: naive, slow path first: {below:?}");

@@ -104,9 +104,9 @@ fn reinjection_under_loss_on_both_paths_delivers_every_chunk_exactly() {
             small_video(8_000, 8),
             seed,
         );
-        s.transport.multipath = MultipathMode::Mpns;
-        s.transport.reinjection = mode;
-        s.transport.qoe_feedback = true;
+        s.transport.config.multipath = MultipathMode::Mpns;
+        s.transport.config.reinjection = mode;
+        s.transport.config.qoe_feedback = true;
         let r = run(&s).unwrap();
         assert!(r.completed, "seed {seed}: {:?}", r.error);
         assert_eq!(r.sender.error, None, "seed {seed}");
@@ -233,7 +233,10 @@ fn video_scenario_reads_from_toml_and_round_trips() {
     );
     let back = Scenario::from_toml_str(&s.to_toml().unwrap(), "back.toml").unwrap();
     assert_eq!(back.workload, s.workload);
-    assert_eq!(back.transport.reinjection, s.transport.reinjection);
+    assert_eq!(
+        back.transport.config.reinjection,
+        s.transport.config.reinjection
+    );
     let r = run(&s).unwrap();
     assert!(r.completed, "{:?}", r.error);
     assert_eq!(video(&r).chunks_completed, 3);

@@ -11,6 +11,7 @@ use crate::streams::StreamsConfig;
 use crate::time::Duration;
 
 mod builder;
+pub(crate) mod forms;
 mod validate;
 
 pub use validate::{ConfigError, MAX_ACK_RANGES};
@@ -48,38 +49,66 @@ impl std::str::FromStr for MultipathMode {
 /// Transport settings of a connection. Built from the defaults with chained setters
 /// (`TransportConfig::default().multipath(MultipathMode::Mpns)`, module `builder`) or by
 /// assigning fields; [`TransportConfig::validate`] checks it (connections refuse an invalid one).
-#[derive(Debug, Clone)]
+///
+/// It is also the one file schema of the transport (serde, module `forms`): a scenario's
+/// `[transport]` table, a `--transport` file and a JSON record all read and write these keys,
+/// each named as its field except `cc` (`congestion`, also accepted). Missing keys keep their
+/// defaults, unknown ones are refused; durations are written `"40ms"`, algorithms by their
+/// registered names (`cc = "cubic"`, `scheduler = "min-rtt"`), features on by default are
+/// turned off with `false` (`mtu_discovery = false`). Plug-ins are not data: a file chooses a
+/// built-in by its registry name, while the application's own factories
+/// (`with_congestion_controller_factory`, ...) and `qlog` are set in code and never written.
+/// [`TransportConfig::deserialize_validated`] reads and validates in one step.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct TransportConfig {
     /// Our max_idle_timeout (RFC 9000 §10.1); zero disables.
+    #[serde(with = "forms::duration")]
     pub idle_timeout: Duration,
     /// kInitialRtt (RFC 9002 §6.2.2).
+    #[serde(with = "forms::duration")]
     pub initial_rtt: Duration,
     /// UDP payload size of every packet when `mtu_discovery` is None (RFC 9000 §14: at least
     /// 1200). With discovery each path starts at 1200 and finds its own size.
     pub max_datagram_size: u16,
     /// Path MTU discovery (DPLPMTUD, RFC 9000 §14.3, RFC 8899), per path (`crate::mtud`).
     /// On by default, up to 1452 bytes of UDP payload; None uses `max_datagram_size` always.
+    #[serde(with = "forms::mtu_discovery")]
     pub mtu_discovery: Option<crate::mtud::MtuDiscoveryConfig>,
-    /// Congestion controller for every path unless overridden per path.
+    /// Congestion controller for every path unless overridden per path (key `cc`, the
+    /// command line's `--cc` and the scenario files' name).
+    #[serde(
+        rename = "cc",
+        alias = "congestion",
+        deserialize_with = "forms::from_str"
+    )]
     pub congestion: CcAlgorithm,
     /// Per-path overrides of `congestion`, by path ID (issue 6).
+    #[serde(
+        with = "forms::path_congestion",
+        skip_serializing_if = "std::collections::BTreeMap::is_empty"
+    )]
     pub path_congestion: std::collections::BTreeMap<crate::path::PathId, CcAlgorithm>,
     /// The application's own congestion controller (as quinn's
     /// `congestion_controller_factory`): when set, every path without an entry in
-    /// `path_congestion` gets its controller from it instead of `congestion`.
+    /// `path_congestion` gets its controller from it instead of `congestion`. Code only.
+    #[serde(skip)]
     pub congestion_controller_factory: Option<Arc<dyn crate::cc::ControllerFactory>>,
     /// Acknowledgement policy (thresholds, ranges, which path).
     pub ack: AckConfig,
     /// Stream limits and flow-control windows.
     pub streams: StreamsConfig,
     /// Multipath design offered.
+    #[serde(deserialize_with = "forms::from_str")]
     pub multipath: MultipathMode,
     /// Highest path ID we allow the peer to use initially (RFC 10069 initial_max_path_id).
     pub max_path_id: u32,
     /// Scheduler choosing the path of new data.
+    #[serde(deserialize_with = "forms::from_str")]
     pub scheduler: SchedulerKind,
-    /// The application's own scheduler: when set, used instead of `scheduler`.
+    /// The application's own scheduler: when set, used instead of `scheduler`. Code only.
+    #[serde(skip)]
     pub scheduler_factory: Option<Arc<dyn crate::scheduler::SchedulerFactory>>,
     /// active_connection_id_limit we advertise (RFC 9000 §18.2); per path in multipath.
     pub active_connection_id_limit: u8,
@@ -87,33 +116,42 @@ pub struct TransportConfig {
     /// ranges), each a switch; [`SpnsRules::report`] by default, [`SpnsRules::naive`] turns
     /// them all off. They apply in both designs (with one space per path most coincide with
     /// RFC 9000 / RFC 9002).
+    #[serde(with = "forms::spns_rules")]
     pub spns_rules: SpnsRules,
     /// Pace packets (RFC 9002 §7.7).
     pub pacing: bool,
     /// Initiate a 1-RTT key update after this many packets sent with one key (None: only on
     /// AEAD limits). Used by tests to exercise RFC 9001 §6.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_update_interval: Option<u64>,
     /// Consecutive PTOs after which a path is considered failed and its data moved to others.
     pub path_failure_ptos: u32,
     /// Abandon a path that received nothing for this long while another path is active
     /// (RFC 10069 §3.5 leaves per-path idle timeouts to the implementation). None: never.
+    #[serde(with = "forms::opt_duration", skip_serializing_if = "Option::is_none")]
     pub path_idle_timeout: Option<Duration>,
     /// Re-inject the unacknowledged tail of streams on another path (XLINK). By default only a
     /// tail that a copy on another path delivers sooner ([`ReinjectionMode::Tail`], issue 15).
     ///
     /// [`ReinjectionMode::Tail`]: crate::reinjection::ReinjectionMode::Tail
+    #[serde(with = "forms::reinjection")]
     pub reinjection: crate::reinjection::ReinjectionMode,
     /// The application's own re-injection policy: when set, used instead of `reinjection`.
+    /// Code only.
+    #[serde(skip)]
     pub reinjection_factory: Option<Arc<dyn crate::reinjection::ReinjectionFactory>>,
     /// Offer / accept the XLINK QoE feedback extension (QOE_CONTROL_SIGNAL frames).
     pub qoe_feedback: bool,
-    /// qlog (docs/QLOG.md): makes the event sink of each connection; None logs nothing.
+    /// qlog (docs/QLOG.md): makes the event sink of each connection; None logs nothing. Code
+    /// only (a sink factory).
+    #[serde(skip)]
     pub qlog: Option<crate::qlog::QlogConfig>,
     /// DATAGRAM frames (RFC 9221): Some(bytes) advertises max_datagram_frame_size (65535, or
     /// `bytes` if smaller) and keeps up to `bytes` of received datagram payload for the
     /// application, dropping the oldest beyond it. None: not offered (a peer's DATAGRAM frame
     /// is then a PROTOCOL_VIOLATION) and sending is disabled too. Default Some(1,250,000), as
-    /// quinn's `datagram_receive_buffer_size`.
+    /// quinn's `datagram_receive_buffer_size`. Written `false` when None.
+    #[serde(with = "forms::datagram_receive_buffer")]
     pub datagram_receive_buffer: Option<usize>,
     /// Payload bytes of datagrams queued for sending; a datagram that does not fit drops the
     /// oldest queued ones. Default 1 MiB, as quinn's `datagram_send_buffer_size`.
@@ -121,6 +159,7 @@ pub struct TransportConfig {
     /// Testing hook: raw bytes appended to our encoded transport parameters, to check how a
     /// peer rejects malformed ones. Empty in any real configuration.
     #[doc(hidden)]
+    #[serde(skip)]
     pub raw_transport_params: Vec<u8>,
     /// Mark outgoing datagrams ECT(0) on each path while its ECN validation succeeds, and
     /// react to CE marks (RFC 9000 §13.4, RFC 9002 §7.1). Received marks are counted and

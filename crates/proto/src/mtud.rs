@@ -31,7 +31,8 @@ use crate::time::{Duration, Timestamp};
 pub(crate) const BASE_PLPMTU: u16 = 1200;
 
 /// Settings of path MTU discovery ([`crate::TransportConfig::mtu_discovery`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct MtuDiscoveryConfig {
     /// Largest UDP payload ever probed. Default 1452: a 1500-byte Ethernet MTU less the IPv6
@@ -40,6 +41,7 @@ pub struct MtuDiscoveryConfig {
     pub ceiling: u16,
     /// Time in SEARCH_COMPLETE before searching again for a larger size (RFC 8899 §5.1.1
     /// PMTU_RAISE_TIMER, 600 s). Checked when the connection has something to send.
+    #[serde(with = "crate::config::forms::duration")]
     pub raise_interval: Duration,
     /// Consecutive losses of probes of one size after which that size is taken to fail
     /// (RFC 8899 §5.1.2 MAX_PROBES, default 3).

@@ -1,45 +1,7 @@
-//! Strict parsing of the scenario text: `transport.reinjection` as written, and TOML errors as
-//! one line naming the key. Range checks of the transport settings are
-//! `mpquic_proto::TransportConfig::validate`'s (see `super::transport`).
-
-use mpquic_proto::reinjection::ReinjectionMode;
+//! TOML errors of the scenario text as one line naming the key. Range checks of the transport
+//! settings are `mpquic_proto::TransportConfig::validate`'s (see `super::transport`).
 
 use crate::error::LabError;
-
-/// `reinjection` as written: `{ mode = "off" | "always" | "tail" }` or
-/// `{ mode = "qoe", lower_ms = N, upper_ms = N }`. Parsed here rather than by the core's
-/// derived format, which ignores unknown keys and thresholds given to other modes.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReinjectionToml {
-    mode: String,
-    lower_ms: Option<u64>,
-    upper_ms: Option<u64>,
-}
-
-/// Deserializes `transport.reinjection` strictly (see [`ReinjectionToml`]).
-pub(super) fn de_reinjection<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<ReinjectionMode, D::Error> {
-    use serde::de::Error;
-    let r = <ReinjectionToml as serde::Deserialize>::deserialize(d)?;
-    match (r.mode.as_str(), r.lower_ms, r.upper_ms) {
-        ("off", None, None) => Ok(ReinjectionMode::Off),
-        ("always", None, None) => Ok(ReinjectionMode::Always),
-        ("tail", None, None) => Ok(ReinjectionMode::Tail),
-        ("qoe", Some(lower_ms), Some(upper_ms)) => Ok(ReinjectionMode::Qoe { lower_ms, upper_ms }),
-        ("qoe", ..) => Err(D::Error::custom(
-            "reinjection: mode `qoe` needs both lower_ms and upper_ms",
-        )),
-        ("off" | "always" | "tail", ..) => Err(D::Error::custom(format!(
-            "reinjection: lower_ms and upper_ms apply only to mode `qoe`, not `{}`",
-            r.mode
-        ))),
-        (other, ..) => Err(D::Error::custom(format!(
-            "reinjection: unknown mode `{other}` (expected off, always, tail or qoe)"
-        ))),
-    }
-}
 
 /// A TOML error as one line, `ORIGIN:LINE:COLUMN: KEY: MESSAGE`: the parser's own rendering
 /// quotes the offending line over several lines (which does not fit the command line's

@@ -1,109 +1,35 @@
-//! The `[transport]` table of a scenario: the one file form of [`TransportConfig`] (the
-//! command line's transport flags map onto it too), plus the lab's own `crypto` and
-//! `zero_rtt`. It only maps keys onto the configuration; every range check is
-//! [`TransportConfig::validate`]'s, whose errors are renamed to the key as written.
+//! The `[transport]` table of a scenario: the core's transport schema (every key of
+//! [`TransportConfig`]'s serde form, read by the core's own `Deserialize`), plus the lab's own
+//! keys, which are not transport settings of an endpoint (`crypto`, `zero_rtt`, `ecn` decided
+//! by the links) or are older names kept so that files and run records written before the one
+//! schema read the same (`ack_range_limit`, `initial_rtt_ms`, `rtt_sample_on_receiving_path`,
+//! `mtu_ceiling`). Every range check is [`TransportConfig::validate`]'s, whose errors are
+//! renamed to the key as written.
 
-use std::fmt;
+use mpquic_proto::{ConfigError, Duration, SpnsRule, TransportConfig};
+use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use mpquic_proto::cc::CcAlgorithm;
-use mpquic_proto::reinjection::ReinjectionMode;
-use mpquic_proto::scheduler::SchedulerKind;
-use mpquic_proto::AckConfig;
-use mpquic_proto::MtuDiscoveryConfig;
-use mpquic_proto::{ConfigError, Duration, MultipathMode, SpnsRule, SpnsRules, TransportConfig};
-use serde::{de, Deserialize, Deserializer, Serialize};
-
-use super::checks;
-use crate::units::{de_from_str, SimDuration};
-
-/// [`SpnsRules`] from a preset string or a table of rule switches.
-fn de_spns_rules<'de, D: Deserializer<'de>>(d: D) -> Result<SpnsRules, D::Error> {
-    struct Visitor;
-    impl<'de> de::Visitor<'de> for Visitor {
-        type Value = SpnsRules;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(
-                "\"report\", \"naive\" (optionally with ,RULE or ,no-RULE) or a table of rules",
-            )
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<SpnsRules, E> {
-            v.parse().map_err(E::custom)
-        }
-        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<SpnsRules, A::Error> {
-            SpnsRules::deserialize(de::value::MapAccessDeserializer::new(map))
-        }
-    }
-    d.deserialize_any(Visitor)
-}
-
-fn reinjection_default(mode: &ReinjectionMode) -> bool {
-    *mode == ReinjectionMode::default()
-}
-
-/// Transport settings, mapped onto [`TransportConfig`] for both endpoints.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Transport settings of both endpoints: the core's configuration and the lab's own keys.
+#[derive(Debug, Clone)]
 pub struct TransportSettings {
-    /// Congestion controller (`newreno`, `cubic`, ...).
-    #[serde(deserialize_with = "de_from_str")]
-    pub cc: CcAlgorithm,
-    /// Multipath design offered by both endpoints.
-    #[serde(deserialize_with = "de_from_str")]
-    pub multipath: MultipathMode,
-    /// Path scheduler of the sender.
-    #[serde(deserialize_with = "de_from_str")]
-    pub scheduler: SchedulerKind,
-    /// Default_Limit of ACK ranges (overrides `ack.default_range_limit`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The core's configuration: every key of its schema (`cc`, `multipath`, `scheduler`,
+    /// `spns_rules`, `reinjection`, `[transport.ack]`, `[transport.streams]`, ...). The lab's
+    /// default differs in one key: `mtu_discovery` is off unless written (`true`, or a table
+    /// of [`mpquic_proto::MtuDiscoveryConfig`] fields), so that scenarios keep their recorded
+    /// figures (every packet `max_datagram_size`).
+    pub config: TransportConfig,
+    /// Older name of `ack.default_range_limit`, the report's Default_Limit of ACK ranges
+    /// (overrides it).
     pub ack_range_limit: Option<usize>,
-    /// Full ACK policy; omitted fields keep their defaults.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ack: Option<AckConfig>,
-    /// The SPNS report's rules: `"report"` (default), `"naive"`, a preset with changes
-    /// (`"report,no-two-range-limits"`), or a table of
-    /// [`SpnsRules`](mpquic_proto::SpnsRules) fields (missing ones on). Recorded in the run
-    /// JSON in the string form.
-    #[serde(
-        deserialize_with = "de_spns_rules",
-        serialize_with = "crate::units::ser_display"
-    )]
-    pub spns_rules: SpnsRules,
-    /// Overrides `spns_rules.per_path_rtt_samples` (the older name of the §2.2 RTT rule).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Older name of `spns_rules.per_path_rtt_samples` (the §2.2 RTT rule; overrides it).
     pub rtt_sample_on_receiving_path: Option<bool>,
-    /// Initial RTT estimate in milliseconds (RFC 9002: 333).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Initial RTT in milliseconds, the older form of `initial_rtt` (overrides it).
     pub initial_rtt_ms: Option<f64>,
-    /// Pace packets.
-    pub pacing: bool,
-    /// Idle timeout of both endpoints (default 30 s).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub idle_timeout: Option<SimDuration>,
-    /// Largest UDP payload sent without path MTU discovery (default 1350).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_datagram_size: Option<u16>,
-    /// Path MTU discovery (RFC 9000 §14.3, RFC 8899) on both endpoints: each path starts at
-    /// 1200 bytes and probes up to `mtu_ceiling`. Off by default in the lab, unlike
-    /// `TransportConfig`, so that scenarios keep their recorded figures (every packet
-    /// `max_datagram_size`); `true` turns it on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mtu_discovery: Option<bool>,
-    /// Largest UDP payload probed with `mtu_discovery` (default 1452).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Largest UDP payload probed when `mtu_discovery` is on: the older form of
+    /// `mtu_discovery.ceiling` (overrides it).
     pub mtu_ceiling: Option<u16>,
-    /// Re-injection policy of the sender (XLINK; default `tail`: a stranded tail only).
-    #[serde(
-        skip_serializing_if = "reinjection_default",
-        deserialize_with = "checks::de_reinjection"
-    )]
-    pub reinjection: ReinjectionMode,
-    /// Offer / accept the XLINK QoE feedback extension.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub qoe_feedback: bool,
-    /// Initiate a 1-RTT key update every this many packets (RFC 9001 §6; default: only near
-    /// the AEAD limits).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_update_interval: Option<u64>,
     /// 1-RTT packet protection: `real` (default; the negotiated AEAD) or `sim`, the
     /// simulator's **not secure** stand-in (plaintext payloads under a checksum tag of the
     /// same 16 bytes, see `mpquic_proto::crypto::sim`), which gives the same results faster.
@@ -112,8 +38,7 @@ pub struct TransportSettings {
     /// ECN (RFC 9000 §13.4): mark ECT(0) and react to CE. Unset (the default): on exactly when
     /// a link of the scenario marks CE or bleaches the codepoint (`ecn=`, `ecn_bleach=`), so
     /// runs without such links keep the ACK frames (no ECN counts) and every figure recorded
-    /// before ECN existed; `--no-ecn` sets false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// before ECN existed; `--no-ecn` sets false. Overrides the core's `ecn`.
     pub ecn: Option<bool>,
     /// TLS session resumption and 0-RTT (RFC 9001 §4.6) across the client's successive
     /// connections (`requests = { connections = N }`): the server issues tickets and accepts
@@ -121,14 +46,22 @@ pub struct TransportSettings {
     /// after the first resumes and, over the custom protocol, sends its requests in 0-RTT
     /// packets. Off (and absent from the JSON) by default, which keeps tickets out of the
     /// recorded figures (`zero_rtt = false` is not echoed either).
-    #[serde(default, skip_serializing_if = "zero_rtt_off")]
     pub zero_rtt: Option<bool>,
+    /// The core's keys the table wrote, so that the run JSON echoes them as written even
+    /// where they equal the defaults.
+    written: Vec<String>,
 }
 
-/// Whether `transport.zero_rtt` is off (not serialized then).
-fn zero_rtt_off(v: &Option<bool>) -> bool {
-    *v != Some(true)
-}
+/// The lab's own keys of the `[transport]` table; every other key is the core's.
+const LAB_KEYS: &[&str] = &[
+    "ack_range_limit",
+    "rtt_sample_on_receiving_path",
+    "initial_rtt_ms",
+    "mtu_ceiling",
+    "crypto",
+    "ecn",
+    "zero_rtt",
+];
 
 /// How the simulated endpoints protect 1-RTT packets (`transport.crypto`, `--crypto`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -162,27 +95,16 @@ impl std::fmt::Display for CryptoMode {
 
 impl Default for TransportSettings {
     fn default() -> Self {
-        let d = TransportConfig::default();
         Self {
-            cc: d.congestion,
-            multipath: d.multipath,
-            scheduler: d.scheduler,
+            config: TransportConfig::default().mtu_discovery(None),
             ack_range_limit: None,
-            ack: None,
-            spns_rules: d.spns_rules,
             rtt_sample_on_receiving_path: None,
             initial_rtt_ms: None,
-            pacing: d.pacing,
-            idle_timeout: None,
-            max_datagram_size: None,
-            mtu_discovery: None,
             mtu_ceiling: None,
-            reinjection: d.reinjection,
-            qoe_feedback: d.qoe_feedback,
-            key_update_interval: d.key_update_interval,
             crypto: CryptoMode::Real,
             ecn: None,
             zero_rtt: None,
+            written: Vec::new(),
         }
     }
 }
@@ -193,27 +115,15 @@ impl TransportSettings {
     /// (`ack_range_limit`, `initial_rtt_ms`, `ack.max_ack_delay_ms`, ...), without the
     /// `transport.` prefix a scenario file adds.
     pub fn to_config(&self) -> Result<TransportConfig, ConfigError> {
-        let spns_rules = self.spns_rules.with(
-            SpnsRule::PerPathRttSamples,
-            self.rtt_sample_on_receiving_path
-                .unwrap_or(self.spns_rules.per_path_rtt_samples),
-        );
-        let mut c = TransportConfig::default()
-            .congestion(self.cc)
-            .multipath(self.multipath)
-            .scheduler(self.scheduler)
-            .spns_rules(spns_rules)
-            .pacing(self.pacing)
-            .reinjection(self.reinjection)
-            .qoe_feedback(self.qoe_feedback)
-            .key_update_interval(self.key_update_interval)
-            .ecn(self.ecn.unwrap_or(false))
-            .mtu_discovery(self.mtu_discovery());
-        if let Some(ack) = &self.ack {
-            c.ack = ack.clone();
+        let mut c = self.config.clone().ecn(self.ecn.unwrap_or(false));
+        if let Some(on) = self.rtt_sample_on_receiving_path {
+            c.spns_rules = c.spns_rules.with(SpnsRule::PerPathRttSamples, on);
         }
         if let Some(limit) = self.ack_range_limit {
             c.ack.default_range_limit = limit;
+        }
+        if let (Some(mtud), Some(ceiling)) = (&mut c.mtu_discovery, self.mtu_ceiling) {
+            mtud.ceiling = ceiling;
         }
         if let Some(ms) = self.initial_rtt_ms {
             // A NaN, negative or huge number is not a duration at all; the range is
@@ -225,23 +135,16 @@ impl TransportSettings {
                 )
             })?;
         }
-        if let Some(t) = self.idle_timeout {
-            c.idle_timeout = Duration::from_nanos(t.nanos());
-        }
-        if let Some(size) = self.max_datagram_size {
-            c.max_datagram_size = size;
-        }
         c.validate().map_err(|e| self.key_of(e))?;
         Ok(c)
     }
 
-    /// `e` with the configuration's field renamed to the key that set it.
+    /// `e` with the configuration's field renamed to the older key that set it.
     fn key_of(&self, e: ConfigError) -> ConfigError {
         let key = match e.field.as_str() {
             "ack.default_range_limit" if self.ack_range_limit.is_some() => "ack_range_limit",
-            "initial_rtt" => "initial_rtt_ms",
-            "congestion" => "cc",
-            "mtu_discovery.ceiling" => "mtu_ceiling",
+            "initial_rtt" if self.initial_rtt_ms.is_some() => "initial_rtt_ms",
+            "mtu_discovery.ceiling" if self.mtu_ceiling.is_some() => "mtu_ceiling",
             _ => return e,
         };
         e.renamed(key)
@@ -252,15 +155,247 @@ impl TransportSettings {
         self.zero_rtt == Some(true)
     }
 
-    /// The discovery settings: None unless `mtu_discovery` is true (see the field).
-    fn mtu_discovery(&self) -> Option<MtuDiscoveryConfig> {
-        if self.mtu_discovery != Some(true) {
-            return None;
+    /// Reads one of the lab's own keys ([`LAB_KEYS`]); its value is next in `map`.
+    fn read_lab_key<'de, A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match key {
+            "ack_range_limit" => self.ack_range_limit = Some(map.next_value()?),
+            "rtt_sample_on_receiving_path" => {
+                self.rtt_sample_on_receiving_path = Some(map.next_value()?)
+            }
+            "initial_rtt_ms" => self.initial_rtt_ms = Some(map.next_value()?),
+            "mtu_ceiling" => self.mtu_ceiling = Some(map.next_value()?),
+            "crypto" => self.crypto = map.next_value()?,
+            "ecn" => self.ecn = Some(map.next_value()?),
+            "zero_rtt" => self.zero_rtt = Some(map.next_value()?),
+            other => unreachable!("`{other}` is not in LAB_KEYS"),
         }
-        let mut config = MtuDiscoveryConfig::default();
+        Ok(())
+    }
+}
+
+/// Reads a transport file (`mpquic client|server|demo --transport FILE`): a TOML table of the
+/// core's schema, the keys of a scenario's `[transport]` table without the lab's own ones, with
+/// the core's defaults (path MTU discovery and ECN on, as on real sockets). Not validated here:
+/// the caller applies its flags first, then [`TransportConfig::validate`]. Errors are one
+/// line, `FILE:LINE:COLUMN: KEY: MESSAGE`, as for scenario files.
+pub fn read_transport_file(path: &std::path::Path) -> Result<TransportConfig, crate::LabError> {
+    let text = std::fs::read_to_string(path).map_err(|error| crate::LabError::Io {
+        path: path.to_owned(),
+        error,
+    })?;
+    TransportConfig::deserialize(toml::Deserializer::new(&text))
+        .map_err(|e| super::checks::toml_error(&path.display().to_string(), &text, &e))
+}
+
+/// The table is read by the core's derived `Deserialize` of [`TransportConfig`] through
+/// [`LabKeys`], which takes the lab's own keys out of the way: every core key's value is
+/// read straight from the file's deserializer, so errors keep their position and key.
+impl<'de> Deserialize<'de> for TransportSettings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = TransportSettings;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a table of transport settings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TransportSettings, A::Error> {
+                let mut settings = TransportSettings::default();
+                let keys = LabKeys {
+                    map,
+                    settings: &mut settings,
+                };
+                let config =
+                    TransportConfig::deserialize(de::value::MapAccessDeserializer::new(keys))?;
+                let mtud_written = settings.written.iter().any(|k| k == "mtu_discovery");
+                settings.config = if mtud_written {
+                    config
+                } else {
+                    config.mtu_discovery(None)
+                };
+                Ok(settings)
+            }
+        }
+        d.deserialize_map(Visitor)
+    }
+}
+
+/// A map of the `[transport]` table as the core's `Deserialize` sees it: without the lab's
+/// keys, which are read into `settings` on the way.
+struct LabKeys<'a, A> {
+    map: A,
+    settings: &'a mut TransportSettings,
+}
+
+/// A key of the table: the core's (its field, as the core's key seed read it, and the name)
+/// or the lab's.
+enum Key<K> {
+    Core(K, String),
+    Lab(String),
+}
+
+/// Reads a key's name and hands it to the core's key seed unless it is one of [`LAB_KEYS`]
+/// (the seed is kept for the next key then).
+struct KeySeed<'s, K>(&'s mut Option<K>);
+
+impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, K> {
+    type Value = Key<K::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        let name = String::deserialize(d)?;
+        if LAB_KEYS.contains(&name.as_str()) {
+            return Ok(Key::Lab(name));
+        }
+        let seed = self.0.take().expect("the core's seed is used once");
+        let field = seed.deserialize(
+            <String as IntoDeserializer<'de, D::Error>>::into_deserializer(name.clone()),
+        )?;
+        Ok(Key::Core(field, name))
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for LabKeys<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        let mut seed = Some(seed);
+        loop {
+            match self.map.next_key_seed(KeySeed(&mut seed))? {
+                None => return Ok(None),
+                Some(Key::Core(field, name)) => {
+                    self.settings.written.push(name);
+                    return Ok(Some(field));
+                }
+                Some(Key::Lab(name)) => self.settings.read_lab_key(&name, &mut self.map)?,
+            }
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+/// The run JSON's record of the table, in the form every earlier record has: `cc`,
+/// `multipath`, `scheduler`, `spns_rules`, `pacing` and `crypto` always, the lab's keys when
+/// set, and any other core key when the table wrote it or it differs from the lab's default
+/// (in the core's form; read back, the record gives the same configuration).
+impl Serialize for TransportSettings {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut echo = Echo::new(self).map_err(<S::Error as serde::ser::Error>::custom)?;
+        let mut m = s.serialize_map(None)?;
+        for key in ["cc", "multipath", "scheduler"] {
+            echo.value(&mut m, key, true)?;
+        }
+        if let Some(limit) = self.ack_range_limit {
+            m.serialize_entry("ack_range_limit", &limit)?;
+        }
+        echo.typed(&mut m, "ack", &self.config.ack)?;
+        echo.value(&mut m, "spns_rules", true)?;
+        if let Some(on) = self.rtt_sample_on_receiving_path {
+            m.serialize_entry("rtt_sample_on_receiving_path", &on)?;
+        }
+        if let Some(ms) = self.initial_rtt_ms {
+            m.serialize_entry("initial_rtt_ms", &ms)?;
+        }
+        for key in ["initial_rtt", "pacing", "idle_timeout", "max_datagram_size"] {
+            echo.value(&mut m, key, key == "pacing")?;
+        }
+        echo.value(&mut m, "mtu_discovery", false)?;
         if let Some(ceiling) = self.mtu_ceiling {
-            config.ceiling = ceiling;
+            m.serialize_entry("mtu_ceiling", &ceiling)?;
         }
-        Some(config)
+        echo.typed(&mut m, "reinjection", &self.config.reinjection)?;
+        echo.value(&mut m, "qoe_feedback", false)?;
+        echo.value(&mut m, "key_update_interval", false)?;
+        m.serialize_entry("crypto", &self.crypto)?;
+        if let Some(on) = self.ecn {
+            m.serialize_entry("ecn", &on)?;
+        }
+        if self.zero_rtt() {
+            m.serialize_entry("zero_rtt", &true)?;
+        }
+        echo.rest(&mut m)?;
+        m.end()
+    }
+}
+
+/// Which core keys the record of a [`TransportSettings`] has, each once.
+struct Echo<'a> {
+    /// The configuration in the core's form.
+    full: serde_json::Map<String, serde_json::Value>,
+    /// The lab's default configuration in the core's form.
+    base: serde_json::Map<String, serde_json::Value>,
+    written: &'a [String],
+    /// Keys already recorded (or replaced by a lab key: `ecn`).
+    done: Vec<String>,
+}
+
+impl<'a> Echo<'a> {
+    fn new(settings: &'a TransportSettings) -> serde_json::Result<Self> {
+        let form = |c: &TransportConfig| match serde_json::to_value(c)? {
+            serde_json::Value::Object(map) => Ok(map),
+            _ => unreachable!("a struct serializes as a map"),
+        };
+        Ok(Self {
+            full: form(&settings.config)?,
+            base: form(&TransportSettings::default().config)?,
+            written: &settings.written,
+            done: vec!["ecn".to_owned()],
+        })
+    }
+
+    /// Whether `key` is recorded: written by the table or away from the lab's default.
+    fn wanted(&mut self, key: &str, always: bool) -> bool {
+        if self.done.iter().any(|k| k == key) {
+            return false;
+        }
+        self.done.push(key.to_owned());
+        let present = self.full.get(key).is_some_and(|v| !v.is_null());
+        present
+            && (always
+                || self.written.iter().any(|k| k == key)
+                || self.full.get(key) != self.base.get(key))
+    }
+
+    /// `key` in the core's form (scalars: a JSON map has no field order to keep).
+    fn value<M: SerializeMap>(
+        &mut self,
+        m: &mut M,
+        key: &str,
+        always: bool,
+    ) -> Result<(), M::Error> {
+        if self.wanted(key, always) {
+            m.serialize_entry(key, &self.full[key])?;
+        }
+        Ok(())
+    }
+
+    /// `key` through its own `Serialize`, which keeps a table's field order.
+    fn typed<M: SerializeMap, T: Serialize>(
+        &mut self,
+        m: &mut M,
+        key: &str,
+        value: &T,
+    ) -> Result<(), M::Error> {
+        if self.wanted(key, false) {
+            m.serialize_entry(key, value)?;
+        }
+        Ok(())
+    }
+
+    /// The core keys not recorded yet (keys the lab added since the record's form was set).
+    fn rest<M: SerializeMap>(&mut self, m: &mut M) -> Result<(), M::Error> {
+        let keys: Vec<String> = self.full.keys().cloned().collect();
+        for key in keys {
+            self.value(m, &key, false)?;
+        }
+        Ok(())
     }
 }

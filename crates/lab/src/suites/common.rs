@@ -442,19 +442,19 @@ impl RunSpec<'_> {
         s.seed = self.seed;
         s.time_limit = SimDuration(mpquic_netsim::time::secs(self.time_limit_s));
         let t = &mut s.transport;
-        t.cc = self.cc;
-        t.multipath = self.multipath;
-        t.scheduler = SchedulerKind::MinRtt;
-        t.reinjection = ReinjectionMode::Off;
+        t.config.congestion = self.cc;
+        t.config.multipath = self.multipath;
+        t.config.scheduler = SchedulerKind::MinRtt;
+        t.config.reinjection = ReinjectionMode::Off;
         t.ack_range_limit = self.ack_range_limit;
         if let Some(rules) = spns_rules {
-            t.spns_rules = rules;
+            t.config.spns_rules = rules;
         }
         if fixes {
             let mut ack = AckConfig::default();
             ack.ack_on_all_paths = true;
             ack.range_order = RangeOrder::LowestFirst;
-            t.ack = Some(ack);
+            t.config.ack = ack;
         }
         if self.time_series {
             s.record = RecordSettings {

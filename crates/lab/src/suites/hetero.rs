@@ -127,8 +127,8 @@ impl Suite for Hetero {
                     time_series: false,
                 };
                 let mut scenario = spec.build();
-                scenario.transport.scheduler = SchedulerKind::default();
-                scenario.transport.reinjection = ReinjectionMode::default();
+                scenario.transport.config.scheduler = SchedulerKind::default();
+                scenario.transport.config.reinjection = ReinjectionMode::default();
                 out.push((id, scenario));
             }
         }

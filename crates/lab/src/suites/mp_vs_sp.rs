@@ -103,8 +103,8 @@ fn point_runs(
                 time_series: false,
             };
             let mut scenario = spec.build();
-            scenario.transport.scheduler = scheduler;
-            scenario.transport.reinjection = ReinjectionMode::default();
+            scenario.transport.config.scheduler = scheduler;
+            scenario.transport.config.reinjection = ReinjectionMode::default();
             (id, scenario)
         })
         .collect()

@@ -112,7 +112,7 @@ impl Suite for SimVsReal {
                     time_series: false,
                 };
                 let mut scenario = spec.build();
-                scenario.transport.scheduler = SchedulerKind::Ecf;
+                scenario.transport.config.scheduler = SchedulerKind::Ecf;
                 (id.to_owned(), scenario)
             })
             .collect()

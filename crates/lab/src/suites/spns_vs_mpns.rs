@@ -137,11 +137,7 @@ impl SpnsVsMpns {
                     time_series: false,
                 };
                 let mut scenario = spec.build();
-                scenario
-                    .transport
-                    .ack
-                    .get_or_insert_with(Default::default)
-                    .request_ack_frequency = Some(AckFrequencyRequest {
+                scenario.transport.config.ack.request_ack_frequency = Some(AckFrequencyRequest {
                     ack_eliciting_threshold: ACK_FREQUENCY_THRESHOLD,
                     max_ack_delay_us: 25_000,
                     reordering_threshold: 1,

@@ -20,7 +20,7 @@ pub fn download(paths: &[&str], bytes: u64, mode: MultipathMode, seed: u64) -> S
         .collect();
     let mut s = Scenario::new(specs, Workload::Download(ByteSize(bytes)));
     s.seed = seed;
-    s.transport.multipath = mode;
+    s.transport.config.multipath = mode;
     s
 }
 

@@ -64,7 +64,8 @@ use send::SendStream;
 pub(crate) const MAX_STREAM_COUNT: u64 = 1 << 60;
 
 /// Stream and flow-control limits of one endpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct StreamsConfig {
     /// Initial connection receive window (initial_max_data).
