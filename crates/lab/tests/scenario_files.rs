@@ -593,7 +593,7 @@ fn a_transport_table_gives_what_the_builder_gives() {
         .idle_timeout(Duration::from_secs(5))
         .path_idle_timeout(Some(Duration::from_secs(2)))
         .max_path_id(3)
-        .path_congestion([(1, CcAlgorithm::NewReno)].into())
+        .path_congestion([(mpquic_proto::PathId::new(1), CcAlgorithm::NewReno)].into())
         .reinjection(ReinjectionMode::Always)
         .datagram_receive_buffer(None)
         .ack(ack)

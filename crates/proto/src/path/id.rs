@@ -80,6 +80,15 @@ impl fmt::Display for PathId {
     }
 }
 
+/// The decimal number, as [`Display`](fmt::Display) writes it (command lines, file keys).
+impl std::str::FromStr for PathId {
+    type Err = std::num::ParseIntError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(PathId)
+    }
+}
+
 impl From<u32> for PathId {
     fn from(id: u32) -> Self {
         PathId(id)

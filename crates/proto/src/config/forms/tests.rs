@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use super::super::{MultipathMode, TransportConfig};
 use crate::cc::CcAlgorithm;
 use crate::mtud::MtuDiscoveryConfig;
+use crate::path::PathId;
 use crate::reinjection::ReinjectionMode;
 use crate::scheduler::SchedulerKind;
 use crate::spns_rules::{SpnsRule, SpnsRules};
@@ -40,8 +41,8 @@ fn changed() -> TransportConfig {
         .mtu_discovery(Some(mtud))
         .congestion(CcAlgorithm::NewReno)
         .path_congestion(BTreeMap::from([
-            (1, CcAlgorithm::Bbr),
-            (3, CcAlgorithm::Lia),
+            (PathId::new(1), CcAlgorithm::Bbr),
+            (PathId::new(3), CcAlgorithm::Lia),
         ]))
         .ack(ack)
         .streams(streams)
