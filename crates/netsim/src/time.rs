@@ -74,17 +74,7 @@ pub fn serialization_time(bytes: u64, bits_per_sec: u64) -> SimTime {
 /// Formats a duration compactly with the largest unit that divides it
 /// exactly (`"10ms"`, `"1500us"`, `"2s"`, `"7ns"`); used by spec printing.
 pub fn format_exact(t: SimTime) -> String {
-    if t == 0 {
-        "0s".to_owned()
-    } else if t % SECOND == 0 {
-        format!("{}s", t / SECOND)
-    } else if t % MILLISECOND == 0 {
-        format!("{}ms", t / MILLISECOND)
-    } else if t % MICROSECOND == 0 {
-        format!("{}us", t / MICROSECOND)
-    } else {
-        format!("{t}ns")
-    }
+    mpquic_wire::units::format_duration(t)
 }
 
 #[cfg(test)]

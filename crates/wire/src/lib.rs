@@ -27,6 +27,7 @@ pub mod header;
 pub mod range_set;
 pub mod stream_id;
 pub mod transport_params;
+pub mod units;
 pub mod varint;
 
 pub use cid::{ConnectionId, ResetToken, MAX_CID_LEN};

@@ -2,25 +2,11 @@
 //! queue sizes, loss models, booleans).
 
 use crate::loss::LossModel;
-use crate::time::{format_exact, SimTime, MICROSECOND, MILLISECOND, SECOND};
+use crate::time::{format_exact, SimTime};
 
 use super::QueueSpec;
 
-/// Splits `"20mbit"` into `(20.0, "mbit")`. The number may have a fraction
-/// and an exponent-free decimal form; the unit is lower-cased. Shared with the
-/// lab's size and duration parsers.
-pub fn split_number(s: &str) -> Option<(f64, String)> {
-    let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(end);
-    if num.is_empty() || num.starts_with('.') || num.ends_with('.') {
-        return None;
-    }
-    let v: f64 = num.parse().ok()?;
-    v.is_finite().then(|| (v, unit.trim().to_ascii_lowercase()))
-}
+pub use mpquic_wire::units::{byte_multiplier, split_number, DURATION_EXPECTED, SIZE_EXPECTED};
 
 fn to_u64(v: f64) -> Option<u64> {
     let r = v.round();
@@ -57,45 +43,11 @@ pub(crate) fn format_rate(bps: u64) -> String {
     }
 }
 
-/// Expected form of a duration.
-pub const DURATION_EXPECTED: &str =
-    "a number followed by ns, us, ms, s, min or h (e.g. `10ms`, `500us`, `1.5s`), or `0`";
-
 /// Parses a duration (`10ms`, `500us`, `1s`, `250ns`, `2min`, `1h`, `0`). The one duration
-/// grammar of the project: path specs, scenario files and every command-line option use it.
+/// grammar of the project ([`mpquic_wire::units`]): path specs, scenario files and every
+/// command-line option use it.
 pub fn parse_duration(s: &str) -> Option<SimTime> {
-    let (v, unit) = split_number(s)?;
-    let mult = match unit.as_str() {
-        "" if v == 0.0 => 0.0,
-        "ns" => 1.0,
-        "us" | "µs" => MICROSECOND as f64,
-        "ms" => MILLISECOND as f64,
-        "s" => SECOND as f64,
-        "min" => 60.0 * SECOND as f64,
-        "h" => 3600.0 * SECOND as f64,
-        _ => return None,
-    };
-    to_u64(v * mult)
-}
-
-/// Expected form of a byte size.
-pub const SIZE_EXPECTED: &str = "a number followed by B, kB, MB, GB, TB (powers of 10; also k, m, g, t) or KiB, MiB, GiB, TiB (powers of 2), e.g. `50MB`, or an integer number of bytes";
-
-/// Bytes per `unit` of a size (lower-cased): the one size grammar of the project (queue sizes,
-/// scenario files, command-line sizes). Decimal units are powers of 10, binary ones of 2.
-pub fn byte_multiplier(unit: &str) -> Option<f64> {
-    Some(match unit {
-        "" | "b" | "bytes" => 1.0,
-        "k" | "kb" => 1e3,
-        "m" | "mb" => 1e6,
-        "g" | "gb" => 1e9,
-        "t" | "tb" => 1e12,
-        "ki" | "kib" => 1024.0,
-        "mi" | "mib" => 1_048_576.0,
-        "gi" | "gib" => 1_073_741_824.0,
-        "ti" | "tib" => 1_099_511_627_776.0,
-        _ => return None,
-    })
+    mpquic_wire::units::parse_duration(s)
 }
 
 /// Canonical duration text.
@@ -230,6 +182,7 @@ pub(crate) fn format_mtu(m: Option<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::{MICROSECOND, MILLISECOND, SECOND};
 
     #[test]
     fn rates() {

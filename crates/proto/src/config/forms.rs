@@ -4,7 +4,7 @@
 //! so one schema serves files, flags and code:
 //!
 //! - durations in the project's one grammar (`"40ms"`, `"1.5s"`, `"2min"`, `0`), the grammar
-//!   of path specs, which lives in [`mpquic_netsim::spec::parse_duration`];
+//!   of path specs, which lives in [`mpquic_wire::units::parse_duration`];
 //! - algorithm names as their `FromStr` reads them (`"NewReno"`, `"rr"`), written as the
 //!   registered name;
 //! - `spns_rules` as a preset string (`"report,no-two-range-limits"`) or a table of rules;
@@ -26,7 +26,7 @@ use crate::spns_rules::SpnsRules;
 use crate::time::Duration;
 
 /// Accepted forms of a duration, for messages.
-use mpquic_netsim::spec::DURATION_EXPECTED;
+use mpquic_wire::units::DURATION_EXPECTED;
 
 /// A duration in the project's grammar: `"40ms"`, `"1.5s"`; a bare number only as `0`.
 pub(crate) mod duration {
@@ -35,7 +35,7 @@ pub(crate) mod duration {
     /// Written as the exact shortest form (`"30s"`, `"1500ms"`, `"250us"`).
     pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        s.serialize_str(&mpquic_netsim::time::format_exact(nanos))
+        s.serialize_str(&mpquic_wire::units::format_duration(nanos))
     }
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
@@ -71,7 +71,7 @@ impl de::Visitor<'_> for DurationVisitor {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Duration, E> {
-        mpquic_netsim::spec::parse_duration(v)
+        mpquic_wire::units::parse_duration(v)
             .map(Duration::from_nanos)
             .ok_or_else(|| {
                 E::custom(format!(
