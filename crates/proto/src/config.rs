@@ -329,6 +329,11 @@ pub struct ServerConfig {
     pub retry_token_lifetime: Duration,
     /// How long a NEW_TOKEN token is accepted after it was issued; zero sends none.
     pub new_token_lifetime: Duration,
+    /// IPv4 address advertised in the `preferred_address` transport parameter (RFC 9000
+    /// §18.2, §9.6); see [`ServerConfig::set_preferred_address`].
+    pub preferred_address_v4: Option<std::net::SocketAddrV4>,
+    /// IPv6 address advertised in the `preferred_address` transport parameter.
+    pub preferred_address_v6: Option<std::net::SocketAddrV6>,
 }
 
 /// Connections a server accepts at once unless told otherwise.
@@ -356,7 +361,28 @@ impl ServerConfig {
             token_keys: TokenKeys::random(rng),
             retry_token_lifetime: Duration::from_secs(10),
             new_token_lifetime: Duration::from_secs(24 * 3600),
+            preferred_address_v4: None,
+            preferred_address_v6: None,
         }
+    }
+
+    /// Advertise `addr` as this server's other address of its family (replacing an earlier one
+    /// of that family): connections then carry a `preferred_address` transport parameter with
+    /// a connection ID of sequence number 1 for path 0 (RFC 9000 §5.1.1, §18.2; RFC 10069
+    /// "Path ID and connection IDs"). The server must receive on that address; clients may
+    /// open paths to it (or migrate, RFC 9000 §9.6), the choice is theirs.
+    pub fn set_preferred_address(&mut self, addr: std::net::SocketAddr) {
+        match addr {
+            std::net::SocketAddr::V4(v4) => self.preferred_address_v4 = Some(v4),
+            std::net::SocketAddr::V6(v6) => self.preferred_address_v6 = Some(v6),
+        }
+    }
+
+    /// The advertised addresses (IPv4 first), empty when none is set.
+    pub fn preferred_addresses(&self) -> Vec<std::net::SocketAddr> {
+        let v4 = self.preferred_address_v4.map(std::net::SocketAddr::V4);
+        let v6 = self.preferred_address_v6.map(std::net::SocketAddr::V6);
+        v4.into_iter().chain(v6).collect()
     }
 }
 

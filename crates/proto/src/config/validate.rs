@@ -296,6 +296,16 @@ impl ServerConfig {
                 "at least 1",
             ));
         }
+        // RFC 9000 §18.2: an all-zero address encodes "no address of this family", so an
+        // unspecified IP or port 0 cannot be advertised.
+        for addr in self.preferred_addresses() {
+            if addr.ip().is_unspecified() || addr.port() == 0 {
+                return Err(ConfigError::new(
+                    "preferred_address",
+                    format!("{addr} is not an address clients can reach"),
+                ));
+            }
+        }
         Ok(())
     }
 }

@@ -224,6 +224,25 @@ impl Connection {
             .collect()
     }
 
+    /// The addresses of the server's `preferred_address` transport parameter (RFC 9000 §18.2;
+    /// IPv4 first), empty on a server or when the server advertised none. Nothing migrates by
+    /// itself: a client may open a path to one (RFC 10069: allowed even under
+    /// disable_active_migration), but cannot assume that it and the initial address work at
+    /// the same time.
+    pub fn peer_preferred_address(&self) -> Vec<std::net::SocketAddr> {
+        let Some(pa) = self
+            .peer_params
+            .as_ref()
+            .and_then(|p| p.preferred_address.as_ref())
+            .filter(|_| self.side.is_client())
+        else {
+            return Vec::new();
+        };
+        let v4 = pa.address_v4.map(std::net::SocketAddr::V4);
+        let v6 = pa.address_v6.map(std::net::SocketAddr::V6);
+        v4.into_iter().chain(v6).collect()
+    }
+
     /// The negotiated ALPN protocol.
     pub fn alpn_protocol(&self) -> Option<Vec<u8>> {
         self.tls.alpn_protocol().map(|a| a.to_vec())

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use mpquic_wire::cid::{ConnectionId, ResetToken};
 use mpquic_wire::error::TransportErrorCode;
 use mpquic_wire::stream_id::Side;
-use mpquic_wire::transport_params::TransportParameters;
+use mpquic_wire::transport_params::{PreferredAddress, TransportParameters};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
@@ -156,7 +156,7 @@ impl Connection {
         let mut rng = ChaCha20Rng::from_seed(params.rng_seed);
         let scid = random_cid(&mut rng, params.cid_len);
         let token = reset_token_for(&params.reset_key, &scid);
-        let local_params = build_local_params(
+        let mut local_params = build_local_params(
             &config.transport,
             Side::Server,
             &scid,
@@ -164,6 +164,7 @@ impl Connection {
             accept.retry_scid,
             Some(token),
         );
+        local_params.preferred_address = preferred_address(config, &mut rng, &params);
         let tls = TlsSession::new_server(config.tls.clone(), encode_params(&local_params))
             .map_err(|e| ConnectError::Tls(e.to_string()))?;
         let handshake =
@@ -229,6 +230,19 @@ impl Connection {
             path: PathId::ZERO,
             reset_token: reset_token_for(&params.reset_key, &local_cid),
         });
+        if let Some(pa) = &local_params.preferred_address {
+            // RFC 9000 §5.1.1: the preferred_address CID has sequence number 1; with multipath
+            // it belongs to path ID 0 (RFC 10069 "Path ID and connection IDs"). It travels in
+            // the transport parameters, so no NEW_CONNECTION_ID announces it, and the pool's
+            // numbering gives later CIDs sequence numbers from 2 on.
+            let seq = local_cids.issue(pa.connection_id, false);
+            debug_assert_eq!(seq, 1);
+            endpoint_events.push_back(super::EndpointEvent::NewCid {
+                cid: pa.connection_id,
+                path: PathId::ZERO,
+                reset_token: pa.stateless_reset_token,
+            });
+        }
         let streams = Streams::new(side, config.streams.clone());
         Connection {
             side,
@@ -389,6 +403,7 @@ impl Connection {
                 self.endpoint_events
                     .push_back(super::EndpointEvent::PeerResetToken(token));
             }
+            self.on_peer_preferred_address(&params)?;
         }
         self.streams.set_peer_params(&params);
         self.qoe.negotiated = self.local_params.enable_qoe_feedback && params.enable_qoe_feedback;
@@ -401,6 +416,41 @@ impl Connection {
         }
         self.peer_params = Some(params);
         self.qlog_peer_params();
+        Ok(())
+    }
+
+    /// RFC 9000 §18.2: a client takes the CID of the server's preferred_address as sequence
+    /// number 1 of path 0 (§5.1.1; RFC 10069 "Path ID and connection IDs") and keeps the
+    /// addresses for the application ([`Connection::peer_preferred_address`]); it does not
+    /// migrate by itself: with multipath, opening a path there is the application's choice.
+    fn on_peer_preferred_address(
+        &mut self,
+        params: &TransportParameters,
+    ) -> Result<(), TransportError> {
+        let Some(pa) = &params.preferred_address else {
+            return Ok(());
+        };
+        // §18.2: "A server that chooses a zero-length connection ID MUST NOT provide a
+        // preferred address" (a zero-length CID inside it is refused by the decoder).
+        if params
+            .initial_source_connection_id
+            .as_ref()
+            .is_none_or(|cid| cid.is_empty())
+        {
+            return Err(TransportError::new(
+                TransportErrorCode::TRANSPORT_PARAMETER_ERROR,
+                "preferred_address from a server using zero-length connection IDs",
+            ));
+        }
+        let limit = self.local_params.active_connection_id_limit;
+        self.remote_cids
+            .entry(PathId::ZERO)
+            .or_default()
+            .on_new_cid(1, 0, pa.connection_id, pa.stateless_reset_token, limit)?;
+        self.endpoint_events
+            .push_back(super::EndpointEvent::PeerResetToken(
+                pa.stateless_reset_token,
+            ));
         Ok(())
     }
 
@@ -518,6 +568,27 @@ fn build_local_params(
     negotiate::advertise(config, &mut params);
     Streams::new(side, config.streams.clone()).fill_transport_params(&mut params);
     params
+}
+
+/// The server's `preferred_address` parameter (RFC 9000 §18.2) when it advertises an address:
+/// a fresh CID (sequence number 1, never zero-length: `random_cid` gives at least one byte)
+/// and the reset token the endpoint derives for it, so a stateless reset after a restart
+/// covers it too (§10.3.2).
+fn preferred_address(
+    config: &ServerConfig,
+    rng: &mut ChaCha20Rng,
+    params: &ConnectionParams,
+) -> Option<PreferredAddress> {
+    if config.preferred_address_v4.is_none() && config.preferred_address_v6.is_none() {
+        return None;
+    }
+    let connection_id = random_cid(rng, params.cid_len);
+    Some(PreferredAddress {
+        address_v4: config.preferred_address_v4,
+        address_v6: config.preferred_address_v6,
+        connection_id,
+        stateless_reset_token: reset_token_for(&params.reset_key, &connection_id),
+    })
 }
 
 /// The stateless reset token the endpoint would have issued for `cid` (RFC 9000 §10.3.2).
