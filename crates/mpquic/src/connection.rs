@@ -330,15 +330,17 @@ impl Connection {
     /// Open a new path (multipath, client only) from `local` to `remote` with an initial
     /// `status`, as noq does. `local` is an address of one of the endpoint's sockets, or an IP
     /// address alone (any socket bound to that IP; a port of 0 means the same); `remote` is the
-    /// peer's address for the path, by default the initial path's remote (which must then be
-    /// of the same address family: a path from an IPv6 address to a dual-stack server needs
-    /// the server's IPv6 address).
+    /// peer's address for the path, by default the initial path's remote if it is of `local`'s
+    /// address family, else the server's advertised address of that family
+    /// ([`Connection::peer_preferred_address`]); without either, a path from an IPv6 address to
+    /// a dual-stack server needs the server's IPv6 address.
     ///
     /// The returned [`OpenPath`] resolves to the [`Path`] once path validation succeeded (RFC
     /// 9000 §8.2), or fails: [`OpenPathError::ValidationFailed`] when the remote did not
     /// answer within the validation timeout (three unanswered PATH_CHALLENGEs, RFC 9000
-    /// §8.2.4; about 6 s with the default 333 ms initial RTT). Right after the handshake the peer may not have issued the connection IDs (or
-    /// path IDs) a new path needs yet: it waits for them for up to [`OPEN_PATH_WAIT`].
+    /// §8.2.4; about 6 s with the default 333 ms initial RTT). Right after the handshake the
+    /// peer may not have issued the connection IDs (or path IDs) a new path needs yet: it
+    /// waits for them for up to [`OPEN_PATH_WAIT`].
     pub fn open_path(
         &self,
         local: impl Into<LocalAddr>,
@@ -404,13 +406,20 @@ impl Connection {
             let remote = match remote {
                 Some(r) => r,
                 None if initial.is_ipv4() == local.is_ipv4() => initial,
-                None => return Err(OpenPathError::NoRemote(local)),
+                // The server's advertised address of `local`'s family (RFC 9000 §18.2); with
+                // multipath a path there is allowed even under disable_active_migration
+                // (RFC 10069 "Path ID and connection IDs").
+                None => conn
+                    .peer_preferred_address()
+                    .into_iter()
+                    .find(|a| a.is_ipv4() == local.is_ipv4())
+                    .ok_or(OpenPathError::NoRemote(local))?,
             };
             let id = conn.open_path(now, local, remote)?;
             if status.is_backup() {
                 conn.set_path_status(id, true)?;
             }
-            Ok(id)
+            Ok::<PathId, OpenPathError>(id)
         })??;
         self.inner.shared.wake_driver();
         Ok(id)
@@ -650,6 +659,16 @@ impl Connection {
             .find(|p| p.id == PathId::ZERO)
             .or(paths.first())
             .map(|p| p.remote)
+    }
+
+    /// The addresses the server advertised in its `preferred_address` transport parameter
+    /// (RFC 9000 §18.2; IPv4 first), empty on a server, when it advertised none, or once the
+    /// connection is gone. Nothing migrates by itself: [`Connection::open_path`] without a
+    /// remote uses the one of the local address's family when path 0's remote is of the other.
+    pub fn peer_preferred_address(&self) -> Vec<SocketAddr> {
+        self.inner
+            .with(|conn, _| conn.peer_preferred_address())
+            .unwrap_or_default()
     }
 
     /// The negotiated multipath design, while the connection exists.

@@ -241,6 +241,22 @@ impl Endpoint {
         self.shared.lock().accept_all = on;
     }
 
+    /// Replace the server configuration for connections accepted from now on (quinn's
+    /// `set_server_config`), e.g. to advertise an address once its port is known
+    /// ([`ServerConfig::set_preferred_address`]: the endpoint should be bound to it too).
+    /// Refused if the configuration is invalid or the endpoint is closed.
+    pub fn set_server_config(&self, config: ServerConfig) -> io::Result<()> {
+        config
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let mut st = self.shared.lock();
+        if st.closed {
+            return Err(io::Error::other("the endpoint is closed"));
+        }
+        st.proto.set_server_config(Some(Arc::new(config)));
+        Ok(())
+    }
+
     /// Close every connection with an application error code and stop accepting new ones.
     pub fn close(&self, code: u64, reason: &[u8]) {
         let now = self.shared.now();

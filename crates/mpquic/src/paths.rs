@@ -248,8 +248,9 @@ pub enum OpenPathError {
     /// The endpoint has no socket bound to this local address (or IP).
     #[error("no socket of this endpoint is bound to {0}")]
     NotBound(LocalAddr),
-    /// No remote address was given and the path's local address family differs from the
-    /// initial path's remote: say which address of the peer the path goes to.
+    /// No remote address was given, the path's local address family differs from the initial
+    /// path's remote and the server advertised no address of that family: say which address
+    /// of the peer the path goes to.
     #[error("no remote address for a path from {0}: give the peer's address of that family")]
     NoRemote(SocketAddr),
     /// The core refused (multipath not negotiated, path ID limit, no connection ID...).

@@ -318,3 +318,61 @@ async fn ipv4_path_zero_and_ipv6_second_path_carry_data() {
     conn.close(0, b"done");
     within("close", client.wait_idle()).await;
 }
+
+/// RFC 9000 §18.2 preferred_address with multipath (RFC 10069 "Path ID and connection IDs"):
+/// a server on 127.0.0.1 and [::1] advertising its IPv6 address; the IPv4 client learns it and
+/// opens a path from ::1 without naming the remote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn second_path_goes_to_the_advertised_address_of_its_family() {
+    let (_dir, root) = root_with("file.bin", &payload(MB, 43));
+    let Some(server) = dual_stack_server(root, transport(MultipathMode::Auto)) else {
+        return;
+    };
+    let (v4, v6): (SocketAddr, SocketAddr) = (server.local_addrs()[0], server.local_addrs()[1]);
+    // The IPv6 port is known once bound: advertise it from now on.
+    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
+    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
+    let mut advertising = config::server(tls, transport(MultipathMode::Auto));
+    advertising.set_preferred_address(v6);
+    server
+        .set_server_config(advertising)
+        .expect("valid server config");
+    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("[::1]:0")]).expect("bind client");
+    client.set_default_client_config(common::client_config(transport(MultipathMode::Auto)));
+    let conn = within(
+        "handshake",
+        client.connect(v4, "localhost").expect("connect"),
+    )
+    .await
+    .expect("handshake");
+    assert_eq!(conn.peer_preferred_address(), vec![v6]);
+    let path = within(
+        "validation",
+        conn.open_path(ip("::1"), None, PathStatus::Available),
+    )
+    .await
+    .expect("IPv6 path to the advertised address validated");
+    let stats = path.stats().expect("path stats");
+    assert_eq!(stats.remote, v6);
+    assert!(stats.local.is_ipv6());
+    // Path 0 stays where it was: nothing migrated.
+    assert_eq!(conn.remote_address(), Some(v4));
+    let mut body = hq::request(&conn, "/file.bin").await.expect("request");
+    let got = within("download", body.read_to_end(2 * MB))
+        .await
+        .expect("read");
+    assert_eq!(got.len(), MB);
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_advertised_address_is_refused() {
+    let server = common::server_endpoint(transport(MultipathMode::Auto));
+    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
+    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
+    let mut config = config::server(tls, transport(MultipathMode::Auto));
+    config.set_preferred_address(addr("[::]:4433"));
+    let err = server.set_server_config(config).unwrap_err();
+    assert!(err.to_string().contains("preferred_address"), "{err}");
+}
