@@ -159,8 +159,13 @@ pub struct Download {
     pub remote: SocketAddr,
     /// Local addresses: the first for the handshake, the others for extra paths.
     pub locals: Vec<SocketAddr>,
-    /// The server's address for each extra path (`locals[1..]`); missing or `None`: `remote`.
+    /// The server's address given for each extra path (`locals[1..]`); missing or `None`: the
+    /// default below.
     pub path_remotes: Vec<Option<SocketAddr>>,
+    /// For an extra path of the other address family than `remote` without a given address:
+    /// the URL host's address of that family, used if the server advertises none of it
+    /// (preferred_address, RFC 9000 §18.2).
+    pub path_fallbacks: Vec<Option<SocketAddr>>,
     /// TLS configuration; its ALPN list must offer `protocol`.
     pub tls: Arc<rustls::ClientConfig>,
     pub protocol: AppProtocol,
@@ -197,14 +202,18 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
     } else {
         args.paths.iter().map(|p| p.local).collect()
     };
-    // An extra path of the other address family goes to the host's address of that family
-    // (a dual-stack server): the initial path's remote cannot be reached from it.
-    let mut path_remotes = Vec::new();
+    // An extra path of the other address family goes to the server's advertised address of
+    // that family, else to the host's address of that family (a dual-stack server): the
+    // initial path's remote cannot be reached from it. Which applies is known after the
+    // handshake; without either, opening the path fails with a warning.
+    let path_remotes = args.paths.iter().skip(1).map(|p| p.remote).collect();
+    let mut path_fallbacks = Vec::new();
     for p in args.paths.iter().skip(1) {
-        path_remotes.push(match p.remote {
-            Some(r) => Some(r),
-            None if p.local.is_ipv4() == remote.is_ipv4() => None,
-            None => Some(resolve(&args.url, Some(&p.local)).await?),
+        path_fallbacks.push(match p.remote {
+            None if p.local.is_ipv4() != remote.is_ipv4() => {
+                resolve(&args.url, Some(&p.local)).await.ok()
+            }
+            _ => None,
         });
     }
     let tls = if args.zero_rtt {
@@ -217,6 +226,7 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
         remote,
         locals,
         path_remotes,
+        path_fallbacks,
         tls,
         protocol: args.alpn,
         transport: args.transport.transport(Some(args.timeout))?,
@@ -263,6 +273,23 @@ fn unspecified(remote: SocketAddr) -> SocketAddr {
 }
 
 impl Download {
+    /// The remote of extra path `i` from `local`: the one given; else, for a path of the other
+    /// family than path 0's remote, the server's advertised address of that family
+    /// (preferred_address) or the URL host's; else `None` (path 0's remote).
+    fn path_remote(&self, conn: &Connection, i: usize, local: SocketAddr) -> Option<SocketAddr> {
+        if let Some(given) = self.path_remotes.get(i).copied().flatten() {
+            return Some(given);
+        }
+        if local.is_ipv4() == self.remote.is_ipv4() {
+            return None;
+        }
+        let advertised = conn.peer_preferred_address();
+        advertised
+            .into_iter()
+            .find(|a| a.is_ipv4() == local.is_ipv4())
+            .or(self.path_fallbacks.get(i).copied().flatten())
+    }
+
     /// Connect, open the extra paths, download and summarize.
     pub async fn run(self) -> anyhow::Result<Summary> {
         let endpoint = Endpoint::client(&self.locals).context("binding local sockets")?;
@@ -281,7 +308,7 @@ impl Download {
         let extras: Vec<(SocketAddr, Option<SocketAddr>)> = endpoint.local_addrs()[1..]
             .iter()
             .enumerate()
-            .map(|(i, l)| (*l, self.path_remotes.get(i).copied().flatten()))
+            .map(|(i, l)| (*l, self.path_remote(&conn, i, *l)))
             .collect();
         // Extra paths need the negotiated multipath parameters: with 0-RTT they are opened
         // once the handshake completes, beside the download rather than before the request.
@@ -520,7 +547,9 @@ fn open_paths(
     let mut tasks = Vec::new();
     for &(local, remote) in paths {
         let open = conn.open_path(local, remote, PathStatus::Available);
-        let to = remote.or(conn.remote_address());
+        // Without a remote the path goes to path 0's remote, if of `local`'s family.
+        let same_family = |r: &SocketAddr| r.is_ipv4() == local.is_ipv4();
+        let to = remote.or(conn.remote_address().filter(same_family));
         let to = to.map_or(String::new(), |r| format!(" to {r}"));
         tasks.push(tokio::spawn(async move {
             match open.await {

@@ -90,6 +90,7 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
         remote,
         locals,
         path_remotes: Vec::new(),
+        path_fallbacks: Vec::new(),
         tls: tls::client_config(&[args.alpn.alpn()], tls::ServerTrust::Roots(vec![cert]))?,
         protocol: args.alpn,
         transport: args.transport.transport(Some(args.timeout))?,

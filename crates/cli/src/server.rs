@@ -28,6 +28,12 @@ pub struct ServerArgs {
     /// Address to listen on; repeat for several sockets (e.g. one per interface).
     #[arg(long, value_name = "ADDR", required = true, value_parser = crate::units::parse_addr)]
     pub listen: Vec<SocketAddr>,
+    /// Another address of this server to advertise to clients (RFC 9000 §18.2
+    /// preferred_address): at most one IPv4 and one IPv6 address, usually one of --listen (an IP
+    /// alone takes the port of the --listen address with that IP). Clients may open paths to
+    /// it (`mpquic client --path LOCAL` of that family); nothing migrates by itself.
+    #[arg(long, value_name = "ADDR", value_parser = crate::units::parse_addr)]
+    pub advertise: Vec<SocketAddr>,
     /// Directory whose files are served.
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
@@ -230,18 +236,67 @@ fn server_tls(args: &ServerArgs) -> anyhow::Result<Arc<rustls::ServerConfig>> {
     }
 }
 
+/// The `--advertise` addresses, checked: at most one per address family (the
+/// preferred_address parameter has one slot each, RFC 9000 §18.2), a reachable IP, and a port
+/// (one given, or that of the `--listen` address with the same IP).
+pub fn advertised_addresses(
+    advertise: &[SocketAddr],
+    listen: &[SocketAddr],
+) -> Result<Vec<SocketAddr>, UsageError> {
+    let refuse =
+        |addr: &SocketAddr, why: String| UsageError::new(format!("--advertise {addr}: {why}"));
+    let mut out: Vec<SocketAddr> = Vec::new();
+    for &addr in advertise {
+        if let Some(other) = out.iter().find(|a| a.is_ipv4() == addr.is_ipv4()) {
+            let family = if addr.is_ipv4() { "IPv4" } else { "IPv6" };
+            return Err(refuse(
+                &addr,
+                format!("already advertising {other}; give at most one {family} address"),
+            ));
+        }
+        if addr.ip().is_unspecified() {
+            return Err(refuse(
+                &addr,
+                "clients cannot reach an unspecified address".into(),
+            ));
+        }
+        let port = match addr.port() {
+            0 => listen
+                .iter()
+                .find(|l| l.ip() == addr.ip() && l.port() != 0)
+                .map(|l| l.port())
+                .ok_or_else(|| {
+                    refuse(
+                        &addr,
+                        "give a port (no --listen address with that IP and a port)".into(),
+                    )
+                })?,
+            port => port,
+        };
+        out.push(SocketAddr::new(addr.ip(), port));
+    }
+    Ok(out)
+}
+
 /// Run `mpquic server` until Ctrl-C.
 pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
     // Key files first: a typo in a path must not cost a certificate generation or a bind.
     let keys = args.limits.keys()?;
+    let advertised = advertised_addresses(&args.advertise, &args.listen)?;
     let tls = server_tls(&args)?;
     let transport = args.transport.transport(None)?;
     let (multipath, cc) = (transport.multipath, transport.congestion);
     let mut config = config::server(tls, transport);
     args.limits.apply(&mut config, &keys);
+    for addr in &advertised {
+        config.set_preferred_address(*addr);
+    }
     let server = start_with(&args.listen, &args.root, config, keys.reset)?;
     for addr in server.endpoint.local_addrs() {
         crate::say(format_args!("listening on {addr}"));
+    }
+    for addr in &advertised {
+        crate::say(format_args!("advertising {addr} (preferred_address)"));
     }
     crate::say(format_args!(
         "serving {} (ALPN h3 and hq-interop, multipath {}, cc {}, {}{})",

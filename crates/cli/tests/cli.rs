@@ -691,3 +691,86 @@ fn bad_path_values_are_one_readable_line() {
         assert_one_line_error(&out, 2, needle);
     }
 }
+
+/// A free UDP port on `ip` (bound and released: another process could take it in between,
+/// which these tests accept).
+fn free_port(ip: &str) -> Option<u16> {
+    let socket = std::net::UdpSocket::bind((ip, 0)).ok()?;
+    Some(socket.local_addr().ok()?.port())
+}
+
+/// Issue 16: `mpquic server --advertise` puts its other address in preferred_address (RFC 9000
+/// §18.2), and `mpquic client --path ::1` (no remote) beside an IPv4 path 0 goes there, although
+/// the URL names an IPv4 address only.
+#[test]
+fn client_path_without_remote_goes_to_the_advertised_address() {
+    let (Some(p4), Some(p6)) = (free_port("127.0.0.1"), free_port("::1")) else {
+        eprintln!("skipped: no IPv6 loopback");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::write(root.join("data.bin"), vec![7u8; 300_000]).expect("file");
+    let (listen4, listen6) = (format!("127.0.0.1:{p4}"), format!("[::1]:{p6}"));
+    let (server, port) = start_server(&[
+        "--listen",
+        &listen4,
+        "--listen",
+        &listen6,
+        // An IP alone: the port of the --listen address with that IP.
+        "--advertise",
+        "::1",
+        "--root",
+        root.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(port, p4);
+    let url = format!("https://127.0.0.1:{p4}/data.bin");
+    let json = dir.path().join("summary.json");
+    let out = run(&[
+        "client",
+        &url,
+        "--insecure",
+        "--quiet",
+        "--timeout",
+        "5s",
+        "--path",
+        "127.0.0.1",
+        "--path",
+        "::1",
+        "--json",
+        json.to_str().expect("utf-8"),
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "stderr: {err}");
+    assert!(!err.contains("warning"), "stderr: {err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("json");
+    let paths = summary["paths"].as_array().expect("paths");
+    assert_eq!(paths.len(), 2, "{summary}");
+    assert_eq!(paths[0]["remote"], listen4);
+    assert_eq!(paths[1]["remote"], listen6, "{summary}");
+    drop(server);
+}
+
+#[test]
+fn bad_advertise_values_are_one_readable_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().to_str().expect("utf-8");
+    for (values, needle) in [
+        (
+            &["127.0.0.2:1", "127.0.0.3:2"][..],
+            "at most one IPv4 address",
+        ),
+        (&["0.0.0.0:4433"][..], "unspecified"),
+        (&["127.0.0.9"][..], "give a port"),
+        (&["nowhere"][..], "invalid address `nowhere`"),
+    ] {
+        let mut args = vec!["server", "--listen", "127.0.0.1:0", "--root", root];
+        for v in values {
+            args.extend(["--advertise", v]);
+        }
+        let out = run(&args);
+        assert_one_line_error(&out, 2, needle);
+    }
+}
