@@ -192,7 +192,7 @@ pub fn read_transport_file(path: &std::path::Path) -> Result<TransportConfig, cr
 }
 
 /// The table is read by the core's derived `Deserialize` of [`TransportConfig`] through
-/// [`LabKeys`], which takes the lab's own keys out of the way: every core key's value is
+/// `LabKeys`, which takes the lab's own keys out of the way: every core key's value is
 /// read straight from the file's deserializer, so errors keep their position and key.
 impl<'de> Deserialize<'de> for TransportSettings {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
