@@ -110,7 +110,10 @@ impl From<PathId> for u64 {
 /// A wire value above 2^32-1 where a path ID was expected (RFC 10069 §2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("path ID {0} above 2^32-1")]
-pub struct PathIdOutOfRange(pub u64);
+pub struct PathIdOutOfRange(
+    /// The value that was read.
+    pub u64,
+);
 
 impl TryFrom<u64> for PathId {
     type Error = PathIdOutOfRange;
