@@ -18,6 +18,23 @@ fn client() -> Endpoint {
     client
 }
 
+/// The client sends "ping" on a new bidirectional stream; the accepted connection answers "pong".
+async fn ping_pong(conn: &mpquic::Connection, accepted: &mpquic::Connection) {
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(b"ping").await.expect("write");
+    send.finish().expect("finish");
+    let (mut s_send, mut s_recv) = within("accept stream", accepted.accept_bi())
+        .await
+        .expect("stream");
+    assert_eq!(s_recv.read_to_end(10).await.expect("read"), b"ping");
+    s_send.write_all(b"pong").await.expect("write");
+    s_send.finish().expect("finish");
+    assert_eq!(
+        within("reply", recv.read_to_end(10)).await.expect("reply"),
+        b"pong"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_incoming_gives_the_client_connection_refused() {
     let server = server_endpoint(transport(MultipathMode::Auto));
@@ -79,19 +96,7 @@ async fn retried_incoming_connects_after_a_retry() {
     // Exactly one Retry packet left the server; nothing was refused.
     let stats = server.stats();
     assert_eq!((stats.retries_sent, stats.refused), (1, 0), "{stats:?}");
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(b"ping").await.expect("write");
-    send.finish().expect("finish");
-    let (mut s_send, mut s_recv) = within("accept stream", accepted.accept_bi())
-        .await
-        .expect("stream");
-    assert_eq!(s_recv.read_to_end(10).await.expect("read"), b"ping");
-    s_send.write_all(b"pong").await.expect("write");
-    s_send.finish().expect("finish");
-    assert_eq!(
-        within("reply", recv.read_to_end(10)).await.expect("reply"),
-        b"pong"
-    );
+    ping_pong(&conn, &accepted).await;
     conn.close(0, b"done");
     within("close", client.wait_idle()).await;
 }
@@ -158,19 +163,7 @@ async fn accept_all_completes_the_handshake_before_the_application_decides() {
     let accepted = within("handshake", incoming.accept().expect("accept"))
         .await
         .expect("accepted");
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(b"ping").await.expect("write");
-    send.finish().expect("finish");
-    let (mut s_send, mut s_recv) = within("accept stream", accepted.accept_bi())
-        .await
-        .expect("stream");
-    assert_eq!(s_recv.read_to_end(10).await.expect("read"), b"ping");
-    s_send.write_all(b"pong").await.expect("write");
-    s_send.finish().expect("finish");
-    assert_eq!(
-        within("reply", recv.read_to_end(10)).await.expect("reply"),
-        b"pong"
-    );
+    ping_pong(&conn, &accepted).await;
     let stats = server.stats();
     assert_eq!((stats.retries_sent, stats.refused), (0, 0), "{stats:?}");
     conn.close(0, b"done");
