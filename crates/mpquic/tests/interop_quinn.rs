@@ -358,3 +358,31 @@ async fn resumed_connections_to_quinn_all_succeed() {
         store.tickets_taken()
     );
 }
+
+/// RFC 9000 §18.2: our server's `preferred_address` transport parameter (addresses, the CID with
+/// sequence number 1 and its reset token) decodes in quinn, whose client accepts the handshake
+/// and downloads over it. The advertised address is the server's own, so whether quinn moves to
+/// it or not, the data arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quinn_client_accepts_our_preferred_address() {
+    let data = payload(MB, 9);
+    let (_dir, root) = root_with("file.bin", &data);
+    let server = start_server(root, transport(MultipathMode::Auto));
+    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("certificate");
+    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
+    let mut advertising = mpquic::config::server(tls, transport(MultipathMode::Auto));
+    advertising.set_preferred_address(server.local_addr());
+    server
+        .set_server_config(advertising)
+        .expect("valid server config");
+    let (endpoint, conn) = quinn_client(server.local_addr()).await;
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(b"GET /file.bin\r\n").await.expect("request");
+    send.finish().expect("finish");
+    let got = within("download", recv.read_to_end(2 * MB))
+        .await
+        .expect("quinn read");
+    assert!(got == data, "quinn got {} bytes", got.len());
+    conn.close(0u32.into(), b"done");
+    within("quinn idle", endpoint.wait_idle()).await;
+}
