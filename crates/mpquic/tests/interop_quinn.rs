@@ -92,16 +92,27 @@ async fn quinn_client(server: std::net::SocketAddr) -> (quinn::Endpoint, quinn::
     (endpoint, conn)
 }
 
+/// A quinn client's hq-interop request for `path` on a new stream, and the whole answer.
+async fn quinn_get(
+    conn: &quinn::Connection,
+    path: &str,
+    max: usize,
+) -> Result<Vec<u8>, quinn::ReadToEndError> {
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(format!("GET {path}\r\n").as_bytes())
+        .await
+        .expect("request");
+    send.finish().expect("finish");
+    within("download", recv.read_to_end(max)).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quinn_client_downloads_from_our_server() {
     let data = payload(10 * MB, 5);
     let (_dir, root) = root_with("file.bin", &data);
     let server = start_server(root, transport(MultipathMode::Auto));
     let (endpoint, conn) = quinn_client(server.local_addr()).await;
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(b"GET /file.bin\r\n").await.expect("request");
-    send.finish().expect("finish");
-    let got = within("download", recv.read_to_end(20 * MB))
+    let got = quinn_get(&conn, "/file.bin", 20 * MB)
         .await
         .expect("quinn read");
     assert!(
@@ -111,10 +122,7 @@ async fn quinn_client_downloads_from_our_server() {
         data.len()
     );
     // A missing file resets the stream with 404.
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(b"GET /missing\r\n").await.expect("request");
-    send.finish().expect("finish");
-    let err = within("404", recv.read_to_end(MB))
+    let err = quinn_get(&conn, "/missing", MB)
         .await
         .expect_err("missing file");
     assert!(err.to_string().contains("404"), "unexpected error {err}");
@@ -368,18 +376,13 @@ async fn quinn_client_accepts_our_preferred_address() {
     let data = payload(MB, 9);
     let (_dir, root) = root_with("file.bin", &data);
     let server = start_server(root, transport(MultipathMode::Auto));
-    let (cert, key) = mpquic::tls::self_signed(&["localhost"]).expect("certificate");
-    let tls = mpquic::tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
-    let mut advertising = mpquic::config::server(tls, transport(MultipathMode::Auto));
+    let mut advertising = common::server_config(transport(MultipathMode::Auto));
     advertising.set_preferred_address(server.local_addr());
     server
         .set_server_config(advertising)
         .expect("valid server config");
     let (endpoint, conn) = quinn_client(server.local_addr()).await;
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(b"GET /file.bin\r\n").await.expect("request");
-    send.finish().expect("finish");
-    let got = within("download", recv.read_to_end(2 * MB))
+    let got = quinn_get(&conn, "/file.bin", 2 * MB)
         .await
         .expect("quinn read");
     assert!(got == data, "quinn got {} bytes", got.len());

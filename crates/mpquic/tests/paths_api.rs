@@ -12,8 +12,8 @@ use common::{
     within, MB,
 };
 use mpquic::{
-    config, hq, tls, Endpoint, MultipathMode, OpenPathError, PathEvent, PathEvents,
-    PathEventsError, PathStatus, SchedulerKind, StatusOrigin, TransportConfig, Validation,
+    hq, Endpoint, MultipathMode, OpenPathError, PathEvent, PathEvents, PathEventsError, PathStatus,
+    SchedulerKind, StatusOrigin, TransportConfig, Validation,
 };
 
 fn ip(s: &str) -> IpAddr {
@@ -240,10 +240,8 @@ fn dual_stack_server(
     root: std::sync::Arc<std::path::PathBuf>,
     transport: TransportConfig,
 ) -> Option<Endpoint> {
-    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
-    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
     let bind = [addr("127.0.0.1:0"), addr("[::1]:0")];
-    let endpoint = match Endpoint::server(config::server(tls, transport), &bind) {
+    let endpoint = match Endpoint::server(common::server_config(transport), &bind) {
         Ok(endpoint) => endpoint,
         Err(e) => {
             eprintln!("skipped: cannot bind [::1] ({e})");
@@ -330,9 +328,7 @@ async fn second_path_goes_to_the_advertised_address_of_its_family() {
     };
     let (v4, v6): (SocketAddr, SocketAddr) = (server.local_addrs()[0], server.local_addrs()[1]);
     // The IPv6 port is known once bound: advertise it from now on.
-    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
-    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
-    let mut advertising = config::server(tls, transport(MultipathMode::Auto));
+    let mut advertising = common::server_config(transport(MultipathMode::Auto));
     advertising.set_preferred_address(v6);
     server
         .set_server_config(advertising)
@@ -369,9 +365,7 @@ async fn second_path_goes_to_the_advertised_address_of_its_family() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_advertised_address_is_refused() {
     let server = common::server_endpoint(transport(MultipathMode::Auto));
-    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
-    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("server tls");
-    let mut config = config::server(tls, transport(MultipathMode::Auto));
+    let mut config = common::server_config(transport(MultipathMode::Auto));
     config.set_preferred_address(addr("[::]:4433"));
     let err = server.set_server_config(config).unwrap_err();
     assert!(err.to_string().contains("preferred_address"), "{err}");

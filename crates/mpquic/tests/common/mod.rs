@@ -65,9 +65,21 @@ pub fn server_endpoint_with(alpns: &[&[u8]], mut transport: TransportConfig) -> 
         let qlog = mpquic::qlog::dir_config(dir, mpquic::qlog::QlogClock::Real).expect("qlog dir");
         transport.qlog = Some(qlog);
     }
+    Endpoint::server(server_config_with(alpns, transport), &[addr("127.0.0.1:0")])
+        .expect("bind server")
+}
+
+/// A server configuration with a fresh self-signed certificate for "localhost" and ALPN
+/// hq-interop (for endpoints a test binds itself, or changes with `set_server_config`).
+pub fn server_config(transport: TransportConfig) -> mpquic::ServerConfig {
+    server_config_with(&[hq::ALPN], transport)
+}
+
+/// [`server_config`] offering the ALPN protocols `alpns`.
+pub fn server_config_with(alpns: &[&[u8]], transport: TransportConfig) -> mpquic::ServerConfig {
     let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
     let tls = tls::server_config(alpns, vec![cert], key).expect("server tls");
-    Endpoint::server(config::server(tls, transport), &[addr("127.0.0.1:0")]).expect("bind server")
+    config::server(tls, transport)
 }
 
 /// Our hq-interop server on 127.0.0.1:0 serving `root`.
