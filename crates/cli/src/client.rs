@@ -60,6 +60,12 @@ pub struct ClientArgs {
     /// (rustls 0.23 cannot serialize them, so no ticket file across runs).
     #[arg(long = "0rtt")]
     pub zero_rtt: bool,
+    /// Race the handshake over every --path at once (each to its REMOTE, or to the URL's
+    /// address of its family) and keep the first connection to complete it: its path becomes
+    /// path 0, the other paths are opened after it (connection racing as in RFC 8305;
+    /// docs/MULTIPATH.md). Needs two --path or more.
+    #[arg(long, conflicts_with = "zero_rtt")]
+    pub race: bool,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -179,6 +185,8 @@ pub struct Download {
     /// Warm up with a first connection, then fetch over a second one in 0-RTT (`--0rtt`);
     /// `tls` must come from `tls::client_config_0rtt`.
     pub zero_rtt: bool,
+    /// Race the handshake over every local address (`--race`).
+    pub race: bool,
 }
 
 /// Run `mpquic client`.
@@ -192,6 +200,12 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
             bail!("cannot verify the server's certificate: pass --ca FILE (PEM) or --insecure")
         }
     };
+    if args.race && args.paths.len() < 2 {
+        return Err(crate::exit::UsageError::new(
+            "--race needs two --path or more (one handshake per path)",
+        )
+        .into());
+    }
     let first = args.paths.first();
     let remote = match first.and_then(|p| p.remote) {
         Some(remote) => remote,
@@ -235,6 +249,7 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
         progress: !args.quiet && std::io::stdout().is_terminal(),
         expected: None,
         zero_rtt: args.zero_rtt,
+        race: args.race,
     };
     let summary = download.run().await?;
     summary.print();
@@ -298,17 +313,26 @@ impl Download {
             self.warm_up(&endpoint, &config).await?;
         }
         let started = Instant::now();
-        let (conn, zero_rtt) = self.connect(&endpoint, config).await?;
+        let locals = endpoint.local_addrs();
+        let (conn, zero_rtt, initial) = if self.race {
+            let (conn, initial) = self.connect_racing(&endpoint, config).await?;
+            (conn, None, initial)
+        } else {
+            let (conn, zero_rtt) = self.connect(&endpoint, config).await?;
+            (conn, zero_rtt, 0)
+        };
         // With 0-RTT the request goes out before the handshake completes; its duration is known
         // when the server's decision arrives.
         let handshake = match &zero_rtt {
             Some(_) => Duration::ZERO,
             None => started.elapsed(),
         };
-        let extras: Vec<(SocketAddr, Option<SocketAddr>)> = endpoint.local_addrs()[1..]
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (*l, self.path_remote(&conn, i, *l)))
+        let extras: Vec<(SocketAddr, Option<SocketAddr>)> = (0..locals.len())
+            .filter(|&i| i != initial)
+            .map(|i| match i {
+                0 => (locals[0], Some(self.remote)),
+                i => (locals[i], self.path_remote(&conn, i - 1, locals[i])),
+            })
             .collect();
         // Extra paths need the negotiated multipath parameters: with 0-RTT they are opened
         // once the handshake completes, beside the download rather than before the request.
@@ -373,6 +397,60 @@ impl Download {
                 )
             }
             Ok(Err(e)) => Err(e).with_context(|| format!("connecting to {}", self.remote)),
+        }
+    }
+
+    /// `--race`: one handshake per local address whose remote is known before the handshake
+    /// (given, or the URL's address of its family), the first to complete kept; returns it and
+    /// the index of its local address.
+    async fn connect_racing(
+        &self,
+        endpoint: &Endpoint,
+        config: mpquic::ClientConfig,
+    ) -> anyhow::Result<(Connection, usize)> {
+        let locals = endpoint.local_addrs();
+        let mut indices = Vec::new();
+        let mut pairs = Vec::new();
+        for (i, &local) in locals.iter().enumerate() {
+            let remote = match i {
+                0 => Some(self.remote),
+                i => self.path_remotes.get(i - 1).copied().flatten().or_else(|| {
+                    let same = local.is_ipv4() == self.remote.is_ipv4();
+                    if same {
+                        Some(self.remote)
+                    } else {
+                        self.path_fallbacks.get(i - 1).copied().flatten()
+                    }
+                }),
+            };
+            match remote {
+                Some(remote) => {
+                    indices.push(i);
+                    pairs.push((local, remote));
+                }
+                None => crate::warn(format_args!(
+                    "--path {local}: no server address of its family known before the \
+                     handshake; it joins as a path afterwards"
+                )),
+            }
+        }
+        let race = endpoint.connect_racing(config, &pairs, &self.target.host)?;
+        match tokio::time::timeout(self.timeout + Duration::from_millis(500), race).await {
+            Ok(Ok((conn, k))) => {
+                let (local, remote) = pairs[k];
+                crate::say(format!(
+                    "handshake race: won by the path from {local} to {remote}"
+                ));
+                Ok((conn, indices[k]))
+            }
+            Err(_) | Ok(Err(ConnectionError::Lost(mpquic::CloseReason::TimedOut))) => {
+                bail!(
+                    "connecting over {} paths: no answer within {:?}",
+                    pairs.len(),
+                    self.timeout
+                )
+            }
+            Ok(Err(e)) => Err(e).context("connecting: every handshake of the race failed"),
         }
     }
 

@@ -99,6 +99,7 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stdout()),
         expected: Some(args.size),
         zero_rtt: false,
+        race: false,
     };
     let summary = download.run().await?;
     server.endpoint.close(0, b"demo done");

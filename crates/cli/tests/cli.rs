@@ -690,6 +690,12 @@ fn bad_path_values_are_one_readable_line() {
         ]);
         assert_one_line_error(&out, 2, needle);
     }
+    let url = "https://localhost:4433/x";
+    let one = run(&["client", url, "--insecure", "--race", "--path", "127.0.0.1"]);
+    assert_one_line_error(&one, 2, "--race needs two --path or more");
+    let with_0rtt = run(&["client", url, "--insecure", "--race", "--0rtt"]);
+    assert_readable_error(&with_0rtt, "--race");
+    assert_eq!(with_0rtt.status.code(), Some(2));
 }
 
 /// A free UDP port on `ip` (bound and released: another process could take it in between,

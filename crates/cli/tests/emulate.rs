@@ -53,6 +53,17 @@ struct Transfer {
 /// Server, emulator over `paths`, then a client from 127.0.0.2 and 127.0.0.3 downloading
 /// `file.bin`.
 fn transfer(dir: &Path, root: &Path, paths: &[&str], multipath: &str) -> Transfer {
+    transfer_with(dir, root, paths, multipath, &[])
+}
+
+/// [`transfer`] with more client arguments.
+fn transfer_with(
+    dir: &Path,
+    root: &Path,
+    paths: &[&str],
+    multipath: &str,
+    client_args: &[&str],
+) -> Transfer {
     let root = root.to_str().expect("utf-8");
     let (_server, server) = start(
         &[
@@ -82,23 +93,27 @@ fn transfer(dir: &Path, root: &Path, paths: &[&str], multipath: &str) -> Transfe
     let (out_file, json) = (dir.join("out.bin"), dir.join("summary.json"));
     let url = format!("https://{listen}/file.bin");
     let out = run(&[
-        "client",
-        &url,
-        "--insecure",
-        "--quiet",
-        "--multipath",
-        multipath,
-        "--path",
-        "127.0.0.2:0",
-        "--path",
-        "127.0.0.3:0",
-        "--timeout",
-        "10s",
-        "-o",
-        out_file.to_str().expect("utf-8"),
-        "--json",
-        json.to_str().expect("utf-8"),
-    ]);
+        &[
+            "client",
+            &url,
+            "--insecure",
+            "--quiet",
+            "--multipath",
+            multipath,
+            "--path",
+            "127.0.0.2:0",
+            "--path",
+            "127.0.0.3:0",
+            "--timeout",
+            "10s",
+            "-o",
+            out_file.to_str().expect("utf-8"),
+            "--json",
+            json.to_str().expect("utf-8"),
+        ],
+        client_args,
+    ]
+    .concat());
     let log = String::from_utf8_lossy(&out.stdout).into_owned();
     drop(emulator);
     assert!(
@@ -231,5 +246,47 @@ fn bad_input_is_one_line_and_exit_code_2() {
     assert_usage_error(
         &with("127.0.0.1:0", "from=127.0.0.2,trace=/no/such/trace"),
         "/no/such/trace",
+    );
+}
+
+/// Issue 15: `--race` over a slow path (150 ms one way, from 127.0.0.2) and a fast one (5 ms,
+/// from 127.0.0.3): the fast one wins the handshake and is path 0, the slow one joins as a
+/// second path, the file arrives byte-exact.
+#[test]
+fn race_keeps_the_fast_path_as_path_0() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (root, data) = served_file(dir.path(), 1_000_000);
+    let paths = [
+        "from=127.0.0.2,rate=20mbit,delay=150ms",
+        "from=127.0.0.3,rate=20mbit,delay=5ms",
+    ];
+    let t = transfer(dir.path(), &root, &paths, "mpns");
+    assert!(t.body == data, "the download differs");
+    let plain_handshake = t.summary["handshake_ms"].as_f64().expect("handshake");
+    let raced = transfer_with(dir.path(), &root, &paths, "mpns", &["--race"]);
+    assert!(raced.body == data, "the raced download differs");
+    let handshake = raced.summary["handshake_ms"].as_f64().expect("handshake");
+    let paths = raced.summary["paths"].as_array().expect("paths");
+    eprintln!("handshake {handshake:.1} ms raced, {plain_handshake:.1} ms from 127.0.0.2");
+    assert!(
+        raced
+            .emulator
+            .contains("handshake race: won by the path from 127.0.0.3"),
+        "{}",
+        raced.emulator
+    );
+    assert!(handshake < 200.0, "raced handshake {handshake} ms");
+    assert!(
+        plain_handshake > 290.0,
+        "handshake over the slow path {plain_handshake} ms"
+    );
+    assert_eq!(paths.len(), 2, "{}", raced.summary);
+    assert!(
+        paths[0]["local"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("127.0.0.3")),
+        "{}",
+        raced.summary
     );
 }

@@ -6,7 +6,7 @@
 //!            [--multipath mpns] [--scheduler min-rtt] [--ack-range-limit N]
 //!            [--spns-rules report|naive|report,no-RULE]
 //!            [--seed N] [--time-limit 60s] [--json FILE] [--real] [--qlog DIR]
-//!            [--crypto real|sim] [--mtu-discovery BOOL] [--mtu-ceiling BYTES]
+//!            [--crypto real|sim] [--mtu-discovery BOOL] [--mtu-ceiling BYTES] [--race]
 //! ```
 //!
 //! Options override the file's settings; `--path` (repeated, one per path)
@@ -106,6 +106,10 @@ pub struct SimArgs {
     /// Do not mark ECT(0) nor react to CE (RFC 9000 §13.4); sets `transport.ecn = false`.
     #[arg(long)]
     pub no_ecn: bool,
+    /// Race the handshake over every path's interface and keep the first connection to
+    /// complete it (sets `transport.race_paths = true`; docs/MULTIPATH.md). Not with --real.
+    #[arg(long, conflicts_with = "real")]
+    pub race: bool,
 }
 
 /// Parses the `--path` options.
@@ -188,6 +192,9 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     }
     if args.no_ecn {
         t.ecn = Some(false);
+    }
+    if args.race {
+        t.race_paths = Some(true);
     }
     if let Some(seed) = args.seed {
         scenario.seed = seed;

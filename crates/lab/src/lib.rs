@@ -37,6 +37,7 @@ pub mod h3sim;
 pub mod labcmd;
 pub mod node;
 pub mod output;
+pub mod race;
 pub mod real;
 pub mod result;
 pub mod runner;

@@ -25,6 +25,7 @@ use mpquic_proto::{
 
 use crate::error::LabError;
 use crate::h3sim::{Protocol, H3_ALPN};
+use crate::race::HandshakeRace;
 use crate::workload::{ClientApp, ServerApp};
 
 /// ALPN of simulated connections.
@@ -51,6 +52,9 @@ pub struct ClientOptions {
     /// Session resumption and 0-RTT across successive connections
     /// (`transport.zero_rtt`).
     pub zero_rtt: bool,
+    /// Race the first handshake over every interface (`transport.race_paths`, see
+    /// [`crate::race`]); without it the client connects from interface 0.
+    pub race: bool,
 }
 
 /// The application running on a node.
@@ -108,6 +112,7 @@ impl QuicNode {
             ClientOptions {
                 protocol: Protocol::Custom,
                 zero_rtt: false,
+                race: false,
             },
             transport,
             endpoint_config,
@@ -132,7 +137,11 @@ impl QuicNode {
         (interfaces, servers): (&[SocketAddr], &[SocketAddr]),
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
-        let ClientOptions { protocol, zero_rtt } = options;
+        let ClientOptions {
+            protocol,
+            zero_rtt,
+            race,
+        } = options;
         let alpn = match protocol {
             Protocol::Custom => ALPN,
             Protocol::H3 => H3_ALPN,
@@ -152,16 +161,29 @@ impl QuicNode {
                 "the client needs at least one interface",
             ));
         };
-        let handle = endpoint
-            .connect(Timestamp::ZERO, &config, local, remote, SERVER_NAME)
-            .map_err(|e| LabError::invalid("client", e.to_string()))?;
-        let extra: Vec<_> = interfaces
+        let pairs: Vec<_> = interfaces
             .iter()
             .copied()
             .zip(servers.iter().copied())
-            .skip(1)
             .collect();
-        let mut app = ClientApp::new(handle, response_sizes, &extra);
+        let race = if race && pairs.len() > 1 {
+            Some(
+                HandshakeRace::start(&mut endpoint, 0, &config, &pairs, SERVER_NAME)
+                    .map_err(|e| LabError::invalid("client", e))?,
+            )
+        } else {
+            None
+        };
+        let handle = match race.as_ref().and_then(HandshakeRace::first) {
+            Some(h) => h,
+            None => endpoint
+                .connect(Timestamp::ZERO, &config, local, remote, SERVER_NAME)
+                .map_err(|e| LabError::invalid("client", e.to_string()))?,
+        };
+        let mut app = ClientApp::new(handle, response_sizes, &pairs[1..]);
+        if let Some(race) = race {
+            app.set_race(race, pairs);
+        }
         app.set_redial(config, local, remote, SERVER_NAME);
         app.set_protocol(protocol);
         app.set_zero_rtt(zero_rtt);
@@ -274,7 +296,7 @@ impl QuicNode {
     fn main_handle(&self) -> Option<ConnectionHandle> {
         match &self.app {
             App::Client(c) => Some(c.handle()),
-            App::Server(s) => s.handles().first().copied(),
+            App::Server(s) => s.main_handle(),
         }
     }
 

@@ -133,6 +133,7 @@ impl<'a> Run<'a> {
             crate::node::ClientOptions {
                 protocol: scenario.workload.protocol(),
                 zero_rtt,
+                race: scenario.transport.race_paths(),
             },
             transport,
             client_cfg,

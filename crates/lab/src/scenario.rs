@@ -31,7 +31,8 @@
 //!                              # | always | qoe
 //! idle_timeout = "30s"
 //! mtu_discovery = true         # off by default in the lab; or a table { ceiling = 1500 }
-//! crypto = "sim"               # the lab's own keys: crypto, zero_rtt, ecn
+//! crypto = "sim"               # the lab's own keys: crypto, zero_rtt, ecn, race_paths
+//! race_paths = true            # race the handshake over every interface (crate::race)
 //! [transport.ack]              # any mpquic_proto::AckConfig field
 //! ack_eliciting_threshold = 2
 //! [transport.streams]          # any mpquic_proto::StreamsConfig field
@@ -435,6 +436,12 @@ impl Scenario {
         }
         if self.time_limit.nanos() == 0 {
             return Err(LabError::invalid("time_limit", "must be positive"));
+        }
+        if self.transport.race_paths() && self.workload.protocol() == Protocol::H3 {
+            return Err(LabError::invalid(
+                "transport.race_paths",
+                "handshake racing runs the custom request protocol only, not HTTP/3",
+            ));
         }
         if self.record.sample_interval.nanos() < mpquic_netsim::time::MICROSECOND {
             return Err(LabError::invalid(

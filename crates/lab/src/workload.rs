@@ -33,6 +33,7 @@ use serde::Serialize;
 
 use crate::h3sim::app::{Fetch, H3Client, H3Server};
 use crate::h3sim::{Protocol, H3_ALPN};
+use crate::race::{HandshakeRace, RaceState};
 use crate::video::{VideoClient, VideoSpec};
 
 /// Period of the response pattern (a prime, so shifted data never matches).
@@ -122,12 +123,10 @@ pub(crate) fn describe(event: &Event) -> Option<String> {
 }
 
 /// The paths still to open: (interface index, local, remote, attempts).
-fn pending(extra_paths: &[(SocketAddr, SocketAddr)]) -> Vec<(usize, SocketAddr, SocketAddr, u32)> {
-    extra_paths
-        .iter()
-        .enumerate()
-        .map(|(i, (l, r))| (i + 1, *l, *r, 0))
-        .collect()
+fn pending(
+    extra_paths: &[(usize, SocketAddr, SocketAddr)],
+) -> Vec<(usize, SocketAddr, SocketAddr, u32)> {
+    extra_paths.iter().map(|&(i, l, r)| (i, l, r, 0)).collect()
 }
 
 /// Progress of one request.
@@ -237,8 +236,12 @@ pub struct ClientApp {
     /// The player, when the workload is a video ([`ClientApp::enable_video`]).
     pub video: Option<Box<VideoClient>>,
     read_buf: Vec<u8>,
-    /// The extra paths every connection opens after its handshake.
-    extra_paths: Vec<(SocketAddr, SocketAddr)>,
+    /// The extra paths every connection opens after its handshake: (interface index, local,
+    /// remote).
+    extra_paths: Vec<(usize, SocketAddr, SocketAddr)>,
+    /// The first connection's handshake race over every interface, while it runs
+    /// ([`ClientApp::set_race`]), and the (local, remote) pair of each interface.
+    race: Option<(HandshakeRace, Vec<(SocketAddr, SocketAddr)>)>,
     /// End (exclusive request index) of each connection's batch but the
     /// last, which runs to the end of `requests`.
     batch_ends: Vec<usize>,
@@ -269,9 +272,13 @@ impl ClientApp {
         extra_paths: &[(SocketAddr, SocketAddr)],
     ) -> Self {
         let requests = sizes.iter().map(|&size| RequestState::new(size)).collect();
+        let extra_paths: Vec<_> = (1..)
+            .zip(extra_paths)
+            .map(|(i, &(l, r))| (i, l, r))
+            .collect();
         Self {
             handle,
-            pending_paths: pending(extra_paths),
+            pending_paths: pending(&extra_paths),
             path_retry_at: None,
             opened_paths: Vec::new(),
             requests,
@@ -285,7 +292,8 @@ impl ClientApp {
             events: Vec::new(),
             video: None,
             read_buf: vec![0; 64 * 1024],
-            extra_paths: extra_paths.to_vec(),
+            extra_paths,
+            race: None,
             batch_ends: Vec::new(),
             batch_start: 0,
             redial: None,
@@ -456,7 +464,7 @@ impl ClientApp {
 
     /// Runs the application after any event.
     pub fn step(&mut self, now: SimTime, endpoint: &mut Endpoint) {
-        if self.is_done() {
+        if self.is_done() || !self.race_settled(now, endpoint) {
             return;
         }
         let Some(conn) = endpoint.connection_mut(self.handle) else {
@@ -499,6 +507,55 @@ impl ClientApp {
         }
         if self.failure.is_none() && self.batch_done() {
             self.next_connection(now, endpoint);
+        }
+    }
+
+    /// Races the first connection's handshake: `race` runs one connection per interface
+    /// (`interfaces[i]` is interface `i`'s (local, remote) pair); the first to complete its
+    /// handshake becomes the client's connection and opens the other interfaces as paths,
+    /// and later connections ([`ClientApp::set_connection_batches`]) dial from its interface.
+    pub fn set_race(&mut self, race: HandshakeRace, interfaces: Vec<(SocketAddr, SocketAddr)>) {
+        if let Some(first) = race.first() {
+            self.handle = first;
+        }
+        self.race = Some((race, interfaces));
+    }
+
+    /// False while the handshake race runs; adopts its winner once there is one.
+    fn race_settled(&mut self, now: SimTime, endpoint: &mut Endpoint) -> bool {
+        let Some((race, _)) = &mut self.race else {
+            return true;
+        };
+        match race.settle(now, endpoint) {
+            RaceState::Running => false,
+            RaceState::Failed(why) => {
+                self.failure = Some(format!("every handshake of the race failed ({why})"));
+                false
+            }
+            RaceState::Won { handle, iface } => {
+                let Some((_, interfaces)) = self.race.take() else {
+                    return true;
+                };
+                self.handle = handle;
+                self.extra_paths = (0..)
+                    .zip(&interfaces)
+                    .filter(|&(i, _)| i != iface)
+                    .map(|(i, &(l, r))| (i, l, r))
+                    .collect();
+                self.pending_paths = pending(&self.extra_paths);
+                if let (Some(redial), Some(&(local, remote))) =
+                    (&mut self.redial, interfaces.get(iface))
+                {
+                    redial.local = local;
+                    redial.remote = remote;
+                }
+                log(
+                    &mut self.events,
+                    now,
+                    format!("handshake race won by interface {iface}"),
+                );
+                true
+            }
         }
     }
 
@@ -715,6 +772,9 @@ struct ServerConn {
     alpn_known: bool,
     /// Whether the connection speaks HTTP/3 (served by `ServerApp::h3`).
     h3: bool,
+    /// Whether the client opened a request stream (a connection that lost a handshake race
+    /// never does).
+    served: bool,
 }
 
 /// The server side: accepts connections and streams, answers requests.
@@ -733,6 +793,14 @@ impl ServerApp {
         self.conns.iter().map(|c| c.handle).collect()
     }
 
+    /// The connection the results describe: the first accepted one that carried requests
+    /// (HTTP/3 connections count from their ALPN), else the first accepted one. Connections
+    /// that lost the client's handshake race carry none.
+    pub fn main_handle(&self) -> Option<ConnectionHandle> {
+        let served = self.conns.iter().find(|c| c.served || c.h3);
+        served.or(self.conns.first()).map(|c| c.handle)
+    }
+
     /// Runs the application after any event.
     pub fn step(&mut self, now: SimTime, endpoint: &mut Endpoint) {
         while let Some(handle) = endpoint.accept() {
@@ -741,6 +809,7 @@ impl ServerApp {
                 streams: BTreeMap::new(),
                 alpn_known: false,
                 h3: false,
+                served: false,
             });
         }
         if self.scratch.is_empty() {
@@ -772,6 +841,7 @@ impl ServerApp {
             }
             while let Some(id) = conn.accept(Dir::Bi) {
                 sc.streams.insert(id, Response::default());
+                sc.served = true;
             }
             sc.streams
                 .retain(|&id, r| serve(conn, id, r, &mut self.scratch));

@@ -526,17 +526,30 @@ fn check_mp_vs_sp(dir: &Path) -> Check {
     let runs = read_runs(dir);
     let by_id: std::collections::BTreeMap<&str, &Value> =
         runs.iter().map(|(id, v)| (id.as_str(), v)).collect();
-    let schedulers = [("mp", "min-rtt"), ("mp-ecf", "ecf"), ("mp-blest", "blest")];
+    let schedulers = [
+        ("mp", "min-rtt", false),
+        ("mp-ecf", "ecf", false),
+        ("mp-blest", "blest", false),
+        ("mp-race", "min-rtt", true),
+        ("mp-ecf-race", "ecf", true),
+        ("mp-blest-race", "blest", true),
+    ];
     for (prefix, stem) in [('f', "ratio_loss_free"), ('p', "ratio_lossy")] {
         let t = read_table(dir, stem)?;
         if t.rows.len() != schedulers.len() {
             return Err(format!("{stem}: {} rows", t.rows.len()));
         }
-        for (row, (tag, name)) in t.rows.iter().zip(schedulers) {
-            text_cell(&row[0], name, tag)?;
-            let mut ratios = Vec::new();
+        for (row, (tag, name, race)) in t.rows.iter().zip(schedulers) {
+            let label = if race {
+                format!("{name} + race")
+            } else {
+                name.to_owned()
+            };
+            text_cell(&row[0], &label, tag)?;
+            // Point -> its seeds' run-ID stems (`p003`, `p003.1`, ...), in run order.
+            let mut points: Vec<(String, Vec<String>)> = Vec::new();
             for (id, mp) in &runs {
-                let Some(point) = id
+                let Some(stem_id) = id
                     .strip_suffix(&format!("-{tag}"))
                     .filter(|p| p.starts_with(prefix) && !p.contains('-'))
                 else {
@@ -544,6 +557,10 @@ fn check_mp_vs_sp(dir: &Path) -> Check {
                 };
                 if mp["scenario"]["transport"]["scheduler"].as_str() != Some(name) {
                     return Err(format!("{id}: not scheduler {name}"));
+                }
+                let raced = mp["scenario"]["transport"]["race_paths"].as_bool() == Some(true);
+                if raced != race {
+                    return Err(format!("{id}: race_paths is {raced}"));
                 }
                 let lossy = mp["scenario"]["paths"]
                     .as_array()
@@ -553,16 +570,46 @@ fn check_mp_vs_sp(dir: &Path) -> Check {
                 if prefix == 'f' && lossy {
                     return Err(format!("{id}: random loss in the loss-free set"));
                 }
-                let single = |k: &str| {
-                    completed_time(by_id.get(format!("{point}-{k}").as_str()).copied())
-                        .unwrap_or(f64::INFINITY)
+                // Common random numbers: path i draws from the streams named after it, in the
+                // multipath runs and in its single-path run alike.
+                for (i, p) in mp["scenario"]["paths"]
+                    .as_array()
+                    .expect("paths")
+                    .iter()
+                    .enumerate()
+                {
+                    let single =
+                        &by_id[format!("{stem_id}-sp{i}").as_str()]["scenario"]["paths"][0];
+                    let streams = format!("streams={i}");
+                    if !p.as_str().expect("spec").ends_with(&streams) || single != p {
+                        return Err(format!(
+                            "{id}: path {i} is {p}, its single-path run's {single}"
+                        ));
+                    }
+                }
+                let base = stem_id.split('.').next().unwrap_or(stem_id).to_owned();
+                match points.iter_mut().find(|(b, _)| *b == base) {
+                    Some((_, seeds)) => seeds.push(stem_id.to_owned()),
+                    None => points.push((base, vec![stem_id.to_owned()])),
+                }
+            }
+            if prefix == 'p' && points.iter().any(|(_, seeds)| seeds.len() < 2) {
+                return Err(format!("{stem}: a lossy point ran with one seed"));
+            }
+            let mut ratios = Vec::new();
+            for (_, seeds) in &points {
+                // Mean completion time over the point's seeds; None if one did not finish.
+                let mean_time = |k: &str| {
+                    let times: Option<Vec<f64>> = seeds
+                        .iter()
+                        .map(|p| completed_time(by_id.get(format!("{p}-{k}").as_str()).copied()))
+                        .collect();
+                    times.and_then(|t| mean(&t))
                 };
-                let best = single("sp0").min(single("sp1"));
-                ratios.push(
-                    completed_time(Some(mp))
-                        .filter(|t| *t > 0.0)
-                        .map(|t| best / t),
-                );
+                let best = mean_time("sp0")
+                    .unwrap_or(f64::INFINITY)
+                    .min(mean_time("sp1").unwrap_or(f64::INFINITY));
+                ratios.push(mean_time(tag).filter(|t| *t > 0.0).map(|t| best / t));
             }
             let values: Vec<f64> = ratios.iter().flatten().copied().collect();
             let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
@@ -626,6 +673,13 @@ fn mp_vs_sp_tables_match_runs() {
     assert!(
         check_mp_vs_sp(&out).is_err(),
         "a changed loss-free run must show"
+    );
+    report_dir(&out).expect("report");
+    check_mp_vs_sp(&out).unwrap_or_else(|e| panic!("{e}"));
+    tamper(&out, "p001.1-mp-ecf-race", "/completion_time_s", 1e-3);
+    assert!(
+        check_mp_vs_sp(&out).is_err(),
+        "a changed run of a lossy point's second seed must show"
     );
 }
 

@@ -33,6 +33,9 @@ pub enum ConnectError {
     /// The endpoint was closed or its driver stopped.
     #[error("the endpoint is closed")]
     EndpointClosed,
+    /// [`Endpoint::connect_racing`] without any (local, remote) pair.
+    #[error("no (local, remote) pair to race the handshake over")]
+    NoCandidates,
 }
 
 /// A QUIC endpoint: one or more bound UDP sockets and the connections that use them.

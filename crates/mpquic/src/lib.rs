@@ -83,6 +83,7 @@ pub mod hq;
 mod incoming;
 mod paths;
 pub mod qlog;
+mod race;
 mod state;
 mod stats;
 mod streams;
@@ -96,6 +97,7 @@ pub use paths::{
     LocalAddr, OpenPath, OpenPathError, Path, PathEvent, PathEvents, PathEventsError, PathStatus,
     StatusOrigin,
 };
+pub use race::RacingConnect;
 pub use stats::{ConnectionCounters, ConnectionStats, PathStats};
 pub use streams::{ReadError, ReadToEndError, RecvStream, SendStream, WriteError};
 pub use zero_rtt::ZeroRttAccepted;

@@ -200,6 +200,13 @@ pub struct LinkConfig {
     /// RFC 9000 §13.4.2 / §A.4).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn_bleach: bool,
+    /// Name of the link's random streams (loss, jitter: `link/NAME/loss`, see [`crate::rng`]).
+    /// `None` (default): the link's index in [`crate::Simulator::add_link`] order. Links of
+    /// different runs with the same name and seed draw the same random sequence, packet for
+    /// packet: common random numbers, so that runs compared with each other (a path alone
+    /// and within a multipath set) face the same losses rather than independent draws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_streams: Option<String>,
 }
 
 impl LinkConfig {
@@ -215,6 +222,7 @@ impl LinkConfig {
             mtu: None,
             ecn_threshold: None,
             ecn_bleach: false,
+            random_streams: None,
         }
     }
 

@@ -22,6 +22,7 @@
 //! | `trace_start` | duration, e.g. `93250ms` | replay the trace from this point of its period (modulo the period; default 0); needs `trace` |
 //! | `delay` | `10ms`, `500us`, `1s`, `250ns`, `0` | one-way propagation delay (default 0) |
 //! | `rtt` | duration (no prefix allowed) | sets `delay = rtt / 2` in both directions; exclusive with `delay` |
+//! | `streams` | an integer N (no prefix allowed) | draw random loss and jitter from the streams named `pathN.up` / `pathN.down` instead of the links' own: runs that give one path the same N (and seed) see the same draws packet for packet (common random numbers; [`crate::LinkConfig::random_streams`]) |
 //! | `queue` | `100pkt`, `150000b` (= `150000B`, bytes), `64kb` (10³ B), `1mb` (10⁶ B), `64kib`, `1mib`, `1.5bdp`, `inf` | drop-tail limit (default `1bdp`) |
 //! | `loss` | `none`, `1%`, `0.01`, `ge:P,R[,H[,K]]` | random loss at link entry |
 //! | `jitter` | duration | uniform extra delay in `[0, jitter]` |
@@ -98,7 +99,7 @@ pub enum SpecError {
         item: String,
     },
     /// The key is not known.
-    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, queue, loss, jitter, reorder, ecn, ecn_bleach, mtu, down_at, up_at, rate_at, delay_at, loss_at or mtu_at, optionally prefixed by `up.` or `down.`; `rtt` takes no prefix)")]
+    #[error("unknown key `{key}` (expected rate, trace, trace_start, delay, rtt, streams, queue, loss, jitter, reorder, ecn, ecn_bleach, mtu, down_at, up_at, rate_at, delay_at, loss_at or mtu_at, optionally prefixed by `up.` or `down.`; `rtt` and `streams` take no prefix)")]
     UnknownKey {
         /// The offending key.
         key: String,
@@ -226,6 +227,8 @@ pub struct PathSpec {
     pub shared: DirSpec,
     /// `rtt`.
     pub rtt: Option<SimTime>,
+    /// `streams`: the name of the random streams of both directions' links.
+    pub streams: Option<u32>,
     /// `up.` keys.
     pub up: DirSpec,
     /// `down.` keys.
@@ -548,6 +551,12 @@ impl PathSpec {
                 .ok_or_else(|| bad(key, value, value::DURATION_EXPECTED))?;
             return set_once(&mut self.rtt, d, key);
         }
+        if key == "streams" {
+            let n = value
+                .parse()
+                .map_err(|_| bad(key, value, "a path number such as 0 or 1"))?;
+            return set_once(&mut self.streams, n, key);
+        }
         if let Some(base) = key.strip_prefix("up.") {
             self.up.set(base, key, value)
         } else if let Some(base) = key.strip_prefix("down.") {
@@ -573,6 +582,9 @@ impl fmt::Display for PathSpec {
         self.shared.write_items("", &mut items);
         if let Some(r) = self.rtt {
             items.push(format!("rtt={}", value::format_duration(r)));
+        }
+        if let Some(n) = self.streams {
+            items.push(format!("streams={n}"));
         }
         self.up.write_items("up.", &mut items);
         self.down.write_items("down.", &mut items);

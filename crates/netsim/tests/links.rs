@@ -331,3 +331,32 @@ fn packets_above_the_link_mtu_are_dropped_and_counted() {
     drain(&mut sim);
     assert_eq!(sink(&sim, rx).packets, 3);
 }
+
+#[test]
+fn named_random_streams_replace_the_link_index() {
+    // The sequence numbers that get through a 30 % loss link, by the name of its streams.
+    let survivors = |streams: Option<&str>| {
+        let mut link = LinkConfig::unlimited().with_loss(LossModel::bernoulli(0.3));
+        link.random_streams = streams.map(str::to_owned);
+        let (mut sim, _, rx, _) = cbr_over(9, link, 100, us(10), 2_000);
+        drain(&mut sim);
+        sink(&sim, rx)
+            .arrivals
+            .iter()
+            .map(|a| a.1)
+            .collect::<Vec<u64>>()
+    };
+    // The only link has index 0: its default streams are named "0".
+    assert_eq!(survivors(None), survivors(Some("0")));
+    assert_ne!(survivors(None), survivors(Some("path1.up")));
+    assert_eq!(survivors(Some("path1.up")), survivors(Some("path1.up")));
+    // A path spec's `streams=N` names both directions' streams.
+    let spec =
+        mpquic_netsim::PathSpec::parse("rate=10mbit,rtt=20ms,loss=1%,streams=3").expect("spec");
+    let path = spec.resolve().expect("resolve");
+    assert_eq!(path.up.random_streams.as_deref(), Some("path3.up"));
+    assert_eq!(path.down.random_streams.as_deref(), Some("path3.down"));
+    assert_eq!(spec.to_string(), "rate=10mbit,loss=0.01,rtt=20ms,streams=3");
+    assert!(mpquic_netsim::PathSpec::parse("up.streams=1").is_err());
+    assert!(mpquic_netsim::PathSpec::parse("rate=1mbit,streams=x").is_err());
+}

@@ -87,10 +87,11 @@ prop_compose! {
     fn path_spec()(
         shared in dir_spec(),
         rtt in proptest::option::of(time()),
+        streams in proptest::option::of(0u32..8),
         up in dir_spec(),
         down in dir_spec(),
     ) -> PathSpec {
-        PathSpec { shared, rtt, up, down }
+        PathSpec { shared, rtt, streams, up, down }
     }
 }
 

@@ -67,6 +67,12 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, LabError> {
              the runtime always uses real keys",
         ));
     }
+    if scenario.transport.race_paths() {
+        return Err(LabError::invalid(
+            "transport.race_paths",
+            "handshake racing is simulated only: real runs connect from the first path",
+        ));
+    }
     if !matches!(
         scenario.workload,
         Workload::Download(_) | Workload::Requests { .. }

@@ -47,6 +47,11 @@ pub struct TransportSettings {
     /// packets. Off (and absent from the JSON) by default, which keeps tickets out of the
     /// recorded figures (`zero_rtt = false` is not echoed either).
     pub zero_rtt: Option<bool>,
+    /// Handshake racing (`crate::race`): with several paths the client starts one handshake
+    /// per interface at once, keeps the first connection whose handshake completes (its path
+    /// becomes path 0), closes the others and opens the remaining interfaces as paths. Off
+    /// (and absent from the JSON) by default: the client connects from interface 0.
+    pub race_paths: Option<bool>,
     /// The core's keys the table wrote, so that the run JSON echoes them as written even
     /// where they equal the defaults.
     written: Vec<String>,
@@ -61,6 +66,7 @@ const LAB_KEYS: &[&str] = &[
     "crypto",
     "ecn",
     "zero_rtt",
+    "race_paths",
 ];
 
 /// How the simulated endpoints protect 1-RTT packets (`transport.crypto`, `--crypto`).
@@ -104,6 +110,7 @@ impl Default for TransportSettings {
             crypto: CryptoMode::Real,
             ecn: None,
             zero_rtt: None,
+            race_paths: None,
             written: Vec::new(),
         }
     }
@@ -155,6 +162,11 @@ impl TransportSettings {
         self.zero_rtt == Some(true)
     }
 
+    /// Whether the client races its handshake over every interface (see the field).
+    pub fn race_paths(&self) -> bool {
+        self.race_paths == Some(true)
+    }
+
     /// Reads one of the lab's own keys ([`LAB_KEYS`]); its value is next in `map`.
     fn read_lab_key<'de, A: MapAccess<'de>>(
         &mut self,
@@ -171,6 +183,7 @@ impl TransportSettings {
             "crypto" => self.crypto = map.next_value()?,
             "ecn" => self.ecn = Some(map.next_value()?),
             "zero_rtt" => self.zero_rtt = Some(map.next_value()?),
+            "race_paths" => self.race_paths = Some(map.next_value()?),
             other => unreachable!("`{other}` is not in LAB_KEYS"),
         }
         Ok(())
@@ -320,6 +333,9 @@ impl Serialize for TransportSettings {
         }
         if self.zero_rtt() {
             m.serialize_entry("zero_rtt", &true)?;
+        }
+        if self.race_paths() {
+            m.serialize_entry("race_paths", &true)?;
         }
         echo.rest(&mut m)?;
         m.end()

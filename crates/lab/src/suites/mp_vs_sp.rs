@@ -6,8 +6,10 @@
 //! Each point is run twice: in the loss-free set (the paper's headline: its
 //! loss coordinates set to 0) and in the lossy set (as drawn). Each run is
 //! single-path QUIC on each path and MPNS multipath over both, once per
-//! scheduler of [`SCHEDULERS`] (the same points, seeds and paths); the figure
-//! of merit is best single-path time / multipath time. Plus the handover
+//! variant of [`SCHEDULERS`] (each scheduler with the handshake on path 0, and
+//! with the handshake raced over both interfaces; the same points, seeds and
+//! paths); the figure of merit is best single-path time / multipath time, on
+//! the lossy set over [`LOSSY_SEEDS`] seeds per point. Plus the handover
 //! scenario (path 0 goes down at 2 s, min-RTT). The heterogeneity sweep
 //! (rate ratio 1–50x, delay gap 0–200 ms) is the `hetero` suite.
 
@@ -27,17 +29,30 @@ use mpquic_proto::cc::CcAlgorithm;
 use mpquic_proto::reinjection::ReinjectionMode;
 use mpquic_proto::scheduler::SchedulerKind;
 
-/// Multipath schedulers compared on every point: run id suffix and scheduler. Min-RTT keeps the
-/// suffix `mp` (the run ids of earlier reports).
-pub const SCHEDULERS: [(&str, SchedulerKind); 3] = [
-    ("mp", SchedulerKind::MinRtt),
-    ("mp-ecf", SchedulerKind::Ecf),
-    ("mp-blest", SchedulerKind::Blest),
+/// Multipath variants compared on every point: run id suffix, scheduler, and whether the
+/// client races its handshake over both interfaces (`transport.race_paths`, see
+/// [`crate::race`]; without it the handshake runs on path 0 of the point). Min-RTT without
+/// racing keeps the suffix `mp` (the run ids of earlier reports).
+pub const SCHEDULERS: [(&str, SchedulerKind, bool); 6] = [
+    ("mp", SchedulerKind::MinRtt, false),
+    ("mp-ecf", SchedulerKind::Ecf, false),
+    ("mp-blest", SchedulerKind::Blest, false),
+    ("mp-race", SchedulerKind::MinRtt, true),
+    ("mp-ecf-race", SchedulerKind::Ecf, true),
+    ("mp-blest-race", SchedulerKind::Blest, true),
 ];
 
 /// The point sets: run-ID prefix of the points, name, whether the WSP loss coordinates are kept
 /// (the loss-free set sets them to 0; prefix `p` keeps the run IDs of earlier reports).
 pub const SETS: [(char, &str, bool); 2] = [('f', "loss-free", false), ('p', "lossy", true)];
+
+/// Seeds per point of the lossy set (the full and quick variants; the `tiny` test hook runs
+/// two). One 20 MB transfer under 1-2.5 % random loss varies by about ±5 % between seeds (the
+/// loss draws): point p107's single path took 45.4-49.7 s over five seeds. Every run of a
+/// lossy point is repeated with this many seeds and the ratio compares mean completion times,
+/// so that it measures the design rather than one draw. The first seed is the one a single
+/// run used before (run IDs `p007-...`); the others are `p007.1-...`, `p007.2-...`.
+pub const LOSSY_SEEDS: usize = 5;
 
 /// Multipath within this factor of the best single path's time counts as "not worse" (issue 15).
 pub const TOLERANCE: f64 = 1.05;
@@ -55,15 +70,19 @@ pub struct MpVsSp {
 const HANDOVER_BYTES: u64 = 20_000_000;
 
 /// A path spec of the CoNEXT 2017 design space from four unit coordinates; without `lossy` the
-/// random loss is 0 whatever the fourth coordinate.
-pub fn path_spec(u: &[f64], lossy: bool) -> String {
+/// random loss is 0 whatever the fourth coordinate. `index` is the path's place in the point
+/// (0 or 1): its links draw their random losses from the streams named after it
+/// (`streams=INDEX`), so that the single-path run over a path and the multipath runs over both
+/// see the same loss draws on it, packet for packet (common random numbers: the comparison
+/// measures the designs, not two independent draws of the loss process).
+pub fn path_spec(u: &[f64], lossy: bool, index: usize) -> String {
     let rate_mbit = wsp::log(u[0], 0.1, 100.0);
     let rtt_us = wsp::lin(u[1], 0.0, 50.0) * 1000.0;
     let qdelay_s = wsp::lin(u[2], 0.0, 100.0) / 1000.0;
     let loss_pct = if lossy { wsp::lin(u[3], 0.0, 2.5) } else { 0.0 };
     let queue = ((rate_mbit * 1e6 / 8.0 * qdelay_s) as u64).max(1500);
     format!(
-        "rate={:.0}kbit,rtt={:.0}us,queue={queue}b,loss={loss_pct:.3}%",
+        "rate={:.0}kbit,rtt={:.0}us,queue={queue}b,loss={loss_pct:.3}%,streams={index}",
         rate_mbit * 1000.0,
         rtt_us.round()
     )
@@ -79,17 +98,17 @@ fn point_runs(
     limit_s: u64,
 ) -> Vec<(String, Scenario)> {
     let mut cases = vec![
-        ("sp0", &paths[0..1], "single", SchedulerKind::MinRtt),
-        ("sp1", &paths[1..2], "single", SchedulerKind::MinRtt),
+        ("sp0", &paths[0..1], "single", SchedulerKind::MinRtt, false),
+        ("sp1", &paths[1..2], "single", SchedulerKind::MinRtt, false),
     ];
     cases.extend(
         SCHEDULERS
             .iter()
-            .map(|&(tag, k)| (tag, &paths[..], "mpns", k)),
+            .map(|&(tag, k, race)| (tag, &paths[..], "mpns", k, race)),
     );
     cases
         .into_iter()
-        .map(|(tag, p, mode, scheduler)| {
+        .map(|(tag, p, mode, scheduler, race)| {
             let id = format!("{point}-{tag}");
             let spec = RunSpec {
                 name: &id,
@@ -105,6 +124,7 @@ fn point_runs(
             let mut scenario = spec.build();
             scenario.transport.config.scheduler = scheduler;
             scenario.transport.config.reinjection = ReinjectionMode::default();
+            scenario.transport.race_paths = race.then_some(true);
             (id, scenario)
         })
         .collect()
@@ -126,18 +146,19 @@ impl Suite for MpVsSp {
             None => (253, 20_000_000, 3600),
         };
         let handover_bytes = self.tiny.map_or(HANDOVER_BYTES, |t| t.1);
+        let lossy_seeds = if self.tiny.is_some() { 2 } else { LOSSY_SEEDS };
         let mut out = Vec::new();
         for (i, u) in wsp::design(n, 8, seed).iter().enumerate() {
             for (prefix, _, lossy) in SETS {
-                let paths = [path_spec(&u[0..4], lossy), path_spec(&u[4..8], lossy)];
-                let point = format!("{prefix}{i:03}");
-                out.extend(point_runs(
-                    &point,
-                    &paths,
-                    bytes,
-                    seed.wrapping_add(i as u64),
-                    limit_s,
-                ));
+                let paths = [path_spec(&u[0..4], lossy, 0), path_spec(&u[4..8], lossy, 1)];
+                for k in 0..if lossy { lossy_seeds } else { 1 } {
+                    let (point, k) = match k {
+                        0 => (format!("{prefix}{i:03}"), 0),
+                        k => (format!("{prefix}{i:03}.{k}"), k as u64),
+                    };
+                    let run_seed = seed.wrapping_add(i as u64).wrapping_add(k << 32);
+                    out.extend(point_runs(&point, &paths, bytes, run_seed, limit_s));
+                }
             }
         }
         let hpaths = [
@@ -183,23 +204,25 @@ impl Suite for MpVsSp {
                 if prefix == 'f' {
                     "the WSP points with their random loss set to 0, the paper's headline set"
                 } else {
-                    "the WSP points with random loss 0-2.5 % per path as drawn"
+                    "the WSP points with random loss 0-2.5 % per path as drawn, each run with \
+                     several seeds (the loss draws), comparing mean completion times"
                 }
             ));
             let mut t = summary_table(&format!("Ours, {set} set"), false);
             let mut series = Vec::new();
-            for (tag, kind) in SCHEDULERS {
+            for (tag, kind, race) in SCHEDULERS {
                 let ratios = ratios(runs, prefix, tag);
                 if ratios.is_empty() {
                     continue;
                 }
                 let values: Vec<f64> = ratios.iter().filter_map(|(_, r)| *r).collect();
-                let row = summary_row(kind, &ratios, &values);
+                let label = variant_label(kind, race);
+                let row = summary_row(&label, &ratios, &values);
                 headline
                     .rows
                     .push([vec![Cell::text(set)], row.clone()].concat());
                 t.rows.push(row);
-                series.push((format!("MPNS {} vs best single path", name(kind)), values));
+                series.push((format!("MPNS {label} vs best single path"), values));
             }
             let stem = set.replace('-', "_");
             rb.table(&mut s, &format!("ratio_{stem}"), t)?;
@@ -285,9 +308,18 @@ pub fn name(kind: SchedulerKind) -> String {
         .unwrap_or_else(|| format!("{kind:?}"))
 }
 
-/// One row of the ratio summary: the scheduler, then the statistics of its points. The shares
+/// A variant's name in tables and figures: the scheduler, `+ race` with handshake racing.
+pub fn variant_label(kind: SchedulerKind, race: bool) -> String {
+    if race {
+        format!("{} + race", name(kind))
+    } else {
+        name(kind)
+    }
+}
+
+/// One row of the ratio summary: the variant, then the statistics of its points. The shares
 /// are of all points (a failed multipath run is neither faster nor within [`TOLERANCE`]).
-fn summary_row(kind: SchedulerKind, ratios: &[(String, Option<f64>)], values: &[f64]) -> Vec<Cell> {
+fn summary_row(label: &str, ratios: &[(String, Option<f64>)], values: &[f64]) -> Vec<Cell> {
     let share = |pred: &dyn Fn(f64) -> bool| {
         (!ratios.is_empty()).then(|| {
             100.0 * values.iter().filter(|r| pred(**r)).count() as f64 / ratios.len() as f64
@@ -298,7 +330,7 @@ fn summary_row(kind: SchedulerKind, ratios: &[(String, Option<f64>)], values: &[
         .copied()
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))));
     vec![
-        Cell::text(name(kind)),
+        Cell::text(label),
         Cell::num(ratios.len() as f64, 0),
         Cell::num(ratios.iter().filter(|(_, r)| r.is_none()).count() as f64, 0),
         num(stats::median(values), 3),
@@ -313,28 +345,50 @@ fn summary_row(kind: SchedulerKind, ratios: &[(String, Option<f64>)], values: &[
 
 /// Per point of the set with run-ID prefix `prefix` (see [`SETS`]): `Some(best single /
 /// multipath)` or `None` if multipath failed, for the multipath runs whose id ends in `-{tag}`
-/// (see [`SCHEDULERS`]).
+/// (see [`SCHEDULERS`]). A point run with several seeds (IDs `POINT`, `POINT.1`, ...; see
+/// [`LOSSY_SEEDS`]) compares mean completion times: the best single path is the one whose mean
+/// is lower (a path with an unfinished run counts as infinitely slow), and multipath failed if
+/// any of its runs did.
 pub fn ratios(runs: &[(String, RunRecord)], prefix: char, tag: &str) -> Vec<(String, Option<f64>)> {
     let map = run_map(runs);
     let suffix = format!("-{tag}");
-    let mut out = Vec::new();
-    for (id, mp) in runs {
-        let Some(point) = id
+    let mut points: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (id, _) in runs {
+        let Some(replica) = id
             .strip_suffix(suffix.as_str())
             .filter(|p| p.starts_with(prefix) && !p.contains('-'))
         else {
             continue;
         };
-        let time =
-            |r: Option<&&RunRecord>| r.filter(|r| r.completed).and_then(|r| r.completion_time_s);
-        let best = [format!("{point}-sp0"), format!("{point}-sp1")]
-            .iter()
-            .map(|k| time(map.get(k.as_str())).unwrap_or(f64::INFINITY))
-            .fold(f64::INFINITY, f64::min);
-        let ratio = time(Some(&mp)).filter(|t| *t > 0.0).map(|t| best / t);
-        out.push((point.to_owned(), ratio));
+        let base = replica.split('.').next().unwrap_or(replica);
+        match points.iter_mut().find(|(b, _)| *b == base) {
+            Some((_, replicas)) => replicas.push(replica),
+            None => points.push((base, vec![replica])),
+        }
     }
-    out
+    let mean_time = |replicas: &[&str], tag: &str| -> Option<f64> {
+        let times: Option<Vec<f64>> = replicas
+            .iter()
+            .map(|p| {
+                let r = map.get(format!("{p}-{tag}").as_str())?;
+                r.completion_time_s.filter(|_| r.completed)
+            })
+            .collect();
+        times.and_then(|t| stats::mean(&t))
+    };
+    points
+        .into_iter()
+        .map(|(base, replicas)| {
+            let best = ["sp0", "sp1"]
+                .iter()
+                .map(|k| mean_time(&replicas, k).unwrap_or(f64::INFINITY))
+                .fold(f64::INFINITY, f64::min);
+            let ratio = mean_time(&replicas, tag)
+                .filter(|t| *t > 0.0)
+                .map(|t| best / t);
+            (base.to_owned(), ratio)
+        })
+        .collect()
 }
 
 fn handover_table(runs: &[(String, RunRecord)]) -> Table {

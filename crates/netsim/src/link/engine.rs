@@ -81,6 +81,10 @@ pub(crate) struct Link {
 
 impl Link {
     pub(crate) fn new(id: u32, config: &LinkConfig, seed: u64, sample_interval: SimTime) -> Self {
+        let streams = config
+            .random_streams
+            .clone()
+            .unwrap_or_else(|| id.to_string());
         Self {
             id,
             service: Service::new(&config.capacity),
@@ -97,8 +101,8 @@ impl Link {
             in_service: None,
             pending_opportunity: None,
             last_delivery: 0,
-            loss_rng: stream_rng(seed, &format!("link/{id}/loss")),
-            jitter_rng: stream_rng(seed, &format!("link/{id}/jitter")),
+            loss_rng: stream_rng(seed, &format!("link/{streams}/loss")),
+            jitter_rng: stream_rng(seed, &format!("link/{streams}/jitter")),
             scratch: Vec::new(),
             actions: Vec::new(),
             stats: LinkStats::new(sample_interval),

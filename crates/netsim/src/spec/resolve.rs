@@ -153,6 +153,9 @@ impl PathSpec {
             mtu: d.mtu.or(self.shared.mtu).flatten(),
             ecn_threshold,
             ecn_bleach,
+            random_streams: self
+                .streams
+                .map(|n| format!("path{n}.{}", dir.prefix().trim_end_matches('.'))),
         };
         config.validate().map_err(SpecError::Conflict)?;
         Ok(config)

@@ -127,6 +127,9 @@ pub struct PathSpecToml {
     /// `rtt`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt: Option<Scalar>,
+    /// `streams`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Scalar>,
     /// `queue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<Scalar>,
@@ -283,6 +286,9 @@ impl TryFrom<PathSpecToml> for PathSpec {
         if let Some(r) = t.rtt {
             spec.set("rtt", &r.text())?;
         }
+        if let Some(n) = t.streams {
+            spec.set("streams", &n.text())?;
+        }
         for (prefix, dir) in [("up.", t.up), ("down.", t.down)] {
             for (k, v) in dir.iter().flat_map(DirSpecToml::pairs) {
                 spec.set(&format!("{prefix}{k}"), &v)?;
@@ -310,6 +316,7 @@ impl From<PathSpec> for PathSpecToml {
             trace_start: shared.trace_start,
             delay: shared.delay,
             rtt: p.rtt.map(|r| Scalar::Str(super::value::format_duration(r))),
+            streams: p.streams.map(|n| Scalar::Int(i64::from(n))),
             queue: shared.queue,
             loss: shared.loss,
             jitter: shared.jitter,
