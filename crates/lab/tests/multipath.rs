@@ -184,3 +184,32 @@ fn retransmitted_bytes_are_counted_per_path() {
         assert_eq!(per_path, r.retransmitted_bytes, "{mode:?}");
     }
 }
+
+/// Found by `mp-vs-sp` (lossy point p203, seed 204): path 1's first PATH_CHALLENGE is lost,
+/// its PTO probes bring the server's own challenge, and the server's PATH_RESPONSE to the
+/// client's second challenge is lost too. The validation must go on to a third challenge:
+/// the path's probe timeouts are not challenges (RFC 9000 §8.2.4). Counting them together
+/// failed the path after two challenges, and the 20 MB then crawled over the 561 kbit/s path
+/// (241 s instead of under 5 s).
+#[test]
+fn a_lost_path_response_does_not_fail_the_validation() {
+    let slow = "rate=561kbit,queue=5425b,loss=1.826%,rtt=39441us,streams=0";
+    let fast = "rate=50603kbit,queue=12888b,loss=1.754%,rtt=1213us,streams=1";
+    let mut s = download(&[slow, fast], MB20, MultipathMode::Mpns, 204);
+    s.transport.config.scheduler = mpquic_proto::scheduler::SchedulerKind::Ecf;
+    let r = run_completed(&s);
+    let events: Vec<String> = r
+        .log
+        .iter()
+        .map(|e| format!("{:.3} {} {}", e.event.time_s, e.side, e.event.what))
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.ends_with("client path 1 validated")),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| e.contains("failed")), "{events:?}");
+    let t = r.completion_time_s.expect("time");
+    assert!(t < 10.0, "completed at {t} s: {events:?}");
+}

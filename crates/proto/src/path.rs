@@ -176,6 +176,10 @@ pub(crate) struct Path {
     pub anti_amp_sent: u64,
     /// Our outstanding PATH_CHALLENGE data and when it was sent.
     pub challenge: Option<([u8; 8], Option<Timestamp>)>,
+    /// PATH_CHALLENGE frames of the current validation that went unanswered for their timeout
+    /// (the validation fails after a few, RFC 9000 §8.2.4). Counted apart from the path's
+    /// PTOs: probes of the path's other packets are not challenges.
+    pub challenge_timeouts: u32,
     /// "ACK on all paths": an ACK sent on another path is owed once on this one.
     pub ack_copy_pending: bool,
     /// PATH_RESPONSE frames to send on this path.
@@ -236,6 +240,7 @@ impl Path {
             anti_amp_received: 0,
             anti_amp_sent: 0,
             challenge: None,
+            challenge_timeouts: 0,
             ack_copy_pending: false,
             pending_responses: Vec::new(),
             last_activity: now,
@@ -266,6 +271,7 @@ impl Path {
         self.anti_amp_received = 0;
         self.anti_amp_sent = 0;
         self.challenge = Some((challenge, None));
+        self.challenge_timeouts = 0;
     }
 
     /// No PATH_RESPONSE came back for the last challenge (RFC 9000 §8.2.4). Returns whether

@@ -95,8 +95,8 @@ impl Connection {
         if let Some((_, Some(sent))) = path.challenge {
             if now >= sent + challenge_timeout {
                 path.counters.pto_count_total += 1;
-                let attempts = path.counters.pto_count_total as u32;
-                if attempts >= MAX_CHALLENGES && path.fail_validation() {
+                path.challenge_timeouts += 1;
+                if path.challenge_timeouts >= MAX_CHALLENGES && path.fail_validation() {
                     self.push_path_event(super::PathEvent::Failed { id });
                     if id != PathId::ZERO {
                         self.abandon_path(
