@@ -546,7 +546,7 @@ fn check_mp_vs_sp(dir: &Path) -> Check {
                 name.to_owned()
             };
             text_cell(&row[0], &label, tag)?;
-            // Point -> its seeds' run-ID stems (`p003`, `p003.1`, ...), in run order.
+            // Point -> its seeds' run-ID stems (`p003`, `p003s1`, ...), in run order.
             let mut points: Vec<(String, Vec<String>)> = Vec::new();
             for (id, mp) in &runs {
                 let Some(stem_id) = id
@@ -587,7 +587,11 @@ fn check_mp_vs_sp(dir: &Path) -> Check {
                         ));
                     }
                 }
-                let base = stem_id.split('.').next().unwrap_or(stem_id).to_owned();
+                // Other seeds of a point are `p003s1`, `p003s2`, ...
+                let base = match stem_id[1..].find('s') {
+                    Some(k) => stem_id[..=k].to_owned(),
+                    None => stem_id.to_owned(),
+                };
                 match points.iter_mut().find(|(b, _)| *b == base) {
                     Some((_, seeds)) => seeds.push(stem_id.to_owned()),
                     None => points.push((base, vec![stem_id.to_owned()])),
@@ -676,7 +680,7 @@ fn mp_vs_sp_tables_match_runs() {
     );
     report_dir(&out).expect("report");
     check_mp_vs_sp(&out).unwrap_or_else(|e| panic!("{e}"));
-    tamper(&out, "p001.1-mp-ecf-race", "/completion_time_s", 1e-3);
+    tamper(&out, "p001s1-mp-ecf-race", "/completion_time_s", 1e-3);
     assert!(
         check_mp_vs_sp(&out).is_err(),
         "a changed run of a lossy point's second seed must show"

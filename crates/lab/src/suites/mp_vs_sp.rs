@@ -51,7 +51,7 @@ pub const SETS: [(char, &str, bool); 2] = [('f', "loss-free", false), ('p', "los
 /// loss draws): point p107's single path took 45.4-49.7 s over five seeds. Every run of a
 /// lossy point is repeated with this many seeds and the ratio compares mean completion times,
 /// so that it measures the design rather than one draw. The first seed is the one a single
-/// run used before (run IDs `p007-...`); the others are `p007.1-...`, `p007.2-...`.
+/// run used before (run IDs `p007-...`); the others are `p007s1-...`, `p007s2-...`.
 pub const LOSSY_SEEDS: usize = 5;
 
 /// Multipath within this factor of the best single path's time counts as "not worse" (issue 15).
@@ -154,7 +154,7 @@ impl Suite for MpVsSp {
                 for k in 0..if lossy { lossy_seeds } else { 1 } {
                     let (point, k) = match k {
                         0 => (format!("{prefix}{i:03}"), 0),
-                        k => (format!("{prefix}{i:03}.{k}"), k as u64),
+                        k => (format!("{prefix}{i:03}s{k}"), k as u64),
                     };
                     let run_seed = seed.wrapping_add(i as u64).wrapping_add(k << 32);
                     out.extend(point_runs(&point, &paths, bytes, run_seed, limit_s));
@@ -345,7 +345,7 @@ fn summary_row(label: &str, ratios: &[(String, Option<f64>)], values: &[f64]) ->
 
 /// Per point of the set with run-ID prefix `prefix` (see [`SETS`]): `Some(best single /
 /// multipath)` or `None` if multipath failed, for the multipath runs whose id ends in `-{tag}`
-/// (see [`SCHEDULERS`]). A point run with several seeds (IDs `POINT`, `POINT.1`, ...; see
+/// (see [`SCHEDULERS`]). A point run with several seeds (IDs `POINT`, `POINTs1`, ...; see
 /// [`LOSSY_SEEDS`]) compares mean completion times: the best single path is the one whose mean
 /// is lower (a path with an unfinished run counts as infinitely slow), and multipath failed if
 /// any of its runs did.
@@ -360,7 +360,7 @@ pub fn ratios(runs: &[(String, RunRecord)], prefix: char, tag: &str) -> Vec<(Str
         else {
             continue;
         };
-        let base = replica.split('.').next().unwrap_or(replica);
+        let base = point_of(replica);
         match points.iter_mut().find(|(b, _)| *b == base) {
             Some((_, replicas)) => replicas.push(replica),
             None => points.push((base, vec![replica])),
@@ -391,6 +391,14 @@ pub fn ratios(runs: &[(String, RunRecord)], prefix: char, tag: &str) -> Vec<(Str
         .collect()
 }
 
+/// The point of a run-ID stem: `p007` for `p007` and for its other seeds' `p007s1`, `p007s2`.
+pub fn point_of(stem: &str) -> &str {
+    match stem.get(1..).and_then(|rest| rest.find('s')) {
+        Some(k) => &stem[..=k],
+        None => stem,
+    }
+}
+
 fn handover_table(runs: &[(String, RunRecord)]) -> Table {
     let cols = [
         "run",
@@ -416,4 +424,36 @@ fn handover_table(runs: &[(String, RunRecord)]) -> Table {
         ]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_of_a_point_share_its_name() {
+        assert_eq!(point_of("p007"), "p007");
+        assert_eq!(point_of("p007s1"), "p007");
+        assert_eq!(point_of("f250s12"), "f250");
+        assert_eq!(point_of(""), "");
+    }
+
+    #[test]
+    fn lossy_points_run_every_seed_and_name_their_streams() {
+        let runs = MpVsSp::default().runs(true, 1);
+        let lossy = runs.iter().filter(|(id, _)| id.starts_with("p000")).count();
+        let loss_free = runs.iter().filter(|(id, _)| id.starts_with("f000")).count();
+        let per_point = 2 + SCHEDULERS.len();
+        assert_eq!(loss_free, per_point);
+        assert_eq!(lossy, per_point * LOSSY_SEEDS);
+        let specs: Vec<String> = runs
+            .iter()
+            .find(|(id, _)| id == "p000s3-mp-ecf-race")
+            .map(|(_, s)| s.paths.iter().map(|p| p.0.to_string()).collect())
+            .expect("run");
+        assert!(
+            specs[0].ends_with("streams=0") && specs[1].ends_with("streams=1"),
+            "{specs:?}"
+        );
+    }
 }
