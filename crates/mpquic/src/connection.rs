@@ -97,7 +97,7 @@ impl ConnRef {
     /// Run `f` on the runtime state only (it outlives the core connection).
     pub(crate) fn with_state<R>(&self, f: impl FnOnce(&mut ConnState) -> R) -> Option<R> {
         let mut st = self.shared.lock();
-        st.conns.get_mut(&self.handle).map(f)
+        st.conns.get_mut(&self.handle).map(|cs| f(cs))
     }
 }
 
@@ -635,7 +635,7 @@ impl Connection {
             Ok(s) => s,
             Err(_) => self
                 .inner
-                .with_state(|cs| cs.final_stats.clone())
+                .with_state(|cs| cs.final_stats.as_deref().cloned())
                 .flatten()
                 .unwrap_or_default(),
         }

@@ -200,7 +200,7 @@ impl Endpoint {
                 return Err(ConnectError::NoSocket(local));
             }
             let handle = st.proto.connect(now, &config, local, remote, server_name)?;
-            st.conns.insert(handle, ConnState::new(1));
+            st.conns.insert(handle, Box::new(ConnState::new(1)));
             handle
         };
         self.shared.wake_driver();

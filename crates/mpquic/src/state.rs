@@ -80,7 +80,9 @@ impl Shared {
 /// The mutable state of an endpoint.
 pub(crate) struct State {
     pub proto: mpquic_proto::Endpoint,
-    pub conns: HashMap<ConnectionHandle, ConnState>,
+    /// Boxed: a `ConnState` is about 0.5 kB, and a map's spare slots (up to 7/8 of them after
+    /// it grows) would hold that much each (issue 19: memory per idle connection).
+    pub conns: HashMap<ConnectionHandle, Box<ConnState>>,
     /// Local addresses of the bound sockets.
     pub locals: Vec<SocketAddr>,
     /// Connection attempts not yet taken by [`crate::Endpoint::accept`].
@@ -198,7 +200,7 @@ impl State {
         }
         let drained = conn.is_drained();
         if drained {
-            cs.final_stats = Some((conn.stats(), conn.path_stats()));
+            cs.final_stats = Some(Box::new((conn.stats(), conn.path_stats())));
         }
         // A server connection whose client's 0-RTT was accepted is handed out before its
         // handshake completes (quinn's server-side `into_0rtt`), so that a request that came in
@@ -237,7 +239,7 @@ impl State {
         incoming: mpquic_proto::Incoming,
     ) -> Result<ConnectionHandle, mpquic_proto::AcceptError> {
         let h = self.proto.accept_incoming(now, incoming)?;
-        self.conns.insert(h, ConnState::new(1));
+        self.conns.insert(h, Box::new(ConnState::new(1)));
         self.handshaking.insert(h);
         Ok(h)
     }
@@ -352,7 +354,7 @@ pub(crate) struct ConnState {
     /// The core forgot the connection (or the driver stopped).
     pub drained: bool,
     /// Statistics taken just before the core forgot the connection.
-    pub final_stats: Option<(ConnectionStats, Vec<PathStats>)>,
+    pub final_stats: Option<Box<(ConnectionStats, Vec<PathStats>)>>,
     conn_wakers: Vec<Waker>,
     pub read_wakers: HashMap<StreamId, Waker>,
     pub write_wakers: HashMap<StreamId, Waker>,

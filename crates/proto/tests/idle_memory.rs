@@ -1,6 +1,6 @@
 //! Heap held per idle server connection (issue 19, docs/PERFORMANCE.md "Memory per idle
 //! connection"): the same measurement as `examples/conn_memory.rs` on 200 connections, with
-//! an upper bound a little above what the core holds now (17 and 20.5 kB), so that memory
+//! an upper bound a little above what the core holds now (14.0 and 17.2 kB), so that memory
 //! coming back (a B-tree leaf of unboxed paths alone is 15 kB) fails here. Alone in its test
 //! binary: the counting allocator sees every allocation of the process.
 
@@ -136,11 +136,11 @@ fn idle_connections_stay_small() {
     let two = bytes_per_idle_connection(2);
     println!("bytes per idle connection: {one} with one path, {two} with two");
     assert!(
-        one < 21_000,
+        one < 15_500,
         "{one} bytes per idle connection with one path"
     );
     assert!(
-        two < 25_000,
+        two < 19_000,
         "{two} bytes per idle connection with two paths"
     );
     assert!(two > one, "a second path costs something: {one} vs {two}");

@@ -56,7 +56,7 @@ impl Connection {
                 return Ok(());
             }
         }
-        let mut scratch = std::mem::take(&mut self.ack_scratch);
+        let mut scratch = self.ack_scratch.take().unwrap_or_default();
         let send_space = self.send_space(space);
         if send_space.never_sent(ack.largest) {
             // RFC 9000 §13.1: acknowledging an unsent packet is a PROTOCOL_VIOLATION.
@@ -132,7 +132,9 @@ impl Connection {
             self.detect_losses(now, path, epoch);
         }
         unacked_paths.clear();
-        self.ack_scratch = scratch;
+        // Nothing outstanding: no ACK scratch is kept (about 1.5 kB); the next flight's first
+        // ACK allocates the buffers again.
+        self.ack_scratch = (!self.nothing_outstanding()).then_some(scratch);
         Ok(())
     }
 
@@ -375,10 +377,10 @@ impl Connection {
 
     /// Release what an acknowledged packet carried.
     fn on_frames_acked(&mut self, now: Timestamp, epoch: Epoch, packet: &SentPacket) {
-        for range in &packet.frames.crypto {
-            self.crypto[epoch.index()]
-                .send
-                .on_acked(range.start, range.end - range.start);
+        if let Some(stream) = self.crypto[epoch.index()].as_mut() {
+            for range in &packet.frames.crypto {
+                stream.send.on_acked(range.start, range.end - range.start);
+            }
         }
         self.streams.on_frames_acked(&packet.frames.streams);
         self.stats.datagram_frames.acked += packet.frames.datagrams;

@@ -14,7 +14,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
 use super::handshake_state::HandshakeState;
-use super::{Connection, ConnectionError, CryptoStream, Event, State};
+use super::{Connection, ConnectionError, Event, State};
 use crate::cc::CcConfig;
 use crate::cid::{LocalCids, RemoteCids};
 use crate::config::{ClientConfig, ServerConfig, TransportConfig};
@@ -264,7 +264,7 @@ impl Connection {
             endpoint_events,
             handshake,
             ack_frequency: Default::default(),
-            rng,
+            rng: super::ConnRng::continuing(&rng),
             local_params,
             peer_params: None,
             idle_since: params.now,
@@ -278,7 +278,7 @@ impl Connection {
             // Allocated by the first coalesced packet, released with the Handshake keys.
             scratch: Vec::new(),
             views_buf: Vec::new(),
-            ack_scratch: Default::default(),
+            ack_scratch: None,
             ack_only_packets: 0,
             early_datagrams: Vec::new(),
             reinjection: config.reinjection_factory().build(),
@@ -299,7 +299,7 @@ impl Connection {
         offset: u64,
         data: Bytes,
     ) -> Result<(), TransportError> {
-        let stream = &mut self.crypto[epoch.index()];
+        let stream = self.crypto_mut(epoch);
         if offset + data.len() as u64 > stream.read_offset + CRYPTO_BUFFER_LIMIT {
             return Err(TransportError::new(
                 TransportErrorCode::CRYPTO_BUFFER_EXCEEDED,
@@ -311,7 +311,7 @@ impl Connection {
         })?;
         let mut buf = [0u8; 4096];
         loop {
-            let stream = &mut self.crypto[epoch.index()];
+            let stream = self.crypto_mut(epoch);
             let n = stream.recv.read(&mut buf);
             if n == 0 {
                 break;
@@ -369,9 +369,7 @@ impl Connection {
     pub(crate) fn drive_tls(&mut self) -> Result<(), ConnectError> {
         for output in self.tls.write_handshake() {
             match output {
-                HandshakeOutput::Data(epoch, bytes) => {
-                    self.crypto[epoch.index()].send.write(&bytes)
-                }
+                HandshakeOutput::Data(epoch, bytes) => self.crypto_mut(epoch).send.write(&bytes),
                 HandshakeOutput::HandshakeKeys(keys) => self.keys.install_handshake(keys),
                 HandshakeOutput::OneRttKeys(keys) => self.keys.install_one_rtt(keys),
             }
@@ -509,7 +507,7 @@ impl Connection {
             // Coalescing (RFC 9000 §12.2) was for the long-header packets: free its buffer.
             self.scratch = Vec::new();
         }
-        self.crypto[epoch.index()] = CryptoStream::default();
+        self.crypto[epoch.index()] = None;
     }
 
     /// ConnectionError for an incoming version negotiation packet (RFC 9000 §6.2).

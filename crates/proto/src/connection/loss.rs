@@ -130,10 +130,10 @@ impl Connection {
 
     /// RFC 9000 §13.3: resend information, not packets.
     pub(crate) fn requeue_frames(&mut self, epoch: Epoch, frames: &SentFrames) {
-        for range in &frames.crypto {
-            self.crypto[epoch.index()]
-                .send
-                .on_lost(range.start, range.end - range.start);
+        if let Some(stream) = self.crypto[epoch.index()].as_mut() {
+            for range in &frames.crypto {
+                stream.send.on_lost(range.start, range.end - range.start);
+            }
         }
         self.streams.on_frames_lost(&frames.streams);
         // Only the server sends HANDSHAKE_DONE; a lost one is sent again (RFC 9000 §13.3).

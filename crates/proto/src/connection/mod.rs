@@ -125,6 +125,58 @@ pub(crate) struct CryptoStream {
     pub read_offset: u64,
 }
 
+impl Connection {
+    /// The CRYPTO stream of `epoch`, made on first use.
+    fn crypto_mut(&mut self, epoch: crate::crypto::Epoch) -> &mut CryptoStream {
+        self.crypto[epoch.index()].get_or_insert_with(Box::default)
+    }
+
+    /// Whether no packet is outstanding on any path: the connection may stay idle for long
+    /// now, so scratch buffers go (issue 19, memory per idle connection).
+    fn nothing_outstanding(&self) -> bool {
+        self.paths
+            .values()
+            .all(|p| p.ledgers.iter().all(|l| l.is_empty()))
+    }
+
+    /// Whether `epoch`'s CRYPTO stream has data to send.
+    fn crypto_pending(&self, epoch: crate::crypto::Epoch) -> bool {
+        self.crypto[epoch.index()]
+            .as_ref()
+            .is_some_and(|c| c.send.has_pending())
+    }
+}
+
+/// The connection's random generator, kept as its seed and position: the same numbers as a
+/// `ChaCha20Rng` held in the connection, in 48 bytes instead of 320 (the generator's block
+/// buffer), since it is drawn from a few times per connection (issue 19, memory per idle
+/// connection).
+#[derive(Debug, Clone)]
+pub(crate) struct ConnRng {
+    seed: [u8; 32],
+    word_pos: u128,
+}
+
+impl ConnRng {
+    /// Continues where `rng` is (its seed and position; stream 0).
+    pub(crate) fn continuing(rng: &ChaCha20Rng) -> Self {
+        debug_assert_eq!(rng.get_stream(), 0);
+        Self {
+            seed: rng.get_seed(),
+            word_pos: rng.get_word_pos(),
+        }
+    }
+
+    /// Runs `f` with the generator at the current position, then keeps the new position.
+    pub(crate) fn with<R>(&mut self, f: impl FnOnce(&mut ChaCha20Rng) -> R) -> R {
+        let mut rng = <ChaCha20Rng as rand_core::SeedableRng>::from_seed(self.seed);
+        rng.set_word_pos(self.word_pos);
+        let out = f(&mut rng);
+        self.word_pos = rng.get_word_pos();
+        out
+    }
+}
+
 /// Buffers `on_ack_frame` reuses from one ACK frame to the next (always left empty).
 #[derive(Debug, Default)]
 pub(crate) struct AckScratch {
@@ -159,7 +211,9 @@ pub struct Connection {
     ///
     /// [`Mtud`]: crate::mtud::Mtud
     socket_mtu: crate::mtud::SocketMtu,
-    crypto: [CryptoStream; 3],
+    /// One CRYPTO stream per encryption level, made on first use and dropped with the level's
+    /// keys: an established connection rarely has any (issue 19, memory per idle connection).
+    crypto: [Option<Box<CryptoStream>>; 3],
     // Per-path and per-space state lives in `SmallMap`s (a vector sorted by key: these maps
     // hold a few entries and are looked up dozens of times per packet; docs/PERFORMANCE.md,
     // "Simulator speed"). Their large values are boxed so that an insertion moves pointers,
@@ -179,7 +233,7 @@ pub struct Connection {
     pub(crate) handshake: handshake_state::HandshakeState,
     /// ACK_FREQUENCY requests both ways (draft-ietf-quic-ack-frequency).
     ack_frequency: ack_frequency::AckFrequencyState,
-    rng: ChaCha20Rng,
+    rng: ConnRng,
     pub(crate) local_params: TransportParameters,
     pub(crate) peer_params: Option<TransportParameters>,
     /// Time of the last activity for the idle timeout (RFC 9000 §10.1).
@@ -203,7 +257,8 @@ pub struct Connection {
     /// Reused buffer for the scheduler's per-path views (see `path_views`).
     views_buf: Vec<crate::scheduler::PathView>,
     /// Reused buffers of ACK frame processing (`on_ack_frame`).
-    ack_scratch: AckScratch,
+    /// `None` while nothing is outstanding (see `on_ack_frame`).
+    ack_scratch: Option<Box<AckScratch>>,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.
     raw_frames: Vec<Vec<u8>>,
     /// Re-injection policy (XLINK) of this sender.

@@ -104,7 +104,7 @@ impl Connection {
             .build(CcConfig::new(u64::from(mtu.current())));
         let mut path = Path::new(id, local, remote, cc, self.config.initial_rtt, mtu, now);
         let mut challenge = [0u8; 8];
-        self.rng.fill_bytes(&mut challenge);
+        self.rng.with(|rng| rng.fill_bytes(&mut challenge));
         path.start_validation(challenge);
         // The client chose the server's address itself; only the server is limited (RFC 10069 §3.1).
         path.amplification_limited = self.side == Side::Server;
@@ -150,7 +150,7 @@ impl Connection {
                 path.local = local;
                 if self.handshake.is_confirmed() {
                     let mut challenge = [0u8; 8];
-                    self.rng.fill_bytes(&mut challenge);
+                    self.rng.with(|rng| rng.fill_bytes(&mut challenge));
                     path.start_validation(challenge);
                 }
             }
@@ -283,7 +283,8 @@ impl Connection {
     pub(crate) fn issue_cids_for(&mut self, id: PathId, want: usize) {
         let have = self.local_cids.get(&id).map_or(0, LocalCids::active_count);
         for _ in have..want {
-            let cid = random_cid(&mut self.rng, self.cid_len);
+            let cid_len = self.cid_len;
+            let cid = self.rng.with(|rng| random_cid(rng, cid_len));
             let reset_token = reset_token_for(&self.reset_key, &cid);
             self.local_cids.entry(id).or_default().issue(cid, true);
             self.endpoint_events.push_back(EndpointEvent::NewCid {

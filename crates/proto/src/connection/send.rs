@@ -102,7 +102,7 @@ impl Connection {
         // RFC 9000 §14.1: the client pads every datagram carrying an Initial packet; the server
         // pads datagrams with ack-eliciting Initial packets (CRYPTO data, or a probe's PING).
         let include_initial_padding = epochs[0] == Epoch::Initial
-            && (self.side == Side::Client || self.crypto[0].send.has_pending() || probe);
+            && (self.side == Side::Client || self.crypto_pending(Epoch::Initial) || probe);
         if include_initial_padding && budget < MIN_INITIAL_SIZE.min(max) {
             // RFC 9000 §8.1 and §14.1: a short datagram would break the 1200-byte rule and
             // peers drop it; wait until the client's next datagram raises the budget.
@@ -155,11 +155,10 @@ impl Connection {
             SpaceId::Handshake
         };
         let path = self.paths.get(&PathId::ZERO);
-        self.crypto[epoch.index()].send.has_pending()
+        self.crypto_pending(epoch)
             || path.is_some_and(|p| {
                 p.acks.get(&space).is_some_and(|a| {
-                    a.ack_due(now)
-                        || (a.has_unacked() && self.crypto[epoch.index()].send.has_pending())
+                    a.ack_due(now) || (a.has_unacked() && self.crypto_pending(epoch))
                 })
             })
             || path.is_some_and(|p| {
@@ -556,15 +555,14 @@ impl Connection {
         let mut wrote = false;
         loop {
             let room = limit.saturating_sub(packet.len());
-            let header = mpquic_wire::frame::crypto_frame_header_len(
-                self.crypto[epoch.index()].send.end(),
-                room,
-            );
+            let Some(stream) = self.crypto[epoch.index()].as_mut() else {
+                break;
+            };
+            let header = mpquic_wire::frame::crypto_frame_header_len(stream.send.end(), room);
             if room <= header + 1 {
                 break;
             }
-            let Some((offset, data)) = self.crypto[epoch.index()].send.next_chunk(room - header)
-            else {
+            let Some((offset, data)) = stream.send.next_chunk(room - header) else {
                 break;
             };
             let len = data.len() as u64;

@@ -128,7 +128,10 @@ impl Connection {
         // would only compute estimates (it has no side effects before it finds both).
         let no_target = !views.iter().any(|v| v.usable && v.can_send);
         if no_target || !self.has_reinjection_candidate() {
-            self.views_buf = views;
+            // Idle (nothing outstanding): the views' buffer is not kept either.
+            if !self.nothing_outstanding() {
+                self.views_buf = views;
+            }
             return None;
         }
         let play_time_left = self

@@ -41,7 +41,8 @@ pub(crate) struct ZeroRttState {
     /// needed (RFC 9001 §4.9.3).
     pub(crate) keys: Option<DirectionalKeys>,
     /// Client: the server parameters remembered with the ticket (RFC 9000 §7.4.1).
-    pub(crate) remembered: Option<TransportParameters>,
+    /// Boxed: 0.3 kB that only 0-RTT connections use (issue 19, memory per connection).
+    pub(crate) remembered: Option<Box<TransportParameters>>,
     /// Client: 0-RTT was attempted (keys were available); server: it was accepted.
     pub(crate) attempted: bool,
     /// Server: TLS was asked whether early data was accepted.
@@ -116,7 +117,7 @@ impl Connection {
         // max_ack_delay, CIDs and the reset token are never taken from remembered values
         // (`peer_params` stays empty until the server's own arrive).
         self.streams.set_peer_params(&remembered);
-        self.zero_rtt.remembered = Some(remembered);
+        self.zero_rtt.remembered = Some(Box::new(remembered));
         self.zero_rtt.keys = Some(keys);
         self.zero_rtt.attempted = true;
     }

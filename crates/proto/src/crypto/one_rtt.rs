@@ -23,7 +23,6 @@
 //! (each path has its own packet number space), so the path-0 space of a single-path connection
 //! (`path_id` `None`) and path 0 of a multipath one (`Some(0)`) are the same space.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::mem;
 use std::ops::Range;
@@ -33,6 +32,7 @@ use rustls::quic::{HeaderProtectionKey, PacketKey, PacketKeySet, Secrets};
 use super::protect::{open_payload, seal_with, Layout};
 use super::sim::{self, PacketProtection, SimHeaderKey};
 use super::{CryptoError, DirectionalKeys};
+use crate::small_map::SmallMap;
 
 /// Initiate a key update this many packets before the confidentiality limit (at most half the
 /// limit), so that it is acknowledged before the limit is hit (RFC 9001 §6.6: "Endpoints MUST
@@ -86,7 +86,9 @@ pub(crate) struct OneRttKeys {
     /// Number of key updates done (generation of `local`/`remote`).
     generation: u64,
     /// Per path (`None` counts as path 0): packet numbers received with the current keys.
-    received: BTreeMap<u32, PhaseSpan>,
+    /// A sorted vector: one entry per path that received with these keys (a B-tree's first
+    /// node alone is 232 bytes; issue 19, memory per connection).
+    received: SmallMap<u32, PhaseSpan>,
     /// We initiated the current key phase and have not yet received a packet under it.
     awaiting_peer: bool,
     handshake_confirmed: bool,
@@ -117,7 +119,7 @@ impl OneRttKeys {
             secrets: Box::new(next),
             key_phase: false,
             generation: 0,
-            received: BTreeMap::new(),
+            received: SmallMap::new(),
             awaiting_peer: false,
             handshake_confirmed: false,
             sent_with_current: 0,
@@ -343,21 +345,26 @@ impl OneRttKeys {
         self.previous_remote = Some(mem::replace(&mut self.remote, next.remote));
         self.key_phase = !self.key_phase;
         self.generation += 1;
-        self.received.clear();
+        self.received = SmallMap::new();
         self.sent_with_current = 0;
     }
 
     fn note_received(&mut self, path: u32, pn: u64) {
-        self.received
-            .entry(path)
-            .and_modify(|s| {
+        match self.received.get_mut(&path) {
+            Some(s) => {
                 s.lowest = s.lowest.min(pn);
                 s.largest = s.largest.max(pn);
-            })
-            .or_insert(PhaseSpan {
-                lowest: pn,
-                largest: pn,
-            });
+            }
+            None => {
+                self.received.insert(
+                    path,
+                    PhaseSpan {
+                        lowest: pn,
+                        largest: pn,
+                    },
+                );
+            }
+        }
     }
 
     /// Decrypts a 1-RTT packet whose header protection was removed (see [`super::open_payload`]

@@ -309,6 +309,11 @@ impl Ledger {
         packets
     }
 
+    /// Whether no packet is outstanding.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
     /// Outstanding packets in send order, oldest first, with their sequence numbers.
     pub(crate) fn outstanding(&self) -> impl Iterator<Item = (u64, &SentPacket)> {
         let base = self.base;
