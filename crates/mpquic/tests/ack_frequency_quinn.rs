@@ -14,18 +14,12 @@ use std::net::SocketAddr;
 use common::{accepted, addr, connect_client, payload, server_endpoint, transport, within, MB};
 use mpquic::AckFrequencyRequest;
 use mpquic::{hq, MultipathMode};
-use mpquic_emulate::{EmulatedPath, Emulator, EmulatorConfig};
+use mpquic_emulate::Emulator;
 use tokio::io::AsyncWriteExt;
 
 /// A 20 Mbit/s, 10 ms one-way path to `server`; clients connect to its listen address.
 fn emulated_path_to(server: SocketAddr) -> Emulator {
-    Emulator::start(EmulatorConfig {
-        listen: addr("127.0.0.1:0"),
-        server,
-        paths: vec![EmulatedPath::parse("from=127.0.0.1,rate=20mbit,delay=10ms", 1).expect("path")],
-        seed: 1,
-    })
-    .expect("emulator")
+    common::emulator(server, &["from=127.0.0.1,rate=20mbit,delay=10ms"])
 }
 
 const UPLOAD: usize = 4 * MB;

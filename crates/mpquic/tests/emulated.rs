@@ -11,7 +11,6 @@ use std::net::IpAddr;
 use common::noq::{noq_client, noq_get, our_server};
 use common::{payload, root_with, transport, within, MB};
 use mpquic::{Design, MultipathMode};
-use mpquic_emulate::{EmulatedPath, Emulator, EmulatorConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn noq_client_downloads_through_the_emulator_over_two_paths() {
@@ -23,17 +22,7 @@ async fn noq_client_downloads_through_the_emulator_over_two_paths() {
         "from=127.0.0.1,rate=20mbit,delay=10ms",
         "from=127.0.0.2,rate=15mbit,delay=20ms",
     ];
-    let emulator = Emulator::start(EmulatorConfig {
-        listen: "127.0.0.1:0".parse().expect("addr"),
-        server: server.local_addr(),
-        paths: paths
-            .iter()
-            .enumerate()
-            .map(|(i, p)| EmulatedPath::parse(p, i + 1).expect("path"))
-            .collect(),
-        seed: 1,
-    })
-    .expect("emulator");
+    let emulator = common::emulator(server.local_addr(), &paths);
     let listen = emulator.listen_addr();
 
     let (endpoint, conn) = noq_client(listen, true).await;

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::{addr, client_config, payload, root_with, start_server, transport, within, MB};
 use mpquic::{hq, ConnectError, Endpoint, MultipathMode, PathStatus};
-use mpquic_emulate::{EmulatedPath, Emulator, EmulatorConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fast_interface_wins_the_race_and_the_slow_one_becomes_a_path() {
@@ -22,17 +21,7 @@ async fn the_fast_interface_wins_the_race_and_the_slow_one_becomes_a_path() {
         "from=127.0.0.1,rate=20mbit,delay=150ms",
         "from=127.0.0.2,rate=50mbit,delay=5ms",
     ];
-    let emulator = Emulator::start(EmulatorConfig {
-        listen: addr("127.0.0.1:0"),
-        server: server.local_addr(),
-        paths: paths
-            .iter()
-            .enumerate()
-            .map(|(i, p)| EmulatedPath::parse(p, i + 1).expect("path"))
-            .collect(),
-        seed: 1,
-    })
-    .expect("emulator");
+    let emulator = common::emulator(server.local_addr(), &paths);
     let listen = emulator.listen_addr();
 
     let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind");

@@ -67,13 +67,7 @@ fn delayed(server: SocketAddr) -> (mpquic_emulate::Emulator, SocketAddr) {
 }
 
 fn delayed_by(server: SocketAddr, path: &str) -> (mpquic_emulate::Emulator, SocketAddr) {
-    let emulator = mpquic_emulate::Emulator::start(mpquic_emulate::EmulatorConfig {
-        listen: addr("127.0.0.1:0"),
-        server,
-        paths: vec![mpquic_emulate::EmulatedPath::parse(path, 1).expect("path")],
-        seed: 1,
-    })
-    .expect("emulator");
+    let emulator = common::emulator(server, &[path]);
     let listen = emulator.listen_addr();
     (emulator, listen)
 }

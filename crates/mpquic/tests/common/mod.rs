@@ -228,3 +228,20 @@ pub async fn accepted(server: &Endpoint) -> mpquic::Connection {
     let incoming = server.accept().await.expect("incoming");
     incoming.await.expect("server handshake")
 }
+
+/// `mpquic-emulate` in front of `server`: one emulated path per spec of `paths` (path `i` is
+/// number `i + 1`, `from=` picks it by the client's address), seed 1. Clients send to the
+/// emulator's `listen_addr()`.
+pub fn emulator(server: SocketAddr, paths: &[&str]) -> mpquic_emulate::Emulator {
+    mpquic_emulate::Emulator::start(mpquic_emulate::EmulatorConfig {
+        listen: addr("127.0.0.1:0"),
+        server,
+        paths: paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| mpquic_emulate::EmulatedPath::parse(p, i + 1).expect("path"))
+            .collect(),
+        seed: 1,
+    })
+    .expect("emulator")
+}
