@@ -30,9 +30,14 @@ pub struct RacingConnect {
 
 impl Endpoint {
     /// Race the handshake to `server_name` over every `(local, remote)` pair of `pairs` (each
-    /// `local` a bound socket of this endpoint, see [`Endpoint::local_addrs`]): see the
-    /// [module documentation](self). Fails at once if a pair cannot even start (no such socket,
-    /// a configuration the core refuses) or `pairs` is empty.
+    /// `local` a bound socket of this endpoint, see [`Endpoint::local_addrs`]): one handshake
+    /// per pair starts at once (connection racing, as RFC 8305 §5 does across address
+    /// families), the first connection whose handshake completes is kept and the others are
+    /// closed. The path of a handshake becomes path 0, so a client with a fast and a slow
+    /// interface gets the fast one as path 0 without knowing which it is; it then opens the
+    /// other interfaces with [`Connection::open_path`](crate::Connection::open_path). Costs one
+    /// handshake per pair. Fails at once if a pair cannot even start (no such socket, a
+    /// configuration the core refuses) or `pairs` is empty.
     pub fn connect_racing(
         &self,
         config: ClientConfig,
