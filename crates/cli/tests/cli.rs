@@ -598,6 +598,29 @@ fn output_paths_are_checked_before_the_work() {
     assert_one_line_error(&out, 2, "is a directory");
 }
 
+/// `mpquic client URL --path 127.0.0.1 --path SECOND --json JSON`, which must succeed without
+/// a warning; its JSON summary.
+fn client_over_two_paths(url: &str, second: &str, json: &std::path::Path) -> serde_json::Value {
+    let out = run(&[
+        "client",
+        url,
+        "--insecure",
+        "--quiet",
+        "--timeout",
+        "5s",
+        "--path",
+        "127.0.0.1",
+        "--path",
+        second,
+        "--json",
+        json.to_str().expect("utf-8"),
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "stderr: {err}");
+    assert!(!err.contains("warning"), "stderr: {err}");
+    serde_json::from_str(&std::fs::read_to_string(json).expect("json")).expect("json")
+}
+
 /// Issue 16: `--path LOCAL=REMOTE` chooses each path's remote. The second path leaves from
 /// 127.0.0.2 (any port) to the server's address given explicitly; both paths are validated.
 /// A path to a remote that never answers fails with a readable warning, and the transfer
@@ -617,23 +640,7 @@ fn client_paths_choose_their_remote_and_report_failures() {
     let url = format!("https://localhost:{port}/data.bin");
     let json = dir.path().join("summary.json");
     let second = format!("127.0.0.2=127.0.0.1:{port}");
-    let out = run(&[
-        "client",
-        &url,
-        "--insecure",
-        "--quiet",
-        "--timeout",
-        "5s",
-        "--path",
-        "127.0.0.1",
-        "--path",
-        &second,
-        "--json",
-        json.to_str().expect("utf-8"),
-    ]);
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("json");
+    let summary = client_over_two_paths(&url, &second, &json);
     let paths = summary["paths"].as_array().expect("paths");
     assert_eq!(paths.len(), 2, "{summary}");
     assert_eq!(
@@ -733,25 +740,7 @@ fn client_path_without_remote_goes_to_the_advertised_address() {
     assert_eq!(port, p4);
     let url = format!("https://127.0.0.1:{p4}/data.bin");
     let json = dir.path().join("summary.json");
-    let out = run(&[
-        "client",
-        &url,
-        "--insecure",
-        "--quiet",
-        "--timeout",
-        "5s",
-        "--path",
-        "127.0.0.1",
-        "--path",
-        "::1",
-        "--json",
-        json.to_str().expect("utf-8"),
-    ]);
-    let err = stderr(&out);
-    assert!(out.status.success(), "stderr: {err}");
-    assert!(!err.contains("warning"), "stderr: {err}");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("json");
+    let summary = client_over_two_paths(&url, "::1", &json);
     let paths = summary["paths"].as_array().expect("paths");
     assert_eq!(paths.len(), 2, "{summary}");
     assert_eq!(paths[0]["remote"], listen4);

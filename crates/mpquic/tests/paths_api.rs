@@ -234,6 +234,19 @@ async fn local_set_path_status_yields_a_status_changed_event() {
     within("close", client.wait_idle()).await;
 }
 
+/// A client bound to 127.0.0.1 and [::1], connected (handshake done) to `v4` over IPv4.
+async fn dual_stack_client(v4: SocketAddr) -> (Endpoint, mpquic::Connection) {
+    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("[::1]:0")]).expect("bind client");
+    client.set_default_client_config(common::client_config(transport(MultipathMode::Auto)));
+    let conn = within(
+        "handshake",
+        client.connect(v4, "localhost").expect("connect"),
+    )
+    .await
+    .expect("handshake");
+    (client, conn)
+}
+
 /// A server listening on 127.0.0.1 and [::1] (two sockets), serving hq-interop from `root`.
 /// None when this machine has no IPv6 loopback.
 fn dual_stack_server(
@@ -271,14 +284,7 @@ async fn ipv4_path_zero_and_ipv6_second_path_carry_data() {
         return;
     };
     let (v4, v6): (SocketAddr, SocketAddr) = (server.local_addrs()[0], server.local_addrs()[1]);
-    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("[::1]:0")]).expect("bind client");
-    client.set_default_client_config(common::client_config(transport(MultipathMode::Auto)));
-    let conn = within(
-        "handshake",
-        client.connect(v4, "localhost").expect("connect"),
-    )
-    .await
-    .expect("handshake");
+    let (client, conn) = dual_stack_client(v4).await;
     // Without a remote the path would go to the IPv4 address: refused, not left to time out.
     assert!(matches!(
         conn.try_open_path(ip("::1"), None, PathStatus::Available),
@@ -333,14 +339,7 @@ async fn second_path_goes_to_the_advertised_address_of_its_family() {
     server
         .set_server_config(advertising)
         .expect("valid server config");
-    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("[::1]:0")]).expect("bind client");
-    client.set_default_client_config(common::client_config(transport(MultipathMode::Auto)));
-    let conn = within(
-        "handshake",
-        client.connect(v4, "localhost").expect("connect"),
-    )
-    .await
-    .expect("handshake");
+    let (client, conn) = dual_stack_client(v4).await;
     assert_eq!(conn.peer_preferred_address(), vec![v6]);
     let path = within(
         "validation",
