@@ -389,3 +389,33 @@ async fn quinn_client_accepts_our_preferred_address() {
     conn.close(0u32.into(), b"done");
     within("quinn idle", endpoint.wait_idle()).await;
 }
+
+/// Issue 15: `Endpoint::connect_racing` against another stack. Two attempts from two local
+/// sockets go to a quinn server at once; the first to complete is kept and quinn serves it
+/// byte-exact, while the other attempt is closed (quinn sees it end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_racing_client_downloads_from_quinn_server() {
+    let data = Arc::new(payload(MB, 9));
+    let (_quinn, server_addr) = quinn_server(data.clone());
+    let client =
+        mpquic::Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.1:0")]).expect("bind");
+    let locals = client.local_addrs();
+    let pairs = [(locals[0], server_addr), (locals[1], server_addr)];
+    let race = client
+        .connect_racing(
+            client_config(transport(MultipathMode::Auto)),
+            &pairs,
+            "localhost",
+        )
+        .expect("start the race");
+    let (conn, winner) = within("race", race).await.expect("a handshake completes");
+    assert!(winner < pairs.len());
+    assert_eq!(conn.path_stats()[0].local, locals[winner]);
+    let mut body = hq::request(&conn, "/file").await.expect("request");
+    let got = within("download", body.read_to_end(2 * MB))
+        .await
+        .expect("read");
+    assert!(got == *data, "got {} bytes, content differs", got.len());
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
