@@ -397,19 +397,9 @@ async fn quinn_client_accepts_our_preferred_address() {
 async fn our_racing_client_downloads_from_quinn_server() {
     let data = Arc::new(payload(MB, 9));
     let (_quinn, server_addr) = quinn_server(data.clone());
-    let client =
-        mpquic::Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.1:0")]).expect("bind");
-    let locals = client.local_addrs();
-    let pairs = [(locals[0], server_addr), (locals[1], server_addr)];
-    let race = client
-        .connect_racing(
-            client_config(transport(MultipathMode::Auto)),
-            &pairs,
-            "localhost",
-        )
-        .expect("start the race");
-    let (conn, winner) = within("race", race).await.expect("a handshake completes");
-    assert!(winner < pairs.len());
+    let (client, locals, conn, winner) =
+        common::race_to(&["127.0.0.1:0", "127.0.0.1:0"], server_addr).await;
+    assert!(winner < locals.len());
     assert_eq!(conn.path_stats()[0].local, locals[winner]);
     let mut body = hq::request(&conn, "/file").await.expect("request");
     let got = within("download", body.read_to_end(2 * MB))

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use common::{addr, client_config, payload, root_with, start_server, transport, within, MB};
@@ -24,18 +23,9 @@ async fn the_fast_interface_wins_the_race_and_the_slow_one_becomes_a_path() {
     let emulator = common::emulator(server.local_addr(), &paths);
     let listen = emulator.listen_addr();
 
-    let client = Endpoint::client(&[addr("127.0.0.1:0"), addr("127.0.0.2:0")]).expect("bind");
-    let locals = client.local_addrs();
-    let pairs: Vec<(SocketAddr, SocketAddr)> = locals.iter().map(|&l| (l, listen)).collect();
     let started = Instant::now();
-    let race = client
-        .connect_racing(
-            client_config(transport(MultipathMode::Auto)),
-            &pairs,
-            "localhost",
-        )
-        .expect("start the race");
-    let (conn, winner) = within("race", race).await.expect("a handshake completes");
+    let (client, locals, conn, winner) =
+        common::race_to(&["127.0.0.1:0", "127.0.0.2:0"], listen).await;
     let handshake = started.elapsed();
     assert_eq!(winner, 1, "the fast interface wins");
     // Two round trips of the slow path would be 600 ms; the fast one's are 20 ms (the

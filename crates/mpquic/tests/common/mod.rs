@@ -245,3 +245,25 @@ pub fn emulator(server: SocketAddr, paths: &[&str]) -> mpquic_emulate::Emulator 
     })
     .expect("emulator")
 }
+
+/// A client bound to `locals` that races its handshake to `remote` from each of them
+/// (`Endpoint::connect_racing`, issue 15): the endpoint, its bound addresses, and the winning
+/// connection with the index of its local address.
+pub async fn race_to(
+    locals: &[&str],
+    remote: SocketAddr,
+) -> (mpquic::Endpoint, Vec<SocketAddr>, mpquic::Connection, usize) {
+    let binds: Vec<SocketAddr> = locals.iter().map(|l| addr(l)).collect();
+    let client = mpquic::Endpoint::client(&binds).expect("bind");
+    let bound = client.local_addrs();
+    let pairs: Vec<(SocketAddr, SocketAddr)> = bound.iter().map(|&l| (l, remote)).collect();
+    let race = client
+        .connect_racing(
+            client_config(transport(MultipathMode::Auto)),
+            &pairs,
+            "localhost",
+        )
+        .expect("start the race");
+    let (conn, winner) = within("race", race).await.expect("a handshake completes");
+    (client, bound, conn, winner)
+}
