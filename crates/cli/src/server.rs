@@ -50,6 +50,11 @@ pub struct ServerArgs {
     /// requests (GETs, which are idempotent) with single-use tickets against replay.
     #[arg(long = "no-0rtt")]
     pub no_zero_rtt: bool,
+    /// Send the certificate uncompressed. By default it goes compressed (RFC 8879, brotli or
+    /// zlib) to clients that offer it, which keeps a large chain's first flight within the
+    /// anti-amplification limit (RFC 9000 §8.1) and saves a round trip.
+    #[arg(long)]
+    pub no_cert_compression: bool,
     #[command(flatten)]
     pub transport: TransportArgs,
     #[command(flatten)]
@@ -229,11 +234,15 @@ fn server_tls(args: &ServerArgs) -> anyhow::Result<Arc<rustls::ServerConfig>> {
             (vec![cert], key)
         }
     };
-    if args.no_zero_rtt {
-        Ok(tls::server_config(&SERVED_ALPNS, chain, key)?)
+    let config = if args.no_zero_rtt {
+        tls::server_config(&SERVED_ALPNS, chain, key)?
     } else {
-        Ok(tls::server_config_0rtt(&SERVED_ALPNS, chain, key)?)
-    }
+        tls::server_config_0rtt(&SERVED_ALPNS, chain, key)?
+    };
+    Ok(tls::server_cert_compression(
+        config,
+        !args.no_cert_compression,
+    ))
 }
 
 /// The `--advertise` addresses, checked: at most one per address family (the

@@ -769,3 +769,36 @@ fn bad_advertise_values_are_one_readable_line() {
         assert_one_line_error(&out, 2, needle);
     }
 }
+
+#[test]
+fn a_server_without_certificate_compression_still_serves() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.txt"), b"hello").expect("file");
+    let cert = dir.path().join("cert.pem");
+    let (server, port) = start_server(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        dir.path().to_str().expect("utf-8"),
+        "--cert-out",
+        cert.to_str().expect("utf-8"),
+        "--no-cert-compression",
+    ]);
+    let output = dir.path().join("out.txt");
+    let url = format!("https://localhost:{port}/a.txt");
+    let out = run(&[
+        "client",
+        &url,
+        "--ca",
+        cert.to_str().expect("utf-8"),
+        "-o",
+        output.to_str().expect("utf-8"),
+        "--timeout",
+        "5s",
+        "--alpn",
+        "hq-interop",
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(std::fs::read(&output).expect("output"), b"hello");
+    drop(server);
+}

@@ -110,6 +110,14 @@ pub struct SimArgs {
     /// complete it (sets `transport.race_paths = true`; docs/MULTIPATH.md). Not with --real.
     #[arg(long, conflicts_with = "real")]
     pub race: bool,
+    /// Certificate compression (RFC 8879) on or off (true/false); overrides the scenario's
+    /// `transport.cert_compression` (off by default in the lab).
+    #[arg(long, value_name = "BOOL")]
+    pub cert_compression: Option<bool>,
+    /// Subject alternative names the server's certificate carries besides "localhost" (a large
+    /// certificate; `transport.cert_extra_names`, at most 1000).
+    #[arg(long, value_name = "N")]
+    pub cert_extra_names: Option<usize>,
 }
 
 /// Parses the `--path` options.
@@ -195,6 +203,12 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     }
     if args.race {
         t.race_paths = Some(true);
+    }
+    if let Some(on) = args.cert_compression {
+        t.cert_compression = Some(on);
+    }
+    if let Some(n) = args.cert_extra_names {
+        t.cert_extra_names = Some(n);
     }
     if let Some(seed) = args.seed {
         scenario.seed = seed;

@@ -51,7 +51,7 @@ pub mod workload;
 
 pub use cli::{sim_command, SimArgs};
 pub use error::LabError;
-pub use node::{ClientOptions, QuicNode};
+pub use node::{ClientOptions, QuicNode, ServerOptions};
 pub use result::{ConnectionFigures, LinkResult, PathResult, RunResult, TimeSeries};
 pub use runner::run;
 pub use scenario::{CryptoMode, PathItem, RecordSettings, Scenario, TransportSettings, Workload};

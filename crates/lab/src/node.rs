@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use mpquic_netsim::{Datagram, Ecn, Node, SimTime};
-use mpquic_proto::crypto::identity::fixed_tls_configs as test_tls_configs;
+use mpquic_proto::crypto::identity::LabIdentity;
 use mpquic_proto::crypto::resumption::{
     client_enable_0rtt, memory_session_store, server_allow_0rtt,
 };
@@ -55,6 +55,19 @@ pub struct ClientOptions {
     /// Race the first handshake over every interface (`transport.race_paths`, see
     /// [`crate::race`]); without it the client connects from interface 0.
     pub race: bool,
+    /// The certificate the client expects and whether it offers certificate compression
+    /// (`transport.cert_extra_names`, `transport.cert_compression`).
+    pub identity: LabIdentity,
+}
+
+/// How a simulated server answers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServerOptions {
+    /// Issue session tickets and accept 0-RTT (`transport.zero_rtt`; rustls' single-use
+    /// tickets, see `mpquic_proto::crypto::resumption`).
+    pub zero_rtt: bool,
+    /// The certificate the server presents and whether it compresses it.
+    pub identity: LabIdentity,
 }
 
 /// The application running on a node.
@@ -109,11 +122,7 @@ impl QuicNode {
         response_sizes: &[u64],
     ) -> Result<Self, LabError> {
         Self::client_with(
-            ClientOptions {
-                protocol: Protocol::Custom,
-                zero_rtt: false,
-                race: false,
-            },
+            ClientOptions::default(),
             transport,
             endpoint_config,
             rng_seed,
@@ -141,12 +150,13 @@ impl QuicNode {
             protocol,
             zero_rtt,
             race,
+            identity,
         } = options;
         let alpn = match protocol {
             Protocol::Custom => ALPN,
             Protocol::H3 => H3_ALPN,
         };
-        let (mut tls, _) = test_tls_configs(&[alpn]);
+        let (mut tls, _) = identity.tls_configs(&[alpn]);
         if zero_rtt {
             let mut c = Arc::unwrap_or_clone(tls);
             client_enable_0rtt(&mut c, memory_session_store());
@@ -199,20 +209,25 @@ impl QuicNode {
         rng_seed: [u8; 32],
         protection: PacketProtection,
     ) -> Self {
-        Self::server_with(transport, endpoint_config, rng_seed, protection, false)
+        Self::server_with(
+            transport,
+            endpoint_config,
+            rng_seed,
+            protection,
+            ServerOptions::default(),
+        )
     }
 
-    /// [`QuicNode::server`]; with `zero_rtt` it issues session tickets and accepts 0-RTT
-    /// (rustls' single-use tickets, see `mpquic_proto::crypto::resumption`).
+    /// [`QuicNode::server`] with `options`: session tickets and 0-RTT, the certificate.
     pub fn server_with(
         transport: TransportConfig,
         endpoint_config: Arc<EndpointConfig>,
         rng_seed: [u8; 32],
         protection: PacketProtection,
-        zero_rtt: bool,
+        options: ServerOptions,
     ) -> Self {
-        let (_, mut tls) = test_tls_configs(&[ALPN, H3_ALPN]);
-        if zero_rtt {
+        let (_, mut tls) = options.identity.tls_configs(&[ALPN, H3_ALPN]);
+        if options.zero_rtt {
             let mut c = Arc::unwrap_or_clone(tls);
             server_allow_0rtt(&mut c);
             tls = Arc::new(c);

@@ -122,18 +122,20 @@ impl<'a> Run<'a> {
         let client_cfg = Arc::new(EndpointConfig::new(&mut sim.derive_rng("client/endpoint")));
         let protection = scenario.transport.crypto.protection();
         let zero_rtt = scenario.transport.zero_rtt();
+        let identity = scenario.transport.identity();
         let server_node = QuicNode::server_with(
             transport.clone(),
             server_cfg,
             sim.derive_seed("server/rng"),
             protection,
-            zero_rtt,
+            crate::node::ServerOptions { zero_rtt, identity },
         );
         let mut client_node = QuicNode::client_with(
             crate::node::ClientOptions {
                 protocol: scenario.workload.protocol(),
                 zero_rtt,
                 race: scenario.transport.race_paths(),
+                identity,
             },
             transport,
             client_cfg,

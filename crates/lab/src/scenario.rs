@@ -31,8 +31,11 @@
 //!                              # | always | qoe
 //! idle_timeout = "30s"
 //! mtu_discovery = true         # off by default in the lab; or a table { ceiling = 1500 }
-//! crypto = "sim"               # the lab's own keys: crypto, zero_rtt, ecn, race_paths
+//! crypto = "sim"               # the lab's own keys: crypto, zero_rtt, ecn, race_paths,
+//!                              # cert_compression, cert_extra_names
 //! race_paths = true            # race the handshake over every interface (crate::race)
+//! cert_compression = true      # RFC 8879 certificate compression (off by default in the lab)
+//! cert_extra_names = 150       # a large certificate: 150 more subject alternative names
 //! [transport.ack]              # any mpquic_proto::AckConfig field
 //! ack_eliciting_threshold = 2
 //! [transport.streams]          # any mpquic_proto::StreamsConfig field

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use mpquic::{config, tls, Connection, Endpoint};
 use mpquic_emulate::{EmulatedPath, Emulator, EmulatorConfig};
+use mpquic_proto::crypto::identity::LabIdentity;
 use tokio::sync::mpsc;
 
 use crate::error::LabError;
@@ -108,10 +109,14 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, LabError> {
 /// returned channel.
 fn start_server(
     transport: mpquic::TransportConfig,
+    identity: LabIdentity,
     log: &EventLog,
 ) -> Result<(Endpoint, mpsc::UnboundedReceiver<Connection>), LabError> {
-    let (cert, key) = tls::self_signed(&["localhost"]).map_err(|e| real("certificate", e))?;
+    let names = identity.names();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (cert, key) = tls::self_signed(&names).map_err(|e| real("certificate", e))?;
     let tls = tls::server_config(&[ALPN], vec![cert], key).map_err(|e| real("server TLS", e))?;
+    let tls = tls::server_cert_compression(tls, identity.cert_compression);
     let local = SocketAddr::from(([127, 0, 0, 1], 0));
     let server = Endpoint::server(config::server(tls, transport), &[local])
         .map_err(|e| real("binding the server", e))?;
@@ -127,11 +132,13 @@ async fn execute(scenario: &Scenario, network: &Network) -> Result<Observed, Lab
     let locals: Vec<SocketAddr> = (0..n).map(client_addr).collect();
     let client = Endpoint::client(&locals).map_err(|e| real("binding 127.0.0.2...", e))?;
     let locals = client.local_addrs();
+    let identity = scenario.transport.identity();
     let client_tls = tls::client_config(&[ALPN], tls::ServerTrust::Insecure)
         .map_err(|e| real("client TLS", e))?;
+    let client_tls = tls::client_cert_compression(client_tls, identity.cert_compression);
     let start = Instant::now();
     let (client_log, server_log) = (EventLog::new(start), EventLog::new(start));
-    let (server, mut conns) = start_server(transport.clone(), &server_log)?;
+    let (server, mut conns) = start_server(transport.clone(), identity, &server_log)?;
     let paths = network
         .paths
         .iter()

@@ -6,6 +6,7 @@
 //! `mtu_ceiling`). Every range check is [`TransportConfig::validate`]'s, whose errors are
 //! renamed to the key as written.
 
+use mpquic_proto::crypto::identity::LabIdentity;
 use mpquic_proto::{ConfigError, Duration, SpnsRule, TransportConfig};
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess};
 use serde::ser::SerializeMap;
@@ -52,6 +53,15 @@ pub struct TransportSettings {
     /// becomes path 0), closes the others and opens the remaining interfaces as paths. Off
     /// (and absent from the JSON) by default: the client connects from interface 0.
     pub race_paths: Option<bool>,
+    /// Certificate compression (RFC 8879, rustls' brotli and zlib): the client offers it and
+    /// the server compresses its certificate message. Off (and absent from the JSON) by
+    /// default in the lab, which keeps the handshake bytes of every recorded figure; on by
+    /// default on real sockets (`mpquic::tls`).
+    pub cert_compression: Option<bool>,
+    /// Subject alternative names the simulated server's certificate carries besides
+    /// "localhost" (0 to [`LabIdentity::MAX_EXTRA_NAMES`]; absent from the JSON when 0): a
+    /// large certificate, whose first flight exceeds the server's anti-amplification budget.
+    pub cert_extra_names: Option<usize>,
     /// The core's keys the table wrote, so that the run JSON echoes them as written even
     /// where they equal the defaults.
     written: Vec<String>,
@@ -67,6 +77,8 @@ const LAB_KEYS: &[&str] = &[
     "ecn",
     "zero_rtt",
     "race_paths",
+    "cert_compression",
+    "cert_extra_names",
 ];
 
 /// How the simulated endpoints protect 1-RTT packets (`transport.crypto`, `--crypto`).
@@ -111,6 +123,8 @@ impl Default for TransportSettings {
             ecn: None,
             zero_rtt: None,
             race_paths: None,
+            cert_compression: None,
+            cert_extra_names: None,
             written: Vec::new(),
         }
     }
@@ -143,6 +157,15 @@ impl TransportSettings {
             })?;
         }
         c.validate().map_err(|e| self.key_of(e))?;
+        if let Some(n) = self
+            .cert_extra_names
+            .filter(|&n| n > LabIdentity::MAX_EXTRA_NAMES)
+        {
+            return Err(ConfigError::new(
+                "cert_extra_names",
+                format!("{n} is too many: at most {}", LabIdentity::MAX_EXTRA_NAMES),
+            ));
+        }
         Ok(c)
     }
 
@@ -167,6 +190,14 @@ impl TransportSettings {
         self.race_paths == Some(true)
     }
 
+    /// The simulated endpoints' TLS identity: certificate size and compression.
+    pub fn identity(&self) -> LabIdentity {
+        LabIdentity {
+            extra_names: self.cert_extra_names.unwrap_or(0),
+            cert_compression: self.cert_compression == Some(true),
+        }
+    }
+
     /// Reads one of the lab's own keys ([`LAB_KEYS`]); its value is next in `map`.
     fn read_lab_key<'de, A: MapAccess<'de>>(
         &mut self,
@@ -184,6 +215,8 @@ impl TransportSettings {
             "ecn" => self.ecn = Some(map.next_value()?),
             "zero_rtt" => self.zero_rtt = Some(map.next_value()?),
             "race_paths" => self.race_paths = Some(map.next_value()?),
+            "cert_compression" => self.cert_compression = Some(map.next_value()?),
+            "cert_extra_names" => self.cert_extra_names = Some(map.next_value()?),
             other => unreachable!("`{other}` is not in LAB_KEYS"),
         }
         Ok(())
@@ -336,6 +369,13 @@ impl Serialize for TransportSettings {
         }
         if self.race_paths() {
             m.serialize_entry("race_paths", &true)?;
+        }
+        let identity = self.identity();
+        if identity.cert_compression {
+            m.serialize_entry("cert_compression", &true)?;
+        }
+        if identity.extra_names > 0 {
+            m.serialize_entry("cert_extra_names", &identity.extra_names)?;
         }
         echo.rest(&mut m)?;
         m.end()
