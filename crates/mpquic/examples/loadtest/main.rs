@@ -18,6 +18,7 @@
 mod measure;
 mod modes;
 mod peers;
+mod tickets;
 mod workload;
 
 use std::process::ExitCode;

@@ -11,7 +11,8 @@ use clap::Args;
 use tokio::task::JoinSet;
 
 use crate::measure::{failure_summary, latency_line, mb, positive, ServerChild};
-use crate::peers::{Clients, Conn, Impl};
+use crate::peers::{Clients, Conn, Impl, TlsChoice};
+use crate::tickets::TicketStore;
 use crate::Common;
 
 /// Connections opened before a measurement starts (thread pools, TLS and allocator caches
@@ -196,10 +197,12 @@ pub async fn download(args: &DownloadArgs) -> anyhow::Result<bool> {
     let n = positive("--clients", args.clients)?;
     let deadline = deadline_of(common);
     let server = start_server(common, n)?;
+    let tickets = ticket_store(common);
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
         common.limits.tls,
+        tickets.as_ref(),
     )?);
     println!(
         "download: {n} concurrent clients x {} bytes ({})",
@@ -247,10 +250,12 @@ pub async fn idle(args: &IdleArgs) -> anyhow::Result<bool> {
     let n = positive("--connections", args.connections)?;
     let deadline = deadline_of(common);
     let server = start_server(common, n)?;
+    let tickets = ticket_store(common);
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
         common.limits.tls,
+        tickets.as_ref(),
     )?);
     warm_up(&clients, server.addr).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -292,6 +297,14 @@ pub async fn idle(args: &IdleArgs) -> anyhow::Result<bool> {
     Ok(failed.is_empty() && !conns.is_empty())
 }
 
+/// How long a connection of `--tls resume` waits for its session ticket before closing.
+const TICKET_WAIT: Duration = Duration::from_secs(1);
+
+/// The run's session-ticket store with `--tls resume`.
+fn ticket_store(common: &Common) -> Option<Arc<TicketStore>> {
+    (common.limits.tls == TlsChoice::Resume).then(|| Arc::new(TicketStore::new()))
+}
+
 /// `handshakes`: handshakes per second, sequential then `--concurrency` at a time.
 pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
     let common = &args.common;
@@ -299,10 +312,12 @@ pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
     let concurrency = positive("--concurrency", args.concurrency)?;
     let deadline = deadline_of(common);
     let server = start_server(common, concurrency)?;
+    let tickets = ticket_store(common);
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
         common.limits.tls,
+        tickets.as_ref(),
     )?);
     warm_up(&clients, server.addr).await?;
     let mut all_ok = true;
@@ -312,10 +327,16 @@ pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
             count,
             duration: args.duration.map(Duration::from_secs),
             deadline,
+            tickets: tickets.clone(),
         };
+        let resumed_before = tickets.as_ref().map_or(0, |t| t.taken());
         let (done, failed, elapsed) = phase.run(&clients, server.addr).await;
+        let resumed = match &tickets {
+            Some(t) => format!(" (resumed: {})", t.taken() - resumed_before),
+            None => String::new(),
+        };
         println!(
-            "handshakes, {workers} at a time ({}): {done} in {:.3} s = {:.0}/s, failed {}",
+            "handshakes, {workers} at a time ({}): {done} in {:.3} s = {:.0}/s, failed {}{resumed}",
             common.imp.name(),
             elapsed.as_secs_f64(),
             done as f64 / elapsed.as_secs_f64(),
@@ -337,6 +358,8 @@ struct Phase {
     count: usize,
     duration: Option<Duration>,
     deadline: Instant,
+    /// With `--tls resume`: each connection waits for a ticket before it closes.
+    tickets: Option<Arc<TicketStore>>,
 }
 
 impl Phase {
@@ -356,6 +379,7 @@ impl Phase {
         for _ in 0..self.workers {
             let (clients, next, done, failed) =
                 (clients.clone(), next.clone(), done.clone(), failed.clone());
+            let tickets = self.tickets.clone();
             let (count, deadline) = (self.count, self.deadline);
             tasks.spawn(async move {
                 loop {
@@ -367,6 +391,12 @@ impl Phase {
                         tokio::time::timeout_at(deadline.into(), clients.connect(i, server));
                     let error = match attempt.await {
                         Ok(Ok(conn)) => {
+                            if let Some(store) = &tickets {
+                                // A ticket for every connection made: then every handshake
+                                // after the first ones has one to resume (each takes one).
+                                let made = store.count_connection();
+                                store.ticket_after(made - 1, TICKET_WAIT).await;
+                            }
                             conn.close();
                             done.fetch_add(1, Ordering::Relaxed);
                             continue;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Context};
 use mpquic::{tls, TransportConfig};
 
+use crate::tickets::TicketStore;
 use crate::workload::{chunk, decode_request, encode_request, verify, CHUNK};
 
 /// ALPN of the load-test protocol (both implementations).
@@ -83,6 +84,11 @@ pub enum TlsChoice {
     /// with_single_cert` and a client built with rustls' builder (its suite order, tickets and
     /// resumption as rustls and quinn set them).
     Defaults,
+    /// mpquic's configurations with session tickets on both stacks (`tls::server_config_0rtt`,
+    /// `tls::client_config_0rtt` with one ticket store per run): in the `handshakes` mode each
+    /// connection waits for a ticket before it closes, so the handshakes after the first resume
+    /// (no certificate, no signature: RFC 8446 §2.2).
+    Resume,
 }
 
 impl TlsChoice {
@@ -90,17 +96,27 @@ impl TlsChoice {
         match self {
             TlsChoice::Same => "same",
             TlsChoice::Defaults => "defaults",
+            TlsChoice::Resume => "resume",
         }
     }
 }
 
-fn server_tls() -> anyhow::Result<Arc<rustls::ServerConfig>> {
+/// mpquic's server configuration; with `--tls resume` it issues session tickets.
+fn server_tls(choice: TlsChoice) -> anyhow::Result<Arc<rustls::ServerConfig>> {
     let (cert, key) = tls::self_signed(&["localhost"])?;
-    Ok(tls::server_config(&[ALPN], vec![cert], key)?)
+    Ok(match choice {
+        TlsChoice::Resume => tls::server_config_0rtt(&[ALPN], vec![cert], key)?,
+        TlsChoice::Same | TlsChoice::Defaults => tls::server_config(&[ALPN], vec![cert], key)?,
+    })
 }
 
-fn client_tls() -> anyhow::Result<Arc<rustls::ClientConfig>> {
-    Ok(tls::client_config(&[ALPN], tls::ServerTrust::Insecure)?)
+/// mpquic's client configuration; with a ticket store it resumes sessions.
+fn client_tls(tickets: Option<&Arc<TicketStore>>) -> anyhow::Result<Arc<rustls::ClientConfig>> {
+    let trust = tls::ServerTrust::Insecure;
+    Ok(match tickets {
+        Some(store) => tls::client_config_0rtt(&[ALPN], trust, Some(store.clone()))?,
+        None => tls::client_config(&[ALPN], trust)?,
+    })
 }
 
 /// Run a server on 127.0.0.1:`port` until the process ends; `ready` gets its address.
@@ -122,7 +138,7 @@ async fn serve_mpquic(
     limits: &Limits,
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
-    let mut config = mpquic::config::server(server_tls()?, TransportConfig::default());
+    let mut config = mpquic::config::server(server_tls(limits.tls)?, TransportConfig::default());
     if let Some(n) = limits.max_connections {
         config.max_connections = n;
     }
@@ -169,8 +185,8 @@ async fn answer_mpquic(
 
 fn quinn_server_config(tls: TlsChoice) -> anyhow::Result<quinn::ServerConfig> {
     match tls {
-        TlsChoice::Same => {
-            let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(server_tls()?)?;
+        TlsChoice::Same | TlsChoice::Resume => {
+            let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(server_tls(tls)?)?;
             Ok(quinn::ServerConfig::with_crypto(Arc::new(crypto)))
         }
         TlsChoice::Defaults => {
@@ -192,9 +208,12 @@ fn quinn_server_config(tls: TlsChoice) -> anyhow::Result<quinn::ServerConfig> {
 
 /// A quinn client configuration: mpquic's rustls configuration, or one from rustls' builder
 /// with its defaults (suite order, resumption) and the same certificate check.
-fn quinn_client_config(tls: TlsChoice) -> anyhow::Result<quinn::ClientConfig> {
+fn quinn_client_config(
+    tls: TlsChoice,
+    tickets: Option<&Arc<TicketStore>>,
+) -> anyhow::Result<quinn::ClientConfig> {
     let rustls_config = match tls {
-        TlsChoice::Same => client_tls()?,
+        TlsChoice::Same | TlsChoice::Resume => client_tls(tickets)?,
         TlsChoice::Defaults => {
             let provider = Arc::new(rustls::crypto::ring::default_provider());
             let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
@@ -264,18 +283,24 @@ pub enum Conn {
 }
 
 impl Clients {
-    /// `count` client endpoints on 127.0.0.1 (one UDP socket each).
-    pub fn new(imp: Impl, count: usize, tls: TlsChoice) -> anyhow::Result<Self> {
+    /// `count` client endpoints on 127.0.0.1 (one UDP socket each); with `--tls resume` their
+    /// connections keep session tickets in `tickets`.
+    pub fn new(
+        imp: Impl,
+        count: usize,
+        tls: TlsChoice,
+        tickets: Option<&Arc<TicketStore>>,
+    ) -> anyhow::Result<Self> {
         let bind = SocketAddr::from(([127, 0, 0, 1], 0));
         Ok(match imp {
             Impl::Mpquic => Clients::Mpquic {
                 endpoints: (0..count)
                     .map(|_| mpquic::Endpoint::client(&[bind]))
                     .collect::<Result<_, _>>()?,
-                config: mpquic::config::client(client_tls()?, TransportConfig::default()),
+                config: mpquic::config::client(client_tls(tickets)?, TransportConfig::default()),
             },
             Impl::Quinn => {
-                let config = quinn_client_config(tls)?;
+                let config = quinn_client_config(tls, tickets)?;
                 let mut endpoints = Vec::with_capacity(count);
                 for _ in 0..count {
                     let mut ep = quinn::Endpoint::client(bind)?;
