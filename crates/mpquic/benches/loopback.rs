@@ -5,18 +5,18 @@
 //! `cargo bench -p mpquic --bench loopback`; criterion reports the throughput, and a summary
 //! line per pairing gives MB/s (10^6 bytes per second).
 
+#[macro_use]
+mod support;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use mpquic::{config, hq, tls, Endpoint, TransportConfig};
+use mpquic::{config, Endpoint, TransportConfig};
 use tokio::runtime::Runtime;
 
 const SIZE: usize = 50_000_000;
-
-/// A request: `GET /` and FIN; the answer is the payload.
-const REQUEST: &[u8] = b"GET /\r\n";
 
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -26,43 +26,8 @@ fn runtime() -> Runtime {
         .expect("tokio runtime")
 }
 
-fn certificate() -> (
-    rustls_pki_types::CertificateDer<'static>,
-    rustls_pki_types::PrivateKeyDer<'static>,
-) {
-    tls::self_signed(&["localhost"]).expect("certificate")
-}
-
-/// Our server answering every request stream with the payload.
-fn mpquic_server(payload: Arc<Vec<u8>>) -> Endpoint {
-    let (cert, key) = certificate();
-    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
-    let endpoint = Endpoint::server(
-        config::server(tls, TransportConfig::default()),
-        &["127.0.0.1:0".parse().expect("addr")],
-    )
-    .expect("bind");
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            let payload = payload.clone();
-            tokio::spawn(async move {
-                let Ok(conn) = incoming.await else { return };
-                while let Ok((mut send, mut recv)) = conn.accept_bi().await {
-                    let payload = payload.clone();
-                    tokio::spawn(async move {
-                        if recv.read_to_end(1024).await.is_ok()
-                            && send.write_all(&payload).await.is_ok()
-                        {
-                            let _ = send.finish();
-                            let _ = send.finished().await;
-                        }
-                    });
-                }
-            });
-        }
-    });
-    endpoint
+fn loopback() -> SocketAddr {
+    "127.0.0.1:0".parse().expect("addr")
 }
 
 /// A server answering every request stream with the payload, and one download with a client,
@@ -71,46 +36,21 @@ fn mpquic_server(payload: Arc<Vec<u8>>) -> Endpoint {
 macro_rules! quinn_like {
     ($krate:ident, $server:ident, $download:ident) => {
         fn $server(payload: Arc<Vec<u8>>) -> $krate::Endpoint {
-            let (cert, key) = certificate();
-            let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
-            let crypto =
-                $krate::crypto::rustls::QuicServerConfig::try_from(Arc::unwrap_or_clone(tls))
-                    .expect("crypto");
+            let crypto = $krate::crypto::rustls::QuicServerConfig::try_from(support::server_tls())
+                .expect("crypto");
             let endpoint = $krate::Endpoint::server(
                 $krate::ServerConfig::with_crypto(Arc::new(crypto)),
-                "127.0.0.1:0".parse().expect("addr"),
+                loopback(),
             )
             .expect("bind");
-            let ep = endpoint.clone();
-            tokio::spawn(async move {
-                while let Some(incoming) = ep.accept().await {
-                    let payload = payload.clone();
-                    tokio::spawn(async move {
-                        let Ok(conn) = incoming.await else { return };
-                        while let Ok((mut send, mut recv)) = conn.accept_bi().await {
-                            let payload = payload.clone();
-                            tokio::spawn(async move {
-                                if recv.read_to_end(1024).await.is_ok()
-                                    && send.write_all(&payload).await.is_ok()
-                                {
-                                    let _ = send.finish();
-                                    let _ = send.stopped().await;
-                                }
-                            });
-                        }
-                    });
-                }
-            });
+            serve_payload!(endpoint, payload, stopped);
             endpoint
         }
 
         async fn $download(server: SocketAddr) -> Duration {
-            let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
-            let crypto =
-                $krate::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(tls))
-                    .expect("crypto");
-            let client =
-                $krate::Endpoint::client("127.0.0.1:0".parse().expect("addr")).expect("bind");
+            let crypto = $krate::crypto::rustls::QuicClientConfig::try_from(support::client_tls())
+                .expect("crypto");
+            let client = $krate::Endpoint::client(loopback()).expect("bind");
             let conn = client
                 .connect_with(
                     $krate::ClientConfig::new(Arc::new(crypto)),
@@ -120,17 +60,7 @@ macro_rules! quinn_like {
                 .expect("connect")
                 .await
                 .expect("handshake");
-            let started = Instant::now();
-            let (mut send, mut recv) = conn.open_bi().await.expect("open");
-            send.write_all(REQUEST).await.expect("request");
-            send.finish().expect("finish");
-            let mut buf = vec![0u8; 256 * 1024];
-            let mut total = 0;
-            while let Some(n) = recv.read(&mut buf).await.expect("read") {
-                total += n;
-            }
-            let elapsed = started.elapsed();
-            assert_eq!(total, SIZE);
+            let elapsed = timed_download!(conn, SIZE);
             conn.close(0u32.into(), b"done");
             client.wait_idle().await;
             elapsed
@@ -143,28 +73,17 @@ quinn_like!(noq, noq_server, noq_download);
 
 /// One download with our client; returns the time from the request to the last byte.
 async fn mpquic_download(server: SocketAddr) -> Duration {
-    let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
-    let client = Endpoint::client(&["127.0.0.1:0".parse().expect("addr")]).expect("bind");
+    let client = Endpoint::client(&[loopback()]).expect("bind");
     let conn = client
         .connect_with(
-            config::client(tls, TransportConfig::default()),
+            config::client(Arc::new(support::client_tls()), TransportConfig::default()),
             server,
             "localhost",
         )
         .expect("connect")
         .await
         .expect("handshake");
-    let started = Instant::now();
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(REQUEST).await.expect("request");
-    send.finish().expect("finish");
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut total = 0;
-    while let Some(n) = recv.read(&mut buf).await.expect("read") {
-        total += n;
-    }
-    let elapsed = started.elapsed();
-    assert_eq!(total, SIZE);
+    let elapsed = timed_download!(conn, SIZE);
     conn.close(0, b"done");
     client.wait_idle().await;
     elapsed
@@ -183,7 +102,7 @@ fn bench(c: &mut Criterion) {
     let payload = Arc::new(vec![0x5a_u8; SIZE]);
     let (ours, quinn, noq) = rt.block_on(async {
         (
-            mpquic_server(payload.clone()),
+            support::mpquic_server(payload.clone(), TransportConfig::default(), loopback()),
             quinn_server(payload.clone()),
             noq_server(payload.clone()),
         )

@@ -6,16 +6,18 @@
 //! byte (handshake and path set-up excluded). Each pairing prints, once, the bytes the client
 //! received on each path, so that a run where the second path carried nothing shows.
 
+#[macro_use]
+mod support;
+
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use mpquic::{config, hq, tls, Endpoint, MultipathMode, PathStatus, TransportConfig};
+use mpquic::{config, Endpoint, MultipathMode, PathStatus, TransportConfig};
 use tokio::runtime::Runtime;
 
 const SIZE: usize = 50_000_000;
-const REQUEST: &[u8] = b"GET /\r\n";
 const FIRST: &str = "127.0.0.1";
 const SECOND: &str = "127.0.0.2";
 /// Paths noq may have open at once.
@@ -43,92 +45,21 @@ fn noq_transport() -> Arc<noq::TransportConfig> {
     Arc::new(t)
 }
 
-/// Our server on 127.0.0.1 answering every request stream with the payload.
-fn mpquic_server(payload: Arc<Vec<u8>>) -> Endpoint {
-    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
-    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
-    let endpoint = Endpoint::server(
-        config::server(tls, ours_transport()),
-        &[SocketAddr::new(ip(FIRST), 0)],
-    )
-    .expect("bind");
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            let payload = payload.clone();
-            tokio::spawn(async move {
-                let Ok(conn) = incoming.await else { return };
-                while let Ok((mut send, mut recv)) = conn.accept_bi().await {
-                    let payload = payload.clone();
-                    tokio::spawn(async move {
-                        if recv.read_to_end(1024).await.is_ok()
-                            && send.write_all(&payload).await.is_ok()
-                        {
-                            let _ = send.finish();
-                            let _ = send.finished().await;
-                        }
-                    });
-                }
-            });
-        }
-    });
-    endpoint
-}
-
 /// A noq server on 127.0.0.1 with multipath, answering every request stream with the payload.
 fn noq_server(payload: Arc<Vec<u8>>) -> noq::Endpoint {
-    let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
-    let tls = tls::server_config(&[hq::ALPN], vec![cert], key).expect("tls");
     let crypto =
-        noq::crypto::rustls::QuicServerConfig::try_from(Arc::unwrap_or_clone(tls)).expect("crypto");
+        noq::crypto::rustls::QuicServerConfig::try_from(support::server_tls()).expect("crypto");
     let mut config = noq::ServerConfig::with_crypto(Arc::new(crypto));
     config.transport_config(noq_transport());
     let endpoint =
         noq::Endpoint::server(config, SocketAddr::new(ip(FIRST), 0)).expect("noq server");
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            let payload = payload.clone();
-            tokio::spawn(async move {
-                let Ok(conn) = incoming.await else { return };
-                while let Ok((mut send, mut recv)) = conn.accept_bi().await {
-                    let payload = payload.clone();
-                    tokio::spawn(async move {
-                        if recv.read_to_end(1024).await.is_ok()
-                            && send.write_all(&payload).await.is_ok()
-                        {
-                            let _ = send.finish();
-                            let _ = send.stopped().await;
-                        }
-                    });
-                }
-            });
-        }
-    });
+    serve_payload!(endpoint, payload, stopped);
     endpoint
-}
-
-/// Read the answer to `REQUEST` to its end; returns the bytes read and the time from the
-/// request to the last byte. One definition for both stacks (their stream APIs agree).
-macro_rules! timed_download {
-    ($conn:expr) => {{
-        let started = Instant::now();
-        let (mut send, mut recv) = $conn.open_bi().await.expect("open");
-        send.write_all(REQUEST).await.expect("request");
-        send.finish().expect("finish");
-        let mut buf = vec![0u8; 256 * 1024];
-        let mut total = 0;
-        while let Some(n) = recv.read(&mut buf).await.expect("read") {
-            total += n;
-        }
-        assert_eq!(total, SIZE);
-        started.elapsed()
-    }};
 }
 
 /// One download with our client over two paths; `report` prints each path's bytes.
 async fn mpquic_download(server: SocketAddr, report: bool) -> Duration {
-    let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
+    let tls = Arc::new(support::client_tls());
     let locals = [
         SocketAddr::new(ip(FIRST), 0),
         SocketAddr::new(ip(SECOND), 0),
@@ -142,7 +73,7 @@ async fn mpquic_download(server: SocketAddr, report: bool) -> Duration {
     conn.open_path(client.local_addrs()[1], None, PathStatus::Available)
         .await
         .expect("second path");
-    let elapsed = timed_download!(conn);
+    let elapsed = timed_download!(conn, SIZE);
     if report {
         let bytes: Vec<u64> = conn
             .path_stats()
@@ -158,9 +89,8 @@ async fn mpquic_download(server: SocketAddr, report: bool) -> Duration {
 
 /// One download with a noq client over two paths (the second from 127.0.0.2).
 async fn noq_download(server: SocketAddr, report: bool) -> Duration {
-    let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("tls");
     let crypto =
-        noq::crypto::rustls::QuicClientConfig::try_from(Arc::unwrap_or_clone(tls)).expect("crypto");
+        noq::crypto::rustls::QuicClientConfig::try_from(support::client_tls()).expect("crypto");
     let mut config = noq::ClientConfig::new(Arc::new(crypto));
     config.transport_config(noq_transport());
     // The wildcard address lets noq send from either local address (IP_PKTINFO).
@@ -184,7 +114,7 @@ async fn noq_download(server: SocketAddr, report: bool) -> Duration {
             Err(e) => panic!("noq could not open a second path: {e}"),
         }
     }
-    let elapsed = timed_download!(conn);
+    let elapsed = timed_download!(conn, SIZE);
     if report {
         let bytes: Vec<u64> = (0u32..2)
             .filter_map(|id| conn.path_stats(noq::PathId::from(id)))
@@ -206,8 +136,13 @@ enum Client {
 fn bench(c: &mut Criterion) {
     let rt = runtime();
     let payload = Arc::new(vec![0x5a_u8; SIZE]);
-    let (ours, noq) =
-        rt.block_on(async { (mpquic_server(payload.clone()), noq_server(payload.clone())) });
+    let (ours, noq) = rt.block_on(async {
+        let bind = SocketAddr::new(ip(FIRST), 0);
+        (
+            support::mpquic_server(payload.clone(), ours_transport(), bind),
+            noq_server(payload.clone()),
+        )
+    });
     let ours_addr = ours.local_addr();
     let noq_addr = noq.local_addr().expect("noq addr");
     let mut group = c.benchmark_group("loopback_two_paths_50MB");
