@@ -152,3 +152,44 @@ async fn our_client_takes_a_compressed_certificate_from_quinn() {
         "{compressed} bytes compressed vs {plain} plain"
     );
 }
+
+/// Bytes our server (compression on, the default) has sent when its handshake with our
+/// client, offering compression or not, completes on the server.
+async fn our_server_handshake_bytes(client_offers: bool) -> u64 {
+    let (cert, key) = large_certificate();
+    let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key).expect("tls");
+    let server = mpquic::Endpoint::server(
+        config::server(server_tls, transport(MultipathMode::Auto)),
+        &[addr("127.0.0.1:0")],
+    )
+    .expect("server");
+    let serving = {
+        let server = server.clone();
+        tokio::spawn(async move { accepted(&server).await })
+    };
+    let client_tls =
+        tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert])).expect("client tls");
+    let client_tls = tls::client_cert_compression(client_tls, client_offers);
+    let (client, conn) = connect_with(
+        &["127.0.0.1:0"],
+        server.local_addr(),
+        config::client(client_tls, transport(MultipathMode::Auto)),
+    )
+    .await;
+    let ours = serving.await.expect("server side");
+    let sent = ours.stats().bytes_sent;
+    conn.close(0, b"done");
+    within("idle", client.wait_idle()).await;
+    sent
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_server_sends_uncompressed_to_a_client_that_does_not_offer() {
+    let plain = our_server_handshake_bytes(false).await;
+    let compressed = our_server_handshake_bytes(true).await;
+    println!("our server sent {plain} bytes to a client without compression, {compressed} with");
+    assert!(
+        compressed + 3_000 < plain,
+        "{compressed} bytes compressed vs {plain} plain"
+    );
+}
