@@ -64,6 +64,10 @@ pub(crate) trait SpaceLayout: std::fmt::Debug + Send + Sync {
     fn space_of_ack(&self, path_id: Option<u64>) -> Option<SpaceId>;
     /// Whether paths other than path 0 may exist.
     fn is_multipath(&self) -> bool;
+    /// Whether one application-data space may number the packets of several paths (SPNS).
+    /// Where it may not, the packet-number length needs no estimate of overtaking packets
+    /// (`connection/pn_len.rs`).
+    fn shares_spaces(&self) -> bool;
     /// Whether a gap in a space's received packet numbers hints at loss (RFC 9000 §13.2.1
     /// immediate ACK). Not when several paths interleave their packets in one space (SPNS):
     /// there only arrivals below the path's own largest packet count as reordering.
