@@ -127,6 +127,13 @@ impl RangeSet {
 
     /// Whether `v` is in the set.
     pub fn contains(&self, v: u64) -> bool {
+        // The last range first: a receiver asks about each new packet number, which is at or
+        // above it when packets arrive in order.
+        match self.0.last_key_value() {
+            None => return false,
+            Some((&start, &end)) if v >= start => return v < end,
+            Some(_) => {}
+        }
         self.0
             .range(..=v)
             .next_back()
