@@ -97,6 +97,19 @@ impl crate::connection::Connection {
 /// A packet declared lost: (packet number, path, when, why).
 type Lost = (u64, PathId, crate::time::Timestamp, LossCause);
 
+/// [`gallop_down`] after a few single steps: the entries between two ranges of a frame are
+/// its gaps, usually one or two packets.
+fn walk_down(lost: &VecDeque<Lost>, upper: usize, end: u64) -> usize {
+    let mut i = upper;
+    for _ in 0..4 {
+        if i == 0 || lost[i - 1].0 <= end {
+            return i;
+        }
+        i -= 1;
+    }
+    gallop_down(lost, i, end)
+}
+
 /// The lowest index `i <= upper` with every entry of `lost[i..upper]` above `end` (`lost` is
 /// sorted by packet number): steps of 1, 2, 4, ... down from `upper`, then a binary search
 /// within the last step.
@@ -220,7 +233,7 @@ impl SendSpace {
             if upper == 0 || lost[0].0 > end {
                 return;
             }
-            let hi = gallop_down(lost, upper, end);
+            let hi = walk_down(lost, upper, end);
             let mut lo = hi;
             while lo > 0 && lost[lo - 1].0 >= start {
                 lo -= 1;
