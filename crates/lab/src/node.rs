@@ -7,6 +7,7 @@
 //! endpoint, then the application ([`ClientApp`] / [`ServerApp`]), and the
 //! simulator drains [`Node::poll_transmit`].
 
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -39,10 +40,20 @@ pub const STALL_BACKOFF: SimTime = mpquic_netsim::time::MILLISECOND;
 
 /// Size of the buffers received datagrams are copied into (see `QuicNode::rx_arena`).
 const RX_ARENA: usize = 64 * 1024;
-/// Payload buffers a node keeps for reuse.
+/// Payload buffers kept for reuse, per thread (see [`SPARE`]).
 const MAX_SPARE: usize = 256;
 /// Capacity of a new send buffer (the largest datagram the lab sends fits).
 const TX_CAPACITY: usize = 1500;
+
+thread_local! {
+    /// Payload buffers of received datagrams, reused for the next datagrams sent by any node
+    /// of the thread's simulations. One pool for all nodes, not one per node: in a download
+    /// the server sends most datagrams and the client receives them, so per-node pools left
+    /// the sender allocating each payload and the receiver freeing it. Per thread (not
+    /// shared across threads): suites run simulations on several threads, each entirely on
+    /// one. Only the allocations change, not what is sent.
+    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
 
 /// How a simulated client connects.
 #[derive(Debug, Clone, Copy, Default)]
@@ -87,8 +98,6 @@ pub struct QuicNode {
     /// Received datagrams are copied into this buffer and handed to the endpoint as slices of
     /// it: one allocation per [`RX_ARENA`] bytes instead of two per datagram.
     rx_arena: BytesMut,
-    /// Payload buffers of received datagrams, reused for the next datagrams sent.
-    spare: Vec<Vec<u8>>,
     /// Time of the last `handle_timeout` call.
     last_timeout: Option<SimTime>,
     /// Consecutive polls whose deadline was not after `last_timeout`.
@@ -251,7 +260,6 @@ impl QuicNode {
             app,
             tx_buf: Vec::with_capacity(TX_CAPACITY),
             rx_arena: BytesMut::new(),
-            spare: Vec::new(),
             last_timeout: None,
             overdue_polls: 0,
             stalls: 0,
@@ -337,10 +345,12 @@ impl Node for QuicNode {
         }
         self.rx_arena.extend_from_slice(&payload);
         let data = self.rx_arena.split();
-        if self.spare.len() < MAX_SPARE {
-            payload.clear();
-            self.spare.push(payload);
-        }
+        SPARE.with_borrow_mut(|spare| {
+            if spare.len() < MAX_SPARE {
+                payload.clear();
+                spare.push(payload);
+            }
+        });
         self.endpoint.handle_datagram_ecn(
             Timestamp::from_nanos(now),
             dst,
@@ -355,9 +365,8 @@ impl Node for QuicNode {
         let t = self
             .endpoint
             .poll_transmit(Timestamp::from_nanos(now), &mut self.tx_buf)?;
-        let next = self
-            .spare
-            .pop()
+        let next = SPARE
+            .with_borrow_mut(Vec::pop)
             .unwrap_or_else(|| Vec::with_capacity(TX_CAPACITY));
         let mut payload = std::mem::replace(&mut self.tx_buf, next);
         payload.truncate(t.size);

@@ -39,7 +39,8 @@ pub(crate) struct SentFrames {
     /// ACK frames: (space, the ranges the frame reported). Once the packet is acknowledged
     /// they need not be repeated (RFC 9000 §13.2.4) — only they: packets that arrived later in
     /// the gaps between them (a slower path's, in a shared space) were not reported.
-    pub acks: Vec<(crate::space::SpaceId, Vec<RangeInclusive<u64>>)>,
+    /// Inline: a packet carries at most one ACK frame per space, almost always one.
+    pub acks: smallvec::SmallVec<[(crate::space::SpaceId, Vec<RangeInclusive<u64>>); 1]>,
     /// DATAGRAM frames the packet carried: counted when it is acknowledged or lost, never
     /// resent (RFC 9221 §5.2), so they do not make the packet non-empty.
     pub datagrams: u64,

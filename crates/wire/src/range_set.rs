@@ -97,6 +97,12 @@ impl RangeSet {
         if x.is_empty() {
             return false;
         }
+        // Outside the set's span: no search. Callers remove every range of an ACK frame from
+        // a set holding only the newest packets, so most removals miss.
+        match (self.0.first_key_value(), self.0.last_key_value()) {
+            (Some((&lo, _)), Some((_, &hi))) if x.end > lo && x.start < hi => {}
+            _ => return false,
+        }
         let mut changed = false;
         // A predecessor starting before `x` may extend into it.
         if let Some((&ps, &pe)) = self.0.range(..x.start).next_back() {
@@ -121,6 +127,13 @@ impl RangeSet {
 
     /// Whether `v` is in the set.
     pub fn contains(&self, v: u64) -> bool {
+        // The last range first: a receiver asks about each new packet number, which is at or
+        // above it when packets arrive in order.
+        match self.0.last_key_value() {
+            None => return false,
+            Some((&start, &end)) if v >= start => return v < end,
+            Some(_) => {}
+        }
         self.0
             .range(..=v)
             .next_back()

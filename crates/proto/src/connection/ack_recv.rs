@@ -69,8 +69,8 @@ impl Connection {
         let acked = &mut scratch.acked;
         for range in &ack.ranges {
             send_space.take_acked(range.clone(), acked);
-            send_space.take_spuriously_lost(range.clone(), &mut scratch.spurious);
         }
+        send_space.take_spuriously_lost(&ack.ranges, &mut scratch.spurious);
         let prior_largest = send_space.largest_acked();
         send_space.on_largest_acked(ack.largest);
         self.on_spurious_losses(scratch.spurious.drain(..));

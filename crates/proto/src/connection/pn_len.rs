@@ -79,7 +79,9 @@ impl Connection {
         pn: u64,
     ) -> usize {
         let largest_acked = self.send_space(space).largest_acked();
-        if !matches!(space, SpaceId::Data(_)) {
+        // A space of one path: A.2's length, and no numbering history to keep (only a shared
+        // space reads it). This skips the per-path RTT arithmetic on every packet sent.
+        if !matches!(space, SpaceId::Data(_)) || !self.layout.shares_spaces() {
             return pn_encode_len(pn, largest_acked);
         }
         let mds = self.max_udp_payload(path) as u64;

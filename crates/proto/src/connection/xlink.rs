@@ -11,7 +11,7 @@ use super::{Connection, Transmit};
 use crate::crypto::Epoch;
 use crate::path::PathId;
 use crate::recovery::{Ledger, SentPacket};
-use crate::reinjection::{ReinjectionContext, SourcePath};
+use crate::reinjection::{ReinjectionContext, SourcePath, TailCutoff};
 use crate::streams::SentStreamFrames;
 use crate::time::{Duration, Timestamp};
 
@@ -177,15 +177,17 @@ impl Connection {
             let Some(current_path) = self.paths.get(&source).map(|p| source_path(p, now)) else {
                 continue;
             };
-            let copy = self.pick_tail_packet(source, |packet, ahead| ReinjectionContext {
-                play_time_left,
-                est_delivery_current: est_current,
-                est_delivery_other: est_other,
-                stream_start: starts_stream(packet),
-                age: now.saturating_duration_since(packet.time_sent),
-                ahead,
-                current_path,
-            });
+            let cutoff = self.reinjection.tail_cutoff(est_other, current_path);
+            let copy =
+                self.pick_tail_packet(now, source, cutoff, |packet, ahead| ReinjectionContext {
+                    play_time_left,
+                    est_delivery_current: est_current,
+                    est_delivery_other: est_other,
+                    stream_start: starts_stream(packet),
+                    age: now.saturating_duration_since(packet.time_sent),
+                    ahead,
+                    current_path,
+                });
             let Some(copy) = copy else {
                 continue;
             };
@@ -211,16 +213,26 @@ impl Connection {
 
     /// The oldest in-flight packet on `source` with unacknowledged stream data that the policy
     /// wants re-injected; it is marked so it is copied only once. `context` builds the policy's
-    /// view of a packet from it and the bytes in flight ahead of it (its own included).
+    /// view of a packet from it and the bytes in flight ahead of it (its own included); the
+    /// policy's `cutoff`, if it has one, answers instead without that view.
     fn pick_tail_packet(
         &mut self,
+        now: Timestamp,
         source: PathId,
+        cutoff: Option<TailCutoff>,
         context: impl Fn(&SentPacket, u64) -> ReinjectionContext,
     ) -> Option<SentStreamFrames> {
         let path = self.paths.get_mut(&source)?;
         let ledger = &mut path.ledgers[Epoch::Data.index()];
         for (ahead, packet) in tail_candidates(ledger) {
-            if !self.reinjection.should_reinject(&context(packet, ahead)) {
+            let copies = match &cutoff {
+                Some(cutoff) => {
+                    let age = now.as_nanos().saturating_sub(packet.time_sent.as_nanos());
+                    cutoff.copies(age, ahead)
+                }
+                None => self.reinjection.should_reinject(&context(packet, ahead)),
+            };
+            if !copies {
                 continue;
             }
             packet.reinjected = true;

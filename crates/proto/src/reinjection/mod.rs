@@ -14,7 +14,7 @@ mod tail;
 
 pub use qoe::QoeControlled;
 pub use registry::ReinjectionFactory;
-pub use tail::StrandedTail;
+pub use tail::{StrandedTail, TailCutoff};
 
 use crate::time::Duration;
 
@@ -61,6 +61,14 @@ pub trait ReinjectionPolicy: std::fmt::Debug + Send {
     }
     /// The policy's registered name.
     fn name(&self) -> &'static str;
+    /// A cheaper form of [`Self::should_reinject`] for one scan of a path's tail: when `Some`,
+    /// the connection asks the cutoff instead, which must answer as `should_reinject` would
+    /// for every packet on a path with estimates `path` and a best other path at `other`,
+    /// whatever the packet's age and the bytes ahead of it. The scan looks at up to 64 packets
+    /// per poll, so this saves the per-packet context and arithmetic. Default: none.
+    fn tail_cutoff(&self, _other: Duration, _path: SourcePath) -> Option<TailCutoff> {
+        None
+    }
 }
 
 /// Never re-inject (plain multipath).

@@ -8,7 +8,7 @@
 //! from the player's buffer. Here the decision is the completion time alone: a packet is copied
 //! when a copy sent now on the best other path would arrive before the packet itself.
 
-use super::{ReinjectionContext, ReinjectionPolicy};
+use super::{ReinjectionContext, ReinjectionPolicy, SourcePath};
 use crate::time::Duration;
 
 /// Re-inject a tail packet when its copy on the other path arrives first.
@@ -56,6 +56,73 @@ impl ReinjectionPolicy for StrandedTail {
     }
     fn name(&self) -> &'static str {
         "tail"
+    }
+    fn tail_cutoff(&self, other: Duration, path: SourcePath) -> Option<TailCutoff> {
+        Some(TailCutoff::new(other, path))
+    }
+}
+
+/// [`StrandedTail`]'s decision for the packets of one path, with the divisions done once.
+///
+/// Writing `due` for the packet's `ack_due` and `back` for half the minimum RTT,
+/// [`time_to_arrival`] exceeds `other` exactly when `due > back + other`, or when `due <=
+/// back` and the possibly-lost charge `srtt - back` exceeds `other`. Each `due > k` test is
+/// `srtt - age > k` (an age bound) or `drain > k` (a bound on the bytes ahead), in integers.
+#[derive(Debug, Clone, Copy)]
+pub struct TailCutoff {
+    /// `due > back + other`: the copy arrives first.
+    copy: DueAfter,
+    /// `due > back`, when the possibly-lost charge exceeds `other` (then every packet not due
+    /// after `back` is copied too); `None` otherwise.
+    lost: Option<DueAfter>,
+}
+
+impl TailCutoff {
+    fn new(other: Duration, p: SourcePath) -> Self {
+        let back = (p.min_rtt / 2).as_nanos();
+        let charge = p.srtt.saturating_sub(p.min_rtt / 2);
+        TailCutoff {
+            copy: DueAfter::new(back + other.as_nanos(), p),
+            lost: (charge > other).then(|| DueAfter::new(back, p)),
+        }
+    }
+
+    /// Whether a packet sent `age_nanos` ago with `ahead` bytes to drain is copied.
+    pub(crate) fn copies(&self, age_nanos: u64, ahead: u64) -> bool {
+        self.copy.holds(age_nanos, ahead) || self.lost.is_some_and(|l| !l.holds(age_nanos, ahead))
+    }
+}
+
+/// `ack_due > k` for a packet on one path, as bounds on its age and the bytes ahead of it.
+#[derive(Debug, Clone, Copy)]
+struct DueAfter {
+    /// `srtt - age > k` exactly when `age < age_below` (`None`: never, srtt <= k).
+    age_below: Option<u128>,
+    /// `drain > k` exactly when `ahead >= ahead_from` (`None`: never).
+    ahead_from: Option<u64>,
+}
+
+impl DueAfter {
+    fn new(k: u128, p: SourcePath) -> Self {
+        let srtt = p.srtt.as_nanos();
+        let age_below = (srtt > k).then(|| srtt - k);
+        // drain = floor(ahead * 1e9 / rate) nanoseconds (clamped to u64), so drain > k exactly
+        // when ahead * 1e9 >= (k + 1) * rate, i.e. ahead >= ceil((k + 1) * rate / 1e9).
+        let ahead_from = if p.delivery_rate == 0 || k >= u128::from(u64::MAX) {
+            None
+        } else {
+            let need = (k + 1) * u128::from(p.delivery_rate);
+            u64::try_from(need.div_ceil(1_000_000_000)).ok()
+        };
+        DueAfter {
+            age_below,
+            ahead_from,
+        }
+    }
+
+    fn holds(&self, age_nanos: u64, ahead: u64) -> bool {
+        self.age_below.is_some_and(|b| u128::from(age_nanos) < b)
+            || self.ahead_from.is_some_and(|a| ahead >= a)
     }
 }
 
@@ -147,5 +214,37 @@ mod tests {
         assert!(!StrandedTail.should_reinject(&ctx(path, 30, 1_350, 10)));
         // With a standing queue on the source only (srtt 60 ms, min 20): the copy wins.
         assert!(StrandedTail.should_reinject(&ctx((60, 20, 2_500_000), 0, 1_350, 10)));
+    }
+
+    proptest::proptest! {
+        /// The cutoff answers as `should_reinject` does, on values around its boundaries
+        /// (microsecond-scale times so that ages, drains and thresholds meet) and far off.
+        #[test]
+        fn cutoff_matches_the_policy(
+            srtt in 0u64..400_000, min in 0u64..400_000, rate in 0u64..20_000_000,
+            age in 0u64..600_000, ahead in 0u64..2_000_000, other in 0u64..400_000,
+            huge in proptest::bool::ANY,
+        ) {
+            let us = Duration::from_micros;
+            let rate = if huge { u64::MAX - rate } else { rate };
+            let ahead = if huge { u64::MAX - ahead } else { ahead };
+            let c = ReinjectionContext {
+                play_time_left: None,
+                est_delivery_current: Duration::ZERO,
+                est_delivery_other: us(other),
+                stream_start: false,
+                age: us(age),
+                ahead,
+                current_path: SourcePath { srtt: us(srtt), min_rtt: us(min), delivery_rate: rate },
+            };
+            let cutoff = StrandedTail.tail_cutoff(c.est_delivery_other, c.current_path).unwrap();
+            let age_nanos = u64::try_from(c.age.as_nanos()).unwrap();
+            proptest::prop_assert_eq!(cutoff.copies(age_nanos, ahead), StrandedTail.should_reinject(&c));
+            // One nanosecond either side of the age, where the age bound cuts.
+            for a in [age_nanos.saturating_sub(1), age_nanos + 1] {
+                let c = ReinjectionContext { age: Duration::from_nanos(a), ..c };
+                proptest::prop_assert_eq!(cutoff.copies(a, ahead), StrandedTail.should_reinject(&c));
+            }
+        }
     }
 }

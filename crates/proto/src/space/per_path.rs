@@ -41,6 +41,9 @@ impl SpaceLayout for PerPathSpaces {
     fn is_multipath(&self) -> bool {
         true
     }
+    fn shares_spaces(&self) -> bool {
+        false
+    }
     fn gaps_signal_loss(&self) -> bool {
         // Each space has one path, so a gap is reordering or loss on it (RFC 9000 §13.2.1).
         true

@@ -154,7 +154,8 @@ impl ReceiveRecord {
         &self.newly_received
     }
 
-    /// An ACK frame reporting `ranges` was sent: those packets have been acknowledged once.
+    /// An ACK frame reporting `ranges` (descending) was sent: those packets have been
+    /// acknowledged once.
     /// Packets it left out stay "newly received" (in SPNS a path's ACK starts at that path's
     /// largest, so packets of faster paths above it are not in the frame and must still be
     /// reported by their own path's next ACK, Alibaba report §2.4).
@@ -163,6 +164,11 @@ impl ReceiveRecord {
             self.largest_reported = Some(self.largest_reported.map_or(largest, |l| l.max(largest)));
         }
         for r in ranges {
+            // Descending ranges (an ACK frame's): once one ends below the newly received
+            // packets, so do the rest; most of a frame's ranges are older than the last ACK.
+            if self.newly_received.min().is_none_or(|min| *r.end() < min) {
+                break;
+            }
             self.newly_received
                 .remove(*r.start()..r.end().saturating_add(1));
         }

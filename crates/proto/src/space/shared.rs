@@ -37,6 +37,9 @@ impl SpaceLayout for SharedSpace {
     fn is_multipath(&self) -> bool {
         true
     }
+    fn shares_spaces(&self) -> bool {
+        true
+    }
     fn gaps_signal_loss(&self) -> bool {
         // Paths interleave their packet numbers in the space: a gap is usually another path's
         // packets still on their way (report §2.4).

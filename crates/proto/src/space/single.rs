@@ -36,6 +36,10 @@ impl SpaceLayout for SinglePath {
     fn is_multipath(&self) -> bool {
         false
     }
+    fn shares_spaces(&self) -> bool {
+        // Path 0 is the only path.
+        false
+    }
     fn gaps_signal_loss(&self) -> bool {
         // One path: every gap is reordering or loss on it (RFC 9000 §13.2.1).
         true
