@@ -50,8 +50,8 @@ pub struct ServerArgs {
     /// requests (GETs, which are idempotent) with single-use tickets against replay.
     #[arg(long = "no-0rtt")]
     pub no_zero_rtt: bool,
-    /// Send the certificate uncompressed. By default it goes compressed (RFC 8879, brotli or
-    /// zlib) to clients that offer it, which keeps a large chain's first flight within the
+    /// Send the certificate uncompressed. By default it goes compressed (RFC 8879, zlib or
+    /// brotli) to clients that offer it, which keeps a large chain's first flight within the
     /// anti-amplification limit (RFC 9000 §8.1) and saves a round trip.
     #[arg(long)]
     pub no_cert_compression: bool,

@@ -115,13 +115,13 @@ pub fn client_config(
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     config.resumption = rustls::client::Resumption::disabled();
     config.key_log = key_log();
-    config.cert_decompressors = rustls::compress::default_cert_decompressors().to_vec();
+    config.cert_decompressors = mpquic_proto::crypto::cert_compression::decompressors();
     Ok(Arc::new(config))
 }
 
 /// A TLS 1.3 server configuration accepting `alpn` and presenting `chain` (leaf first) with
 /// `key`. Session tickets are off; [`server_config_0rtt`] issues them and accepts 0-RTT.
-/// Certificate compression (RFC 8879) is on: when the client offers brotli or zlib, the
+/// Certificate compression (RFC 8879) is on: when the client offers zlib or brotli, the
 /// certificate message goes compressed (made once and cached by rustls), which keeps a large
 /// chain's first flight within the anti-amplification budget of three times the client's
 /// first datagram (RFC 9000 §8.1) and saves a round trip; [`server_cert_compression`] turns
@@ -138,11 +138,11 @@ pub fn server_config(
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     config.send_tls13_tickets = 0;
     config.key_log = key_log();
-    config.cert_compressors = rustls::compress::default_cert_compressors().to_vec();
+    config.cert_compressors = mpquic_proto::crypto::cert_compression::compressors();
     Ok(Arc::new(config))
 }
 
-/// `config` with certificate compression (RFC 8879: brotli, zlib) on or off; the
+/// `config` with certificate compression (RFC 8879: zlib, then brotli) on or off; the
 /// configurations made here have it on.
 pub fn server_cert_compression(
     config: Arc<rustls::ServerConfig>,
@@ -150,14 +150,14 @@ pub fn server_cert_compression(
 ) -> Arc<rustls::ServerConfig> {
     let mut config = Arc::unwrap_or_clone(config);
     config.cert_compressors = if on {
-        rustls::compress::default_cert_compressors().to_vec()
+        mpquic_proto::crypto::cert_compression::compressors()
     } else {
         Vec::new()
     };
     Arc::new(config)
 }
 
-/// `config` offering certificate compression (RFC 8879: brotli, zlib) or not; the
+/// `config` offering certificate compression (RFC 8879: zlib, then brotli) or not; the
 /// configurations made here offer it.
 pub fn client_cert_compression(
     config: Arc<rustls::ClientConfig>,
@@ -165,7 +165,7 @@ pub fn client_cert_compression(
 ) -> Arc<rustls::ClientConfig> {
     let mut config = Arc::unwrap_or_clone(config);
     config.cert_decompressors = if on {
-        rustls::compress::default_cert_decompressors().to_vec()
+        mpquic_proto::crypto::cert_compression::decompressors()
     } else {
         Vec::new()
     };

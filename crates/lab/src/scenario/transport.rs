@@ -53,7 +53,7 @@ pub struct TransportSettings {
     /// becomes path 0), closes the others and opens the remaining interfaces as paths. Off
     /// (and absent from the JSON) by default: the client connects from interface 0.
     pub race_paths: Option<bool>,
-    /// Certificate compression (RFC 8879, rustls' brotli and zlib): the client offers it and
+    /// Certificate compression (RFC 8879, zlib then brotli): the client offers it and
     /// the server compresses its certificate message. Off (and absent from the JSON) by
     /// default in the lab, which keeps the handshake bytes of every recorded figure; on by
     /// default on real sockets (`mpquic::tls`).

@@ -33,7 +33,15 @@ pub struct Configs {
 
 impl Configs {
     pub fn new(client: TransportConfig, server: TransportConfig) -> Self {
-        let (client_tls, server_tls) = test_tls_configs(&[b"bench"]);
+        Self::with_tls(client, server, test_tls_configs(&[b"bench"]))
+    }
+
+    /// [`Configs::new`] with the given TLS configurations (client, server).
+    pub fn with_tls(
+        client: TransportConfig,
+        server: TransportConfig,
+        (client_tls, server_tls): (Arc<rustls::ClientConfig>, Arc<rustls::ServerConfig>),
+    ) -> Self {
         let mut rng = ChaCha20Rng::seed_from_u64(7);
         Self {
             endpoint: Arc::new(EndpointConfig::new(&mut rng)),

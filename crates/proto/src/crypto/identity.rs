@@ -119,8 +119,8 @@ pub struct LabIdentity {
     /// domains (`q3k9x0m1ab.example.com`, ...), so that the list compresses about as well as
     /// the varied names of real certificates, not as well as a numbered series would.
     pub extra_names: usize,
-    /// Certificate compression (RFC 8879): the client offers, and the server uses, rustls'
-    /// brotli and zlib compressors.
+    /// Certificate compression (RFC 8879): the client offers, and the server uses, zlib and
+    /// brotli ([`super::cert_compression`]).
     pub cert_compression: bool,
 }
 
@@ -144,8 +144,8 @@ impl LabIdentity {
         let mut client = Arc::unwrap_or_clone(client_config(cert.clone(), alpn));
         let mut server = Arc::unwrap_or_clone(server_config(cert, key, alpn));
         if self.cert_compression {
-            client.cert_decompressors = rustls::compress::default_cert_decompressors().to_vec();
-            server.cert_compressors = rustls::compress::default_cert_compressors().to_vec();
+            client.cert_decompressors = super::cert_compression::decompressors();
+            server.cert_compressors = super::cert_compression::compressors();
         }
         (Arc::new(client), Arc::new(server))
     }

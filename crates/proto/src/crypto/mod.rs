@@ -20,6 +20,7 @@
 //!
 //! Public: [`PacketProtection`], [`identity`], [`resumption`]; the rest is the core's own.
 
+pub mod cert_compression;
 pub mod identity;
 // `pub` items: `crypto::testing` re-exports them when the `testing` feature is on.
 #[cfg_attr(not(any(test, feature = "testing")), allow(unreachable_pub))]
