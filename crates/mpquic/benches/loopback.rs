@@ -12,19 +12,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion};
 use mpquic::{config, Endpoint, TransportConfig};
-use tokio::runtime::Runtime;
 
 const SIZE: usize = 50_000_000;
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
 
 fn loopback() -> SocketAddr {
     "127.0.0.1:0".parse().expect("addr")
@@ -98,7 +89,7 @@ enum Client {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = runtime();
+    let rt = support::runtime();
     let payload = Arc::new(vec![0x5a_u8; SIZE]);
     let (ours, quinn, noq) = rt.block_on(async {
         (
@@ -110,12 +101,7 @@ fn bench(c: &mut Criterion) {
     let ours_addr = ours.local_addr();
     let quinn_addr = quinn.local_addr().expect("quinn addr");
     let noq_addr = noq.local_addr().expect("noq addr");
-    let mut group = c.benchmark_group("loopback_50MB");
-    group
-        .throughput(Throughput::Bytes(SIZE as u64))
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(8));
+    let mut group = support::transfer_group(c, "loopback_50MB", SIZE);
     let pairings = [
         ("mpquic_client-mpquic_server", Client::Mpquic, ours_addr),
         ("quinn_client-quinn_server", Client::Quinn, quinn_addr),

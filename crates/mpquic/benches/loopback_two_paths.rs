@@ -13,23 +13,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion};
 use mpquic::{config, Endpoint, MultipathMode, PathStatus, TransportConfig};
-use tokio::runtime::Runtime;
 
 const SIZE: usize = 50_000_000;
 const FIRST: &str = "127.0.0.1";
 const SECOND: &str = "127.0.0.2";
 /// Paths noq may have open at once.
 const NOQ_PATHS: u32 = 4;
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
 
 fn ip(s: &str) -> IpAddr {
     s.parse().expect("ip")
@@ -134,7 +125,7 @@ enum Client {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = runtime();
+    let rt = support::runtime();
     let payload = Arc::new(vec![0x5a_u8; SIZE]);
     let (ours, noq) = rt.block_on(async {
         let bind = SocketAddr::new(ip(FIRST), 0);
@@ -145,12 +136,7 @@ fn bench(c: &mut Criterion) {
     });
     let ours_addr = ours.local_addr();
     let noq_addr = noq.local_addr().expect("noq addr");
-    let mut group = c.benchmark_group("loopback_two_paths_50MB");
-    group
-        .throughput(Throughput::Bytes(SIZE as u64))
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(8));
+    let mut group = support::transfer_group(c, "loopback_two_paths_50MB", SIZE);
     let pairings = [
         ("mpquic_client-mpquic_server", Client::Mpquic, ours_addr),
         ("noq_client-noq_server", Client::Noq, noq_addr),

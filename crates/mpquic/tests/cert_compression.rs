@@ -52,9 +52,15 @@ fn quinn_default_client(cert: CertificateDer<'static>) -> quinn::ClientConfig {
     ))
 }
 
-/// Bytes a quinn client has received when its handshake with our server (presenting the
-/// large certificate, compressing it or not) completes.
-async fn quinn_client_handshake_bytes(compression: bool) -> u64 {
+/// Our server on 127.0.0.1 presenting the large certificate, compressing it or not, with its
+/// side of the next connection accepted in a task; and the certificate, for the client to trust.
+fn our_server(
+    compression: bool,
+) -> (
+    mpquic::Endpoint,
+    tokio::task::JoinHandle<mpquic::Connection>,
+    CertificateDer<'static>,
+) {
     let (cert, key) = large_certificate();
     let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key).expect("tls");
     let server_tls = tls::server_cert_compression(server_tls, compression);
@@ -67,6 +73,22 @@ async fn quinn_client_handshake_bytes(compression: bool) -> u64 {
         let server = server.clone();
         tokio::spawn(async move { accepted(&server).await })
     };
+    (server, serving, cert)
+}
+
+/// Compression must save at least 3,000 of the handshake's bytes.
+fn assert_saved(what: &str, plain: u64, compressed: u64) {
+    println!("{what}: {plain} bytes uncompressed, {compressed} compressed");
+    assert!(
+        compressed + 3_000 < plain,
+        "{what}: {compressed} bytes compressed vs {plain} plain"
+    );
+}
+
+/// Bytes a quinn client has received when its handshake with our server (presenting the
+/// large certificate, compressing it or not) completes.
+async fn quinn_client_handshake_bytes(compression: bool) -> u64 {
+    let (server, serving, cert) = our_server(compression);
     let mut client = quinn::Endpoint::client(addr("127.0.0.1:0")).expect("quinn client");
     client.set_default_client_config(quinn_default_client(cert));
     let conn = within(
@@ -89,11 +111,7 @@ async fn quinn_client_handshake_bytes(compression: bool) -> u64 {
 async fn quinn_client_gets_our_large_certificate_compressed() {
     let plain = quinn_client_handshake_bytes(false).await;
     let compressed = quinn_client_handshake_bytes(true).await;
-    println!("quinn client received {plain} bytes uncompressed, {compressed} compressed");
-    assert!(
-        compressed + 3_000 < plain,
-        "{compressed} bytes compressed vs {plain} plain"
-    );
+    assert_saved("quinn client received", plain, compressed);
 }
 
 /// Bytes a quinn server (rustls' default server settings: compression on) has sent when its
@@ -146,27 +164,13 @@ async fn quinn_server_handshake_bytes(compression: bool) -> u64 {
 async fn our_client_takes_a_compressed_certificate_from_quinn() {
     let plain = quinn_server_handshake_bytes(false).await;
     let compressed = quinn_server_handshake_bytes(true).await;
-    println!("quinn server sent {plain} bytes uncompressed, {compressed} compressed");
-    assert!(
-        compressed + 3_000 < plain,
-        "{compressed} bytes compressed vs {plain} plain"
-    );
+    assert_saved("quinn server sent", plain, compressed);
 }
 
 /// Bytes our server (compression on, the default) has sent when its handshake with our
 /// client, offering compression or not, completes on the server.
 async fn our_server_handshake_bytes(client_offers: bool) -> u64 {
-    let (cert, key) = large_certificate();
-    let server_tls = tls::server_config(&[hq::ALPN], vec![cert.clone()], key).expect("tls");
-    let server = mpquic::Endpoint::server(
-        config::server(server_tls, transport(MultipathMode::Auto)),
-        &[addr("127.0.0.1:0")],
-    )
-    .expect("server");
-    let serving = {
-        let server = server.clone();
-        tokio::spawn(async move { accepted(&server).await })
-    };
+    let (server, serving, cert) = our_server(true);
     let client_tls =
         tls::client_config(&[hq::ALPN], tls::ServerTrust::Roots(vec![cert])).expect("client tls");
     let client_tls = tls::client_cert_compression(client_tls, client_offers);
@@ -187,9 +191,9 @@ async fn our_server_handshake_bytes(client_offers: bool) -> u64 {
 async fn our_server_sends_uncompressed_to_a_client_that_does_not_offer() {
     let plain = our_server_handshake_bytes(false).await;
     let compressed = our_server_handshake_bytes(true).await;
-    println!("our server sent {plain} bytes to a client without compression, {compressed} with");
-    assert!(
-        compressed + 3_000 < plain,
-        "{compressed} bytes compressed vs {plain} plain"
+    assert_saved(
+        "our server sent (client offering or not)",
+        plain,
+        compressed,
     );
 }

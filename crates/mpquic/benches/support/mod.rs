@@ -39,6 +39,31 @@ macro_rules! serve_payload {
 /// A request: `GET /` and FIN; the answer is the payload.
 pub const REQUEST: &[u8] = b"GET /\r\n";
 
+/// The runtime both ends of a benchmark run on: two worker threads.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// The benchmark group of one transfer size: throughput in bytes, ten samples of at least
+/// eight seconds in all after one second of warm-up.
+pub fn transfer_group<'c>(
+    c: &'c mut criterion::Criterion,
+    name: &str,
+    size: usize,
+) -> criterion::BenchmarkGroup<'c, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .throughput(criterion::Throughput::Bytes(size as u64))
+        .sample_size(10)
+        .warm_up_time(std::time::Duration::from_secs(1))
+        .measurement_time(std::time::Duration::from_secs(8));
+    group
+}
+
 /// A fresh self-signed certificate for "localhost".
 pub fn certificate() -> (
     rustls_pki_types::CertificateDer<'static>,
