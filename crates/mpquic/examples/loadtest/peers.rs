@@ -1,7 +1,9 @@
 //! The two implementations behind one interface: servers (run in the `serve` child process)
-//! and clients. Both use the same rustls configurations (ring, TLS 1.3, no session tickets,
-//! the client accepting the server's self-signed certificate after checking its signature), so
-//! that differences come from the QUIC stacks, not from TLS settings.
+//! and clients. By default (`--tls same`) both use the same rustls configurations (ring, TLS
+//! 1.3, no session tickets, the client accepting the server's self-signed certificate after
+//! checking its signature), so that differences come from the QUIC stacks, not from TLS
+//! settings; `--tls resume` adds session tickets to both, `--tls defaults` gives each stack its
+//! own defaults.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

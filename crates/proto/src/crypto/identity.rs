@@ -78,8 +78,8 @@ pub fn client_config(trusted: CertificateDer<'static>, alpn: &[&[u8]]) -> Arc<Cl
 }
 
 /// A TLS 1.3-only server config (ring provider) presenting `cert`/`key` and accepting `alpn`,
-/// without certificate compression. Session tickets are disabled, which keeps post-handshake CRYPTO data out of 1-RTT and the
-/// simulator's byte counts as they were; [`super::resumption::server_allow_0rtt`] turns on
+/// without certificate compression. Session tickets are disabled, which keeps post-handshake
+/// CRYPTO data out of 1-RTT and the simulator's byte counts as they were; [`super::resumption::server_allow_0rtt`] turns on
 /// resumption and 0-RTT.
 pub fn server_config(
     cert: CertificateDer<'static>,
@@ -116,8 +116,8 @@ pub struct LabIdentity {
     /// the large certificates of shared hosting and CDNs, whose first server flight does not
     /// fit the server's anti-amplification budget (RFC 9000 §8.1: three times the client's
     /// 1,200-byte Initial). Each name is a 10-letter pseudo-random label under one of four
-    /// domains (`q3k9x0m1ab.example.com`, ...), so that the list compresses about as well as
-    /// the varied names of real certificates, not as well as a numbered series would.
+    /// domains (`q3k9x0m1ab.example.com`, ...), so that the list does not compress as well as a
+    /// numbered series would.
     pub extra_names: usize,
     /// Certificate compression (RFC 8879): the client offers, and the server uses, zlib and
     /// brotli ([`super::cert_compression`]).
