@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use mpquic::{config, hq, tls, Endpoint, MultipathMode, TransportConfig};
 
+pub mod aioquic;
 pub mod noq;
 
 /// Upper bound of every network wait in the tests.
