@@ -66,6 +66,15 @@ pub struct ClientArgs {
     /// docs/MULTIPATH.md). Needs two --path or more.
     #[arg(long, conflicts_with = "zero_rtt")]
     pub race: bool,
+    /// Move the connection to this local address (an IP alone takes any port) once
+    /// --migrate-after has passed in the download: client-initiated migration (RFC 9000 §9),
+    /// the way to change networks with a server that does not do multipath. Its outcome is
+    /// reported on stderr; a failed move leaves the connection on its address.
+    #[arg(long, value_name = "LOCAL", value_parser = crate::units::parse_addr, requires = "migrate_after", conflicts_with = "race")]
+    pub migrate_to: Option<SocketAddr>,
+    /// When to move to --migrate-to, counted from the request (e.g. 500ms).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "migrate_to")]
+    pub migrate_after: Option<Duration>,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -187,6 +196,9 @@ pub struct Download {
     pub zero_rtt: bool,
     /// Race the handshake over every local address (`--race`).
     pub race: bool,
+    /// Migrate path 0 to this local address after this long (`--migrate-to`/`--migrate-after`);
+    /// the address is bound with the others but opens no path of its own.
+    pub migrate: Option<(SocketAddr, Duration)>,
 }
 
 /// Run `mpquic client`.
@@ -250,6 +262,7 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
         expected: None,
         zero_rtt: args.zero_rtt,
         race: args.race,
+        migrate: args.migrate_to.zip(args.migrate_after),
     };
     let summary = download.run().await?;
     summary.print();
@@ -307,13 +320,18 @@ impl Download {
 
     /// Connect, open the extra paths, download and summarize.
     pub async fn run(self) -> anyhow::Result<Summary> {
-        let endpoint = Endpoint::client(&self.locals).context("binding local sockets")?;
+        let mut binds = self.locals.clone();
+        binds.extend(self.migrate.map(|(to, _)| to));
+        let endpoint = Endpoint::client(&binds).context("binding local sockets")?;
         let config = config::client(self.tls.clone(), self.transport.clone());
         if self.zero_rtt {
             self.warm_up(&endpoint, &config).await?;
         }
         let started = Instant::now();
-        let locals = endpoint.local_addrs();
+        let mut locals = endpoint.local_addrs();
+        let migrate_to = self
+            .migrate
+            .map(|(_, after)| (locals.split_off(self.locals.len()), after));
         let (conn, zero_rtt, initial) = if self.race {
             let (conn, initial) = self.connect_racing(&endpoint, config).await?;
             (conn, None, initial)
@@ -349,7 +367,11 @@ impl Download {
             None => open_paths(&conn, &extras),
             Some(_) => Vec::new(),
         };
+        let migration = migrate_to.map(|(to, after)| spawn_migration(&conn, to[0], after));
         let result = self.fetch(&conn, handshake, started, opening).await;
+        if let Some(task) = migration {
+            task.abort();
+        }
         let result = match (result, handshake_done) {
             (Ok(mut summary), Some(done)) => {
                 if let Ok(d) = done.await {
@@ -639,6 +661,24 @@ fn open_paths(
         }));
     }
     tasks
+}
+
+/// `--migrate-to`: after `after`, move path 0 to `to` (RFC 9000 §9) and say on stderr how it
+/// went; aborted if the transfer ends first.
+fn spawn_migration(
+    conn: &Connection,
+    to: SocketAddr,
+    after: Duration,
+) -> tokio::task::JoinHandle<()> {
+    let conn = conn.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        match conn.migrate(mpquic::PathId::ZERO, to).await {
+            Ok(()) => eprintln!("migrated to {to} (path validated)"),
+            Err(OpenPathError::Connection(_)) => {}
+            Err(e) => crate::warn(format_args!("migration to {to} failed: {e}")),
+        }
+    })
 }
 
 fn reset_meaning(code: u64) -> &'static str {

@@ -100,6 +100,7 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
         expected: Some(args.size),
         zero_rtt: false,
         race: false,
+        migrate: None,
     };
     let summary = download.run().await?;
     server.endpoint.close(0, b"demo done");

@@ -426,7 +426,7 @@ impl Connection {
     }
 
     /// Resolves once path `id` is validated, or with why it never will be.
-    async fn path_validated(&self, id: PathId) -> Result<(), OpenPathError> {
+    pub(crate) async fn path_validated(&self, id: PathId) -> Result<(), OpenPathError> {
         use crate::state::PathOutcome;
         poll_fn(|cx| {
             let r = self.inner.with(|_, cs| match cs.path_outcomes.get(&id) {

@@ -81,6 +81,7 @@ mod driver;
 mod endpoint;
 pub mod hq;
 mod incoming;
+mod migration;
 mod paths;
 pub mod qlog;
 mod race;

@@ -5,7 +5,8 @@
 //! TLS 1.3, loss recovery and flow control), so it checks what the other two cannot: resumption
 //! and 0-RTT against another TLS stack, Retry and NEW_TOKEN tokens, key updates, NAT rebinding
 //! and connection-ID changes initiated by the peer, small flow-control windows, DATAGRAM frames,
-//! a lossy path, and a client that offers multipath to a peer that knows nothing of it.
+//! a lossy path, a client that offers multipath to a peer that knows nothing of it, and our
+//! client migrating to another address (RFC 9000 §9) the way it must with such a peer.
 
 mod common;
 
@@ -372,6 +373,25 @@ async fn our_client_downloads_from_aioquic_without_multipath() {
         download(&conn, "/b.bin", b.len())
     );
     assert!(got_a == a && got_b == b, "a download differs");
+}
+
+/// Without multipath, changing networks is a migration (RFC 9000 §9): our client moves path 0
+/// to 127.0.0.2 mid-download; aioquic validates the new address and keeps sending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_migrates_mid_download_from_aioquic() {
+    let Some(python) = aioquic::python() else {
+        return;
+    };
+    let data = payload(3 * MB, 17);
+    let (_dir, root) = root_with("f.bin", &data);
+    let peer = aioquic::Server::start(&python, &root, &[]).await;
+    let locals = ["127.0.0.1:0", "127.0.0.2:0"];
+    let (_client, conn) = connect_with(&locals, peer.addr, our_client_config(false)).await;
+    let (got, migrated) = common::download_migrating(&conn, "/f.bin", MB, "127.0.0.2").await;
+    assert!(got == data, "download differs ({} bytes)", got.len());
+    assert!(migrated.is_ok(), "{migrated:?}");
+    let paths = conn.path_stats();
+    assert_eq!(paths[0].local.ip(), addr("127.0.0.2:0").ip(), "{paths:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

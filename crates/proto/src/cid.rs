@@ -210,6 +210,23 @@ impl RemoteCids {
             .map(|(c, _)| *c)
     }
 
+    /// Switch to the next CID the peer issued and retire the one in use: RFC 9000 §9.5, an
+    /// endpoint that moves to another local address sends with a CID it has not used, so that
+    /// an observer cannot link the two addresses. Returns false, changing nothing, when the peer
+    /// has issued no spare.
+    pub(crate) fn rotate(&mut self) -> bool {
+        let Some(current) = self.in_use else {
+            return false;
+        };
+        let Some(next) = self.available.keys().find(|&s| s > current) else {
+            return false;
+        };
+        self.available.remove(current);
+        self.pending_retire.push(current);
+        self.in_use = Some(next);
+        true
+    }
+
     /// Whether a reset token belongs to this pool (stateless reset detection, RFC 9000 §10.3.1).
     pub(crate) fn has_reset_token(&self, token: &ResetToken) -> bool {
         self.available
@@ -262,6 +279,25 @@ mod tests {
         assert_eq!(pool.current(), Some(cid(1)));
         assert_eq!(pool.take_pending_retire(), vec![0]);
         assert!(pool.has_reset_token(&ResetToken([1; 16])));
+    }
+
+    #[test]
+    fn rotation_takes_the_next_cid_and_retires_the_old_one() {
+        let mut pool = RemoteCids::with_initial(cid(0));
+        assert!(!pool.rotate(), "no spare yet");
+        assert_eq!(pool.current(), Some(cid(0)));
+        pool.on_new_cid(2, 0, cid(2), ResetToken([2; 16]), 4)
+            .unwrap();
+        pool.on_new_cid(1, 0, cid(1), ResetToken([1; 16]), 4)
+            .unwrap();
+        assert!(pool.rotate());
+        assert_eq!(pool.current(), Some(cid(1)));
+        assert_eq!(pool.take_pending_retire(), vec![0]);
+        assert!(pool.rotate());
+        assert_eq!(pool.current(), Some(cid(2)));
+        assert!(!pool.rotate());
+        assert_eq!(pool.current(), Some(cid(2)));
+        assert_eq!(pool.take_pending_retire(), vec![1]);
     }
 
     #[test]

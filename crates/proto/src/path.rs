@@ -184,6 +184,9 @@ pub(crate) struct Path {
     pub ack_copy_pending: bool,
     /// PATH_RESPONSE frames to send on this path.
     pub pending_responses: Vec<[u8; 8]>,
+    /// While a migration we started is being validated: the local address we left, to go back
+    /// to if the new one does not work (RFC 9000 §9.2, §9.6 spirit: keep the connection alive).
+    pub migrated_from: Option<SocketAddr>,
     /// Last time a packet was received on this path (per-path idle timeout, RFC 10069 §3.5).
     pub last_activity: Timestamp,
     /// Last time an ACK for this path's packets arrived on this path itself (RTT sampling).
@@ -243,6 +246,7 @@ impl Path {
             challenge_timeouts: 0,
             ack_copy_pending: false,
             pending_responses: Vec::new(),
+            migrated_from: None,
             last_activity: now,
             last_own_ack: None,
             last_sampled_pn: None,

@@ -144,7 +144,18 @@ where
     F: Fn(quinn::Connection) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    let (server_config, _) = quinn_configs();
+    spawn_quinn_server_with(quinn_configs().0, serve)
+}
+
+/// [`spawn_quinn_server`] with a server configuration of the test's own.
+pub fn spawn_quinn_server_with<F, Fut>(
+    server_config: quinn::ServerConfig,
+    serve: F,
+) -> (quinn::Endpoint, SocketAddr)
+where
+    F: Fn(quinn::Connection) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let endpoint =
         quinn::Endpoint::server(server_config, addr("127.0.0.1:0")).expect("quinn server");
     let local = endpoint.local_addr().expect("local addr");
@@ -267,4 +278,34 @@ pub async fn race_to(
         .expect("start the race");
     let (conn, winner) = within("race", race).await.expect("a handshake completes");
     (client, bound, conn, winner)
+}
+
+/// Download `path` (hq-interop) on `conn`, moving path 0 to the local address `to` once
+/// `migrate_after` bytes have arrived (client-initiated migration, RFC 9000 §9). Returns the
+/// body and the migration's outcome.
+pub async fn download_migrating(
+    conn: &mpquic::Connection,
+    path: &str,
+    migrate_after: usize,
+    to: &str,
+) -> (Vec<u8>, Result<(), mpquic::OpenPathError>) {
+    let mut body = hq::request(conn, path).await.expect("request");
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    while got.len() < migrate_after {
+        match within("download", body.read(&mut buf)).await.expect("read") {
+            Some(n) => got.extend_from_slice(&buf[..n]),
+            None => panic!(
+                "the body ended at {} bytes, before the migration",
+                got.len()
+            ),
+        }
+    }
+    let target: mpquic::LocalAddr = to.parse().expect("local address");
+    let (migrated, rest) = tokio::join!(
+        within("migration", conn.migrate(mpquic::PathId::ZERO, target)),
+        within("rest of the download", body.read_to_end(100 * MB)),
+    );
+    got.extend_from_slice(&rest.expect("read the rest"));
+    (got, migrated)
 }

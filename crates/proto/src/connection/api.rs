@@ -128,8 +128,14 @@ pub enum PathError {
     /// No open path has this ID.
     UnknownPath(PathId),
     #[error("the handshake has not completed")]
-    /// The handshake has not completed.
+    /// The handshake has not completed (for a migration: is not confirmed, RFC 9000 §9).
     NotEstablished,
+    #[error("only clients migrate (RFC 9000 §9)")]
+    /// Only clients move a path to another local address (RFC 9000 §9).
+    ServerCannotMigrate,
+    #[error("the peer asked for no migration (disable_active_migration)")]
+    /// The peer sent disable_active_migration (RFC 9000 §18.2): no active migration.
+    MigrationDisabled,
 }
 
 impl Connection {

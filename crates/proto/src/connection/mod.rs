@@ -14,6 +14,7 @@ mod handshake;
 mod handshake_state;
 mod keys;
 mod loss;
+mod migration;
 mod mtu;
 mod path_ids;
 mod paths;

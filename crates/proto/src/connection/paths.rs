@@ -136,6 +136,10 @@ impl Connection {
         local: SocketAddr,
         remote: SocketAddr,
     ) -> Result<(), TransportError> {
+        // Only a server follows the peer to a new address (RFC 9000 §9.3). A client's paths
+        // move when it migrates them itself; packets still reaching the address it left
+        // (sent before the server saw the move) belong to the same path.
+        let follows_peer = self.side == Side::Server;
         match self.paths.get_mut(&id) {
             None => {
                 // RFC 10069 §3.1: a packet on an unused path ID opens the path on the server.
@@ -144,7 +148,7 @@ impl Connection {
                 }
                 self.create_path(now, id, local, remote);
             }
-            Some(path) if path.remote != remote || path.local != local => {
+            Some(path) if follows_peer && (path.remote != remote || path.local != local) => {
                 // RFC 9000 §9.3 / RFC 10069 §3.1.2: peer address change = migration of this path.
                 path.remote = remote;
                 path.local = local;
@@ -175,6 +179,7 @@ impl Connection {
             .find(|p| p.challenge.is_some_and(|(c, _)| c == data));
         if let Some(path) = matched {
             path.challenge = None;
+            super::migration::complete_migration(path);
             if path.validate() {
                 let id = path.id;
                 self.push_path_event(PathEvent::Validated { id });

@@ -96,7 +96,11 @@ impl Connection {
             if now >= sent + challenge_timeout {
                 path.counters.pto_count_total += 1;
                 path.challenge_timeouts += 1;
-                if path.challenge_timeouts >= MAX_CHALLENGES && path.fail_validation() {
+                let exhausted = path.challenge_timeouts >= MAX_CHALLENGES;
+                if exhausted && path.migrated_from.is_some() {
+                    // Our own migration did not work: the path goes back (RFC 9000 §9.2).
+                    self.revert_migration(id);
+                } else if exhausted && path.fail_validation() {
                     self.push_path_event(super::PathEvent::Failed { id });
                     if id != PathId::ZERO {
                         self.abandon_path(

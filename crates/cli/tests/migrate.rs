@@ -1,0 +1,87 @@
+//! `mpquic client --migrate-to`: a download through `mpquic emulate` (20 Mbit/s, so it lasts
+//! about a second) moves from 127.0.0.2 to 127.0.0.3 part-way, with a server that does not do
+//! multipath; the emulator relays each client address from a socket of its own, so the server
+//! sees its peer move as it would behind a real network change (RFC 9000 §9).
+
+mod common;
+
+use common::{run, start};
+
+#[test]
+fn client_moves_to_another_address_mid_download() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("root");
+    let data: Vec<u8> = (0..2_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    std::fs::write(root.join("file.bin"), &data).expect("file");
+    let root = root.to_str().expect("utf-8");
+    let (_server, server) = start(
+        &[
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--root",
+            root,
+            "--multipath",
+            "single",
+        ],
+        "listening on ",
+    );
+    let (_emulator, listen) = start(
+        &[
+            "emulate",
+            "--listen",
+            "127.0.0.1:0",
+            "--server",
+            &server,
+            "--duration",
+            "60s",
+            "--path",
+            "rate=20mbit,delay=10ms,queue=1bdp",
+        ],
+        "clients send to ",
+    );
+    let output = dir.path().join("out.bin");
+    let url = format!("https://{listen}/file.bin");
+    let out = run(&[
+        "client",
+        &url,
+        "--insecure",
+        "--quiet",
+        "--alpn",
+        "hq-interop",
+        "--path",
+        "127.0.0.2:0",
+        "--migrate-to",
+        "127.0.0.3",
+        "--migrate-after",
+        "300ms",
+        "--timeout",
+        "10s",
+        "-o",
+        output.to_str().expect("utf-8"),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(stderr.contains("migrated to 127.0.0.3"), "stderr: {stderr}");
+    assert!(
+        std::fs::read(&output).expect("output") == data,
+        "the download differs"
+    );
+}
+
+#[test]
+fn migrate_to_needs_migrate_after() {
+    let out = run(&[
+        "client",
+        "https://127.0.0.1:4433/x",
+        "--insecure",
+        "--migrate-to",
+        "127.0.0.3",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--migrate-after"), "stderr: {stderr}");
+}

@@ -1,0 +1,243 @@
+//! Connection migration started by the client (RFC 9000 §9): path 0 moves to another local
+//! address in the middle of an upload, without multipath and in both multipath designs; the
+//! server follows, the upload completes byte-exact, and the move uses a fresh connection ID
+//! (§9.5). A move to an address that does not work falls back to the old one.
+
+mod common;
+
+use common::{addr, payload, NetConfig, Pair};
+use mpquic_proto::wire::stream_id::Dir;
+use mpquic_proto::{
+    ConnectionHandle, Duration, Event, MultipathMode, PathError, PathEvent, PathId, TransportConfig,
+};
+
+const MODES: [MultipathMode; 3] = [
+    MultipathMode::Single,
+    MultipathMode::Spns,
+    MultipathMode::Mpns,
+];
+const UPLOAD: usize = 1_500_000;
+const MIGRATE_AT: usize = 300_000;
+const CID_LEN: usize = 8;
+
+/// An upload of [`UPLOAD`] bytes during which, once the server has read [`MIGRATE_AT`], the
+/// client moves path 0 to `new_local`. Returns what the server read and the migration's
+/// result.
+fn upload_with_migration(
+    pair: &mut Pair,
+    ch: ConnectionHandle,
+    sh: ConnectionHandle,
+    new_local: std::net::SocketAddr,
+) -> (Vec<u8>, Option<Result<(), PathError>>) {
+    let data = payload(UPLOAD, 3);
+    let sid = pair.client.connection_mut(ch).unwrap().open_bi().unwrap();
+    let (mut written, mut fin, mut done) = (0, false, false);
+    let (mut received, mut server_stream) = (Vec::new(), None);
+    let mut migration = None;
+    let mut buf = vec![0u8; 65536];
+    pair.run_until(Duration::from_secs(60), |p| {
+        let now = p.now;
+        let c = p.client.connection_mut(ch).unwrap();
+        while written < data.len() {
+            match c.write(sid, &data[written..]) {
+                Ok(n) if n > 0 => written += n,
+                _ => break,
+            }
+        }
+        if written == data.len() && !fin {
+            c.finish(sid).unwrap();
+            fin = true;
+        }
+        if migration.is_none() && received.len() >= MIGRATE_AT {
+            migration = Some(c.migrate_path(now, PathId::ZERO, new_local));
+            p.client.after_connection_call(ch);
+        }
+        let s = p.server.connection_mut(sh).unwrap();
+        server_stream = server_stream.or_else(|| s.accept(Dir::Bi));
+        while let Some(id) = server_stream {
+            match s.read(id, &mut buf) {
+                Ok(Some(n)) => received.extend_from_slice(&buf[..n]),
+                Ok(None) => {
+                    done = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        done
+    });
+    assert!(
+        received == data,
+        "{} of {} bytes, or content differs",
+        received.len(),
+        data.len()
+    );
+    (received, migration)
+}
+
+fn path0_local_and_remote(
+    pair: &Pair,
+    ch: ConnectionHandle,
+    sh: ConnectionHandle,
+) -> (std::net::SocketAddr, std::net::SocketAddr) {
+    let client = pair.client.connection(ch).unwrap().path_stats();
+    let server = pair.server.connection(sh).unwrap().path_stats();
+    let local = client.iter().find(|p| p.id == PathId::ZERO).unwrap().local;
+    let remote = server.iter().find(|p| p.id == PathId::ZERO).unwrap().remote;
+    (local, remote)
+}
+
+fn path_events(pair: &mut Pair, ch: ConnectionHandle) -> Vec<PathEvent> {
+    let conn = pair.client.connection_mut(ch).unwrap();
+    std::iter::from_fn(|| conn.poll_event())
+        .filter_map(|e| match e {
+            Event::Path(p) => Some(p),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Destination CIDs of the client's short-header packets, in order.
+type DcidLog = std::rc::Rc<std::cell::RefCell<Vec<Vec<u8>>>>;
+
+fn log_client_dcids(pair: &mut Pair) -> DcidLog {
+    let log = DcidLog::default();
+    let sink = log.clone();
+    pair.tap = Some(Box::new(move |_, to_server, data| {
+        if to_server && data.first().is_some_and(|b| b & 0x80 == 0) && data.len() > CID_LEN {
+            sink.borrow_mut().push(data[1..1 + CID_LEN].to_vec());
+        }
+        true
+    }));
+    log
+}
+
+#[test]
+fn client_moves_path_0_mid_upload_in_every_design() {
+    for mode in MODES {
+        let t = TransportConfig::default().multipath(mode);
+        let (mut pair, ch, sh) = Pair::established(21, t.clone(), t, NetConfig::default());
+        let old_local = pair.client_addr;
+        let new_local = addr("10.0.0.9:6000");
+        let dcids = log_client_dcids(&mut pair);
+        let (_, migration) = upload_with_migration(&mut pair, ch, sh, new_local);
+        assert_eq!(migration, Some(Ok(())), "{mode:?}");
+        let (local, remote_seen) = path0_local_and_remote(&pair, ch, sh);
+        assert_eq!(local, new_local, "{mode:?}: client path 0 moved");
+        assert_eq!(
+            remote_seen, new_local,
+            "{mode:?}: the server follows (RFC 9000 §9.3)"
+        );
+        let events = path_events(&mut pair, ch);
+        assert!(
+            events.contains(&PathEvent::Validated { id: PathId::ZERO }),
+            "{mode:?}: {events:?}"
+        );
+        assert!(
+            !events.contains(&PathEvent::Failed { id: PathId::ZERO }),
+            "{mode:?}: {events:?}"
+        );
+        // RFC 9000 §9.5: the new address never carries a CID the old one used.
+        let log = dcids.borrow();
+        let last = log.last().unwrap().clone();
+        let first = log.first().unwrap().clone();
+        assert_ne!(first, last, "{mode:?}: the CID changed with the address");
+        let switch = log.iter().position(|d| *d == last).unwrap();
+        assert!(log[..switch].iter().all(|d| *d != last), "{mode:?}");
+        assert_ne!(old_local, new_local);
+    }
+}
+
+#[test]
+fn a_move_to_an_address_that_does_not_work_falls_back() {
+    for mode in MODES {
+        let t = TransportConfig::default().multipath(mode);
+        let (mut pair, ch, sh) = Pair::established(22, t.clone(), t, NetConfig::default());
+        let old_local = pair.client_addr;
+        let dead = addr("10.0.0.66:6000");
+        pair.blackholed.push(dead);
+        let (_, migration) = upload_with_migration(&mut pair, ch, sh, dead);
+        assert_eq!(
+            migration,
+            Some(Ok(())),
+            "{mode:?}: the core accepted the move"
+        );
+        let (local, remote_seen) = path0_local_and_remote(&pair, ch, sh);
+        assert_eq!(local, old_local, "{mode:?}: back on the old address");
+        assert_eq!(remote_seen, old_local, "{mode:?}");
+        let events = path_events(&mut pair, ch);
+        assert!(
+            events.contains(&PathEvent::Failed { id: PathId::ZERO }),
+            "{mode:?}: {events:?}"
+        );
+    }
+}
+
+#[test]
+fn migration_is_refused_where_rfc_9000_forbids_it() {
+    let t = TransportConfig::default();
+    let (mut pair, ch, sh) = Pair::established(23, t.clone(), t, NetConfig::default());
+    let now = pair.now;
+    let new_local = addr("10.0.0.9:6000");
+    let server = pair.server.connection_mut(sh).unwrap();
+    assert_eq!(
+        server.migrate_path(now, PathId::ZERO, new_local),
+        Err(PathError::ServerCannotMigrate)
+    );
+    let client = pair.client.connection_mut(ch).unwrap();
+    assert_eq!(
+        client.migrate_path(now, PathId::new(5), new_local),
+        Err(PathError::UnknownPath(PathId::new(5)))
+    );
+    // Moving to the address in use changes nothing.
+    let current = pair.client_addr;
+    assert_eq!(client.migrate_path(now, PathId::ZERO, current), Ok(()));
+
+    // Before the handshake is confirmed (RFC 9000 §9).
+    let t = TransportConfig::default();
+    let mut pair = Pair::new(24, t.clone(), t, NetConfig::default());
+    let ch = pair.connect();
+    let now = pair.now;
+    let client = pair.client.connection_mut(ch).unwrap();
+    assert_eq!(
+        client.migrate_path(now, PathId::ZERO, new_local),
+        Err(PathError::NotEstablished)
+    );
+}
+
+#[test]
+fn each_move_needs_a_spare_connection_id() {
+    let t = TransportConfig::default();
+    let (mut pair, ch, _) = Pair::established(25, t.clone(), t, NetConfig::default());
+    let mut moved = 0;
+    for i in 0..10u8 {
+        let now = pair.now;
+        let to = addr(&format!("10.0.1.{}:6000", i + 1));
+        let result = pair
+            .client
+            .connection_mut(ch)
+            .unwrap()
+            .migrate_path(now, PathId::ZERO, to);
+        pair.client.after_connection_call(ch);
+        match result {
+            Ok(()) => moved += 1,
+            Err(e) => {
+                assert_eq!(e, PathError::NoConnectionId);
+                break;
+            }
+        }
+        pair.run_for(Duration::from_millis(100));
+    }
+    // The server keeps active_connection_id_limit CIDs issued, replacing retired ones: the
+    // client can keep moving as long as the server keeps up.
+    assert!(moved >= 3, "only {moved} moves");
+
+    // Moves faster than the server replaces CIDs use up the spares: refused, not reused.
+    let now = pair.now;
+    let client = pair.client.connection_mut(ch).unwrap();
+    let refused = (0..10u8)
+        .map(|i| client.migrate_path(now, PathId::ZERO, addr(&format!("10.0.2.{}:6000", i + 1))))
+        .position(|r| r == Err(PathError::NoConnectionId));
+    let limit = TransportConfig::default().active_connection_id_limit as usize;
+    assert!(refused.is_some_and(|n| n < limit), "{refused:?}");
+}
