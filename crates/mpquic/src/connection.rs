@@ -450,7 +450,7 @@ impl Connection {
     }
 
     /// Resolves when the connection receives its next datagram (or has ended).
-    async fn next_datagram(&self) {
+    pub(crate) async fn next_datagram(&self) {
         let mut registered = false;
         poll_fn(|cx| {
             if registered {

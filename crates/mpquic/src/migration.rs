@@ -16,9 +16,9 @@ impl Connection {
     /// Resolves once that answer arrived (path validation, RFC 9000 §8.2); fails with
     /// [`OpenPathError::ValidationFailed`] when none did within the validation timeout (the
     /// path is then back on the address it left, which keeps working), and at once when the
-    /// core refuses: [`OpenPathError::Path`] with the reason (a server, a handshake not yet
-    /// confirmed, a peer that sent disable_active_migration, no spare connection ID from the
-    /// peer yet, an unknown path), or [`OpenPathError::NotBound`] for an address with no
+    /// core refuses: [`OpenPathError::Path`] with the reason (a server, a peer that sent
+    /// disable_active_migration, an unknown path; a handshake not yet confirmed or no spare
+    /// connection ID from the peer once [`crate::OPEN_PATH_WAIT`] has passed), or [`OpenPathError::NotBound`] for an address with no
     /// socket of the remote's family.
     pub async fn migrate(
         &self,
@@ -26,6 +26,25 @@ impl Connection {
         local: impl Into<LocalAddr>,
     ) -> Result<(), OpenPathError> {
         let local = local.into();
+        // Right after the handshake the client may not have the server's HANDSHAKE_DONE or a
+        // spare connection ID yet: wait for them as `open_path` does.
+        let deadline = tokio::time::Instant::now() + crate::OPEN_PATH_WAIT;
+        loop {
+            match self.try_migrate(id, local) {
+                Err(OpenPathError::Path(
+                    mpquic_proto::PathError::NotEstablished
+                    | mpquic_proto::PathError::NoConnectionId,
+                )) if tokio::time::Instant::now() < deadline => {
+                    let _ = tokio::time::timeout_at(deadline, self.next_datagram()).await;
+                }
+                other => break other?,
+            }
+        }
+        self.path_validated(id).await
+    }
+
+    /// Ask the core to move path `id` to `local` now, without waiting.
+    fn try_migrate(&self, id: PathId, local: LocalAddr) -> Result<(), OpenPathError> {
         let now = self.inner.shared.now();
         let locals = self.inner.shared.lock().locals.clone();
         self.inner.with(|conn, cs| {
@@ -48,6 +67,6 @@ impl Connection {
             Ok::<(), OpenPathError>(())
         })??;
         self.inner.shared.wake_driver();
-        self.path_validated(id).await
+        Ok(())
     }
 }
