@@ -233,6 +233,11 @@ impl Connection {
     ) -> Option<SentStreamFrames> {
         let path = self.paths.get_mut(&source)?;
         let ledger = &mut path.ledgers[Epoch::Data.index()];
+        // The bytes ahead of any packet are at most those in flight: when the cutoff copies
+        // nothing up to there, the scan (up to 64 candidates, more packets) would find nothing.
+        if cutoff.is_some_and(|c| c.copies_none_within(ledger.bytes_in_flight())) {
+            return None;
+        }
         for (ahead, packet) in tail_candidates(ledger) {
             let copies = match &cutoff {
                 Some(cutoff) => {
