@@ -160,11 +160,15 @@ impl LaneSums {
         for step in &mut steps {
             add_step(&mut sums, step);
         }
-        let rest = steps.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; STEP];
-            last[..rest.len()].copy_from_slice(rest);
-            add_step(&mut sums, &last);
+        // The last step zero-padded, word by word: lane `i` takes bytes `8i..8i + 8` as a full
+        // step would, without a padded copy (a header is only a part step).
+        for (sum, w) in sums.iter_mut().zip(steps.remainder().chunks(8)) {
+            let w = if w.len() == 8 {
+                word(w)
+            } else {
+                w.iter().rev().fold(0u64, |acc, &b| acc << 8 | u64::from(b))
+            };
+            *sum = sum.wrapping_add(w);
         }
         self.0 = sums;
         self.0[7] = self.0[7].wrapping_add((part.len() as u64).wrapping_mul(C2) | 1);
