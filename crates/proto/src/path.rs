@@ -440,13 +440,23 @@ impl Path {
 
     /// RFC 9002 §6.2.1 PTO duration for this path at the given level.
     pub(crate) fn pto(&self, max_ack_delay: Duration, include_ack_delay: bool) -> Duration {
-        let base = self.rtt.pto_base()
-            + if include_ack_delay {
-                max_ack_delay
+        let mad = crate::time::duration_nanos(max_ack_delay);
+        Duration::from_nanos(self.pto_nanos(mad, include_ack_delay))
+    }
+
+    /// [`Self::pto`] in nanoseconds (saturating), `max_ack_delay_ns` too: the connection's
+    /// timer computes it for every path after every datagram.
+    pub(crate) fn pto_nanos(&self, max_ack_delay_ns: u64, include_ack_delay: bool) -> u64 {
+        let base = self
+            .rtt
+            .pto_base_nanos()
+            .saturating_add(if include_ack_delay {
+                max_ack_delay_ns
             } else {
-                Duration::ZERO
-            };
-        base * 2u32.saturating_pow(self.pto_count.min(16))
+                0
+            });
+        // The backoff: at most 2^16.
+        base.saturating_mul(1 << self.pto_count.min(16))
     }
 
     /// An RTT sample from an ACK that arrived on this path for a packet sent on it. The first

@@ -40,13 +40,19 @@ impl Timestamp {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
     }
 
+    /// `self + nanos`, saturating (the same as adding a `Duration` of `nanos`).
+    pub(crate) fn saturating_add_nanos(self, nanos: u64) -> Timestamp {
+        Timestamp(self.0.saturating_add(nanos))
+    }
+
     /// `self - d`, clamped at the epoch.
     pub fn saturating_sub(self, d: Duration) -> Timestamp {
         Timestamp(self.0.saturating_sub(duration_nanos(d)))
     }
 }
 
-fn duration_nanos(d: Duration) -> u64 {
+/// `d` in nanoseconds, saturating (beyond 584 years).
+pub(crate) fn duration_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 

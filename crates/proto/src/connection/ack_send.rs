@@ -102,11 +102,16 @@ impl Connection {
             // arrived marked (an ACK without ECN stays the smaller type otherwise).
             ecn: Some(record.ecn).filter(|c| *c != Default::default()),
         });
-        let len = frame.encoded_len();
-        if packet.len() + len > limit {
+        // Measuring the frame walks every range once more (the varint lengths of up to 64
+        // ranges, for every ACK frame sent): skipped when even the longest encoding fits.
+        // Only a frame that fits is ever written, as before (a written and then removed one
+        // would still grow the buffer, and the datagram buffers are reused).
+        let start = packet.len();
+        if start + ack_frame_len_bound(ranges) > limit && start + frame.encoded_len() > limit {
             return false;
         }
         frame.encode(packet);
+        let len = packet.len() - start;
         if let Frame::Ack(ack) = frame {
             self.record(owner_space).on_ranges_reported(&ack.ranges);
             sent.acks.push((owner_space, ack.ranges));
@@ -202,6 +207,13 @@ fn owes_ack(space: SpaceId, state: &crate::ack::PathAckState) -> bool {
         SpaceId::Data(_) => state.has_unacked_eliciting(),
         _ => state.has_unacked(),
     }
+}
+
+/// An upper bound on the encoded length of an ACK or PATH_ACK frame with `ranges` ranges
+/// (RFC 9000 §19.3, RFC 10069): every field a varint of at most 8 bytes (type, path ID,
+/// largest, delay, range count, first range, three ECN counts), two per further range.
+fn ack_frame_len_bound(ranges: usize) -> usize {
+    9 * 8 + ranges * 16
 }
 
 #[cfg(test)]

@@ -226,13 +226,18 @@ impl Connection {
 
     /// The largest PTO among active paths without exponential backoff (idle timeout floor).
     pub(crate) fn largest_base_pto(&self) -> Duration {
-        let max_ack_delay = self.peer_max_ack_delay();
+        Duration::from_nanos(self.largest_base_pto_nanos())
+    }
+
+    /// [`Self::largest_base_pto`] in nanoseconds (saturating).
+    pub(crate) fn largest_base_pto_nanos(&self) -> u64 {
+        let max_ack_delay = crate::time::duration_nanos(self.peer_max_ack_delay());
         self.paths
             .values()
             .filter(|p| p.is_active())
-            .map(|p| p.rtt.pto_base() + max_ack_delay)
+            .map(|p| p.rtt.pto_base_nanos().saturating_add(max_ack_delay))
             .max()
-            .unwrap_or(Duration::from_secs(1))
+            .unwrap_or(1_000_000_000)
     }
 
     /// The PTO whose triple an old 1-RTT read key is kept after a key update (RFC 9001 §6.5):

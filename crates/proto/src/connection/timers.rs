@@ -196,7 +196,7 @@ impl Connection {
         if loss.is_some() {
             return loss;
         }
-        let max_ack_delay = self.peer_max_ack_delay();
+        let max_ack_delay = crate::time::duration_nanos(self.peer_max_ack_delay());
         let mut best: Option<(Timestamp, Epoch, bool)> = None;
         for epoch in Epoch::ALL {
             let ledger = &path.ledgers[epoch_index(epoch)];
@@ -214,7 +214,7 @@ impl Connection {
             let Some(last) = ledger.time_of_last_ack_eliciting() else {
                 continue;
             };
-            let t = last + path.pto(max_ack_delay, epoch == Epoch::Data);
+            let t = last.saturating_add_nanos(path.pto_nanos(max_ack_delay, epoch == Epoch::Data));
             if best.is_none_or(|(b, _, _)| t < b) {
                 best = Some((t, epoch, true));
             }
@@ -232,7 +232,11 @@ impl Connection {
                 Epoch::Initial
             };
             let base = self.idle_since;
-            return Some((base + path.pto(max_ack_delay, false), epoch, true));
+            return Some((
+                base.saturating_add_nanos(path.pto_nanos(max_ack_delay, false)),
+                epoch,
+                true,
+            ));
         }
         best
     }
@@ -300,8 +304,11 @@ impl Connection {
             (false, false) => local.min(peer),
         };
         // "At least three times the current PTO": without the backoff, or a silent peer would
-        // push the deadline out with every probe and the timeout would never fire.
-        Some(self.idle_since + timeout.max(self.largest_base_pto() * 3))
+        // push the deadline out with every probe and the timeout would never fire. In
+        // nanoseconds: asked after every datagram.
+        let three_ptos = self.largest_base_pto_nanos().saturating_mul(3);
+        let timeout = crate::time::duration_nanos(timeout).max(three_ptos);
+        Some(self.idle_since.saturating_add_nanos(timeout))
     }
 
     fn expire_lost_history(&mut self, now: Timestamp) {

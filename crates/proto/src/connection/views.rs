@@ -50,6 +50,26 @@ impl Connection {
         views
     }
 
+    /// The pacing wake-up of [`Self::path_views`] alone, for a poll that needs no view (no
+    /// packet to re-inject): the same pacer calls in the same order (each refills its path's
+    /// token bucket, so they cannot be skipped), without the RTTs, rates and the list.
+    pub(super) fn refresh_pacing_wakeup(&mut self, now: Timestamp) {
+        let peer = self.peer_udp_limit();
+        let pacing = self.config.pacing && !self.zero_rtt_half_rtt_burst();
+        let mut wake: Option<Timestamp> = None;
+        if pacing {
+            for p in self.paths.values_mut() {
+                let mtu = u64::from(p.mtu.current()).min(peer);
+                let cwnd = p.cc.window();
+                if window_room(p, mtu, cwnd, p.bytes_in_flight()) {
+                    let rate = p.cc.pacing_rate(p.rtt.smoothed());
+                    held_by_pacer(p, now, mtu, rate, cwnd, &mut wake);
+                }
+            }
+        }
+        self.pacing_wakeup = wake;
+    }
+
     /// Server that accepted 0-RTT, still handshaking, before any RTT sample: its 0.5-RTT
     /// answer (RFC 9001 §4.1.1) is not paced, like the client's 0-RTT data (`zero_rtt.rs`):
     /// before a sample the pacer spreads a window over the initial RTT (333 ms), which would
@@ -96,18 +116,11 @@ fn path_view(
     // Asked once (the controller's state does not change below); `Path::cwnd_allows` inline.
     let cwnd = p.cc.window();
     let bytes_in_flight = p.bytes_in_flight();
-    let mut can_send =
-        bytes_in_flight + mtu <= cwnd && p.amplification_budget().is_none_or(|b| b >= mtu);
+    let mut can_send = window_room(p, mtu, cwnd, bytes_in_flight);
     // Computed once: a 128-bit division.
     let pacing_rate = p.cc.pacing_rate(p.rtt.smoothed());
-    if can_send && pacing {
-        let rate = pacing_rate;
-        if let Some(t) = p.pacer.delay(now, mtu, rate, cwnd) {
-            can_send = false;
-            if p.is_usable() {
-                *wake = Some(wake.map_or(t, |w| w.min(t)));
-            }
-        }
+    if can_send && pacing && held_by_pacer(p, now, mtu, pacing_rate, cwnd, wake) {
+        can_send = false;
     }
     PathView {
         id: p.id,
@@ -123,4 +136,29 @@ fn path_view(
         backup: p.is_backup(),
         usable: p.is_usable(),
     }
+}
+
+/// Whether the congestion window (and, before validation, the anti-amplification budget) has
+/// room for a packet of `mtu` bytes (`Path::cwnd_allows` inline, with the window read once).
+fn window_room(p: &crate::path::Path, mtu: u64, cwnd: u64, bytes_in_flight: u64) -> bool {
+    bytes_in_flight + mtu <= cwnd && p.amplification_budget().is_none_or(|b| b >= mtu)
+}
+
+/// Whether the pacer holds back a packet of `mtu` bytes now (asking refills its bucket); a
+/// usable path held back lowers `wake` to its release time.
+fn held_by_pacer(
+    p: &mut crate::path::Path,
+    now: Timestamp,
+    mtu: u64,
+    rate: u64,
+    cwnd: u64,
+    wake: &mut Option<Timestamp>,
+) -> bool {
+    let Some(t) = p.pacer.delay(now, mtu, rate, cwnd) else {
+        return false;
+    };
+    if p.is_usable() {
+        *wake = Some(wake.map_or(t, |w| w.min(t)));
+    }
+    true
 }

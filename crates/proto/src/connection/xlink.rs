@@ -123,11 +123,20 @@ impl Connection {
         {
             return None;
         }
+        if !self.has_reinjection_candidate() {
+            // No packet to copy: of the views only their pacing wake-up matters.
+            self.refresh_pacing_wakeup(now);
+            if self.nothing_outstanding() {
+                // Idle: no views' buffer kept either (as below).
+                self.views_buf = Vec::new();
+            }
+            return None;
+        }
         let views = self.path_views(now);
-        // Nothing can happen without a path to copy to or a packet to copy: the loop below
-        // would only compute estimates (it has no side effects before it finds both).
+        // Nothing can happen without a path to copy to: the loop below would only compute
+        // estimates (it has no side effects before it finds one).
         let no_target = !views.iter().any(|v| v.usable && v.can_send);
-        if no_target || !self.has_reinjection_candidate() {
+        if no_target {
             // Idle (nothing outstanding): the views' buffer is not kept either.
             if !self.nothing_outstanding() {
                 self.views_buf = views;
@@ -224,6 +233,11 @@ impl Connection {
     ) -> Option<SentStreamFrames> {
         let path = self.paths.get_mut(&source)?;
         let ledger = &mut path.ledgers[Epoch::Data.index()];
+        // The bytes ahead of any packet are at most those in flight: when the cutoff copies
+        // nothing up to there, the scan (up to 64 candidates, more packets) would find nothing.
+        if cutoff.is_some_and(|c| c.copies_none_within(ledger.bytes_in_flight())) {
+            return None;
+        }
         for (ahead, packet) in tail_candidates(ledger) {
             let copies = match &cutoff {
                 Some(cutoff) => {

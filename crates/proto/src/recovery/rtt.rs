@@ -16,23 +16,36 @@ pub struct RttEstimator {
     var: Duration,
     min: Duration,
     has_sample: bool,
+    /// [`Self::pto_base`] in nanoseconds, kept up to date by `new` and `update`: the
+    /// connection's timer asks for it after every datagram, and `Duration` arithmetic
+    /// (seconds and nanoseconds, normalised and overflow-checked per operation) is several
+    /// times dearer than reading one integer.
+    pto_base_ns: u64,
 }
 
 impl RttEstimator {
     /// An estimator that has seen no sample yet (RFC 9002 §5.3: smoothed = initial, var = initial/2).
     pub fn new(initial_rtt: Duration) -> Self {
-        Self {
+        let mut rtt = Self {
             latest: initial_rtt,
             smoothed: initial_rtt,
             var: initial_rtt / 2,
             min: initial_rtt,
             has_sample: false,
-        }
+            pto_base_ns: 0,
+        };
+        rtt.pto_base_ns = crate::time::duration_nanos(rtt.pto_base());
+        rtt
     }
 
     /// Feed one RTT sample. `ack_delay` is the peer-reported delay, already limited to
     /// max_ack_delay by the caller once the handshake is confirmed (RFC 9002 §5.3).
     pub fn update(&mut self, ack_delay: Duration, sample: Duration) {
+        self.take_sample(ack_delay, sample);
+        self.pto_base_ns = crate::time::duration_nanos(self.pto_base());
+    }
+
+    fn take_sample(&mut self, ack_delay: Duration, sample: Duration) {
         self.latest = sample;
         if !self.has_sample {
             // RFC 9002 §5.3: the first sample initialises the estimator.
@@ -84,6 +97,11 @@ impl RttEstimator {
         self.smoothed + (self.var * 4).max(GRANULARITY)
     }
 
+    /// [`Self::pto_base`] in nanoseconds (saturating).
+    pub(crate) fn pto_base_nanos(&self) -> u64 {
+        self.pto_base_ns
+    }
+
     /// RFC 9002 §6.1.2: max(kTimeThreshold * max(smoothed_rtt, latest_rtt), kGranularity),
     /// with kTimeThreshold = 9/8.
     pub fn loss_delay(&self) -> Duration {
@@ -132,5 +150,31 @@ mod tests {
         assert_eq!(rtt.smoothed(), ms(40));
         assert!(rtt.var() < ms(1));
         assert_eq!(rtt.loss_delay(), ms(45));
+    }
+
+    proptest::proptest! {
+        /// The timer's nanosecond PTO (base, max_ack_delay, backoff) is the `Duration` one.
+        #[test]
+        fn pto_in_nanoseconds_matches_durations(
+            initial_us in 1u64..2_000_000,
+            samples in proptest::collection::vec((0u64..50_000, 1u64..3_000_000_000), 0..20),
+            max_ack_delay_us in 0u64..(1 << 24),
+            pto_count in 0u32..40,
+        ) {
+            let mut rtt = RttEstimator::new(Duration::from_micros(initial_us));
+            for (ack_delay_us, sample_ns) in samples {
+                rtt.update(Duration::from_micros(ack_delay_us), Duration::from_nanos(sample_ns));
+                proptest::prop_assert_eq!(
+                    Duration::from_nanos(rtt.pto_base_nanos()),
+                    rtt.pto_base()
+                );
+            }
+            // `Path::pto` as it was, in `Duration`s, and as `Path::pto_nanos` computes it.
+            let mad = Duration::from_micros(max_ack_delay_us);
+            let old = (rtt.pto_base() + mad) * 2u32.saturating_pow(pto_count.min(16));
+            let new = (rtt.pto_base_nanos() + crate::time::duration_nanos(mad))
+                .saturating_mul(1 << pto_count.min(16));
+            proptest::prop_assert_eq!(Duration::from_nanos(new), old);
+        }
     }
 }

@@ -91,6 +91,16 @@ impl TailCutoff {
     pub(crate) fn copies(&self, age_nanos: u64, ahead: u64) -> bool {
         self.copy.holds(age_nanos, ahead) || self.lost.is_some_and(|l| !l.holds(age_nanos, ahead))
     }
+
+    /// Whether no packet with at most `max_ahead` bytes to drain is copied, whatever its age:
+    /// no age makes a copy arrive first, no possibly-lost charge applies, and the bytes bound
+    /// lies beyond `max_ahead`. Typical of a fast path's tail against a slower other path;
+    /// the connection then skips the scan of the path's packets.
+    pub(crate) fn copies_none_within(&self, max_ahead: u64) -> bool {
+        self.copy.age_below.is_none()
+            && self.lost.is_none()
+            && self.copy.ahead_from.is_none_or(|a| max_ahead < a)
+    }
 }
 
 /// `ack_due > k` for a packet on one path, as bounds on its age and the bytes ahead of it.
@@ -244,6 +254,16 @@ mod tests {
             for a in [age_nanos.saturating_sub(1), age_nanos + 1] {
                 let c = ReinjectionContext { age: Duration::from_nanos(a), ..c };
                 proptest::prop_assert_eq!(cutoff.copies(a, ahead), StrandedTail.should_reinject(&c));
+            }
+            // A path whose scan is skipped has no packet the policy copies, at any age and at
+            // any number of bytes ahead up to the bound (the bound itself included).
+            for max_ahead in [ahead, ahead.saturating_add(1), u64::MAX] {
+                if cutoff.copies_none_within(max_ahead) {
+                    for (a, b) in [(0, 0), (age_nanos, ahead.min(max_ahead)), (u64::MAX, max_ahead)] {
+                        let c = ReinjectionContext { age: Duration::from_nanos(a), ahead: b, ..c };
+                        proptest::prop_assert!(!StrandedTail.should_reinject(&c));
+                    }
+                }
             }
         }
     }
