@@ -184,9 +184,10 @@ pub(crate) struct Path {
     pub ack_copy_pending: bool,
     /// PATH_RESPONSE frames to send on this path.
     pub pending_responses: Vec<[u8; 8]>,
-    /// While a migration we started is being validated: the local address we left, to go back
-    /// to if the new one does not work (RFC 9000 §9.2, §9.6 spirit: keep the connection alive).
-    pub migrated_from: Option<SocketAddr>,
+    /// While a migration is being validated (ours, or the peer's that we follow): the validated
+    /// (local, remote) addresses the path left, to go back to if the new ones do not answer
+    /// (RFC 9000 §9.2, §9.3.2).
+    pub migrated_from: Option<(SocketAddr, SocketAddr)>,
     /// Last time a packet was received on this path (per-path idle timeout, RFC 10069 §3.5).
     pub last_activity: Timestamp,
     /// Last time an ACK for this path's packets arrived on this path itself (RTT sampling).
@@ -442,6 +443,12 @@ impl Path {
     pub(crate) fn pto(&self, max_ack_delay: Duration, include_ack_delay: bool) -> Duration {
         let mad = crate::time::duration_nanos(max_ack_delay);
         Duration::from_nanos(self.pto_nanos(mad, include_ack_delay))
+    }
+
+    /// The PTO period before any backoff (RFC 9002 §6.2.1), max_ack_delay included.
+    pub(crate) fn pto_without_backoff(&self, max_ack_delay: Duration) -> Duration {
+        let mad = crate::time::duration_nanos(max_ack_delay);
+        Duration::from_nanos(self.rtt.pto_base_nanos().saturating_add(mad))
     }
 
     /// [`Self::pto`] in nanoseconds (saturating), `max_ack_delay_ns` too: the connection's

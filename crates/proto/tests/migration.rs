@@ -148,6 +148,35 @@ fn client_moves_path_0_mid_upload_in_every_design() {
     }
 }
 
+/// RFC 9000 §9.4: after a move to another network both ends start their RTT estimates over;
+/// a minimum RTT kept from the old, faster network would mislead loss detection and pacing.
+#[test]
+fn both_ends_forget_the_old_networks_rtt() {
+    for mode in MODES {
+        let t = TransportConfig::default().multipath(mode);
+        let (mut pair, ch, sh) = Pair::established(26, t.clone(), t, NetConfig::default());
+        let slower = addr("10.0.0.9:6000");
+        let forty_ms = NetConfig {
+            one_way_delay: Duration::from_millis(40),
+            ..NetConfig::default()
+        };
+        pair.path_net.push((slower, forty_ms));
+        let (_, migration) = upload_with_migration(&mut pair, ch, sh, slower);
+        assert_eq!(migration, Some(Ok(())), "{mode:?}");
+        for (side, stats) in [
+            ("client", pair.client.connection(ch).unwrap().path_stats()),
+            ("server", pair.server.connection(sh).unwrap().path_stats()),
+        ] {
+            let path0 = stats.iter().find(|p| p.id == PathId::ZERO).unwrap();
+            assert!(
+                path0.min_rtt_ms >= 79.0,
+                "{mode:?} {side}: min RTT {} ms kept from the 20 ms network",
+                path0.min_rtt_ms
+            );
+        }
+    }
+}
+
 #[test]
 fn a_move_to_an_address_that_does_not_work_falls_back() {
     for mode in MODES {
@@ -240,4 +269,57 @@ fn each_move_needs_a_spare_connection_id() {
         .position(|r| r == Err(PathError::NoConnectionId));
     let limit = TransportConfig::default().active_connection_id_limit as usize;
     assert!(refused.is_some_and(|n| n < limit), "{refused:?}");
+}
+
+/// RFC 9000 §9.3.2: a server follows a packet from a new address, but if that address never
+/// answers its PATH_CHALLENGE (an attacker rewrote the source) it goes back to the last
+/// validated one rather than lose its client. The client is silent meanwhile (its network is
+/// black-holed), so only the server's own fallback can bring the path back.
+#[test]
+fn a_server_goes_back_when_its_peers_new_address_does_not_answer() {
+    for mode in MODES {
+        let t = TransportConfig::default().multipath(mode);
+        let (mut pair, ch, sh) = Pair::established(27, t.clone(), t, NetConfig::default());
+        let (real, spoofed) = (pair.client_addr, addr("10.9.9.9:7777"));
+        let c = pair.client.connection_mut(ch).unwrap();
+        let sid = c.open_bi().unwrap();
+        c.write(sid, b"hello").unwrap();
+        c.finish(sid).unwrap();
+        pair.client.after_connection_call(ch);
+        pair.blackholed.push(spoofed);
+        pair.spoof_next_to_server = Some(spoofed);
+        pair.step();
+        assert!(
+            pair.spoof_next_to_server.is_none(),
+            "{mode:?}: the datagram left"
+        );
+        pair.blackholed.push(real);
+        pair.run_for(Duration::from_secs(8));
+        let server = pair.server.connection_mut(sh).unwrap();
+        let path0 = server
+            .path_stats()
+            .into_iter()
+            .find(|p| p.id == PathId::ZERO)
+            .unwrap();
+        assert_eq!(path0.remote, real, "{mode:?}: the server went back");
+        let events: Vec<_> = std::iter::from_fn(|| server.poll_event()).collect();
+        assert!(
+            events.contains(&Event::Path(PathEvent::Failed { id: PathId::ZERO })),
+            "{mode:?}: {events:?}"
+        );
+        pair.blackholed.retain(|a| *a != real);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        pair.run_until(Duration::from_secs(10), |p| {
+            let s = p.server.connection_mut(sh).unwrap();
+            while let Some(id) = s.accept(Dir::Bi) {
+                assert_eq!(id, sid);
+            }
+            if let Ok(Some(n)) = s.read(sid, &mut buf) {
+                got.extend_from_slice(&buf[..n]);
+            }
+            got == b"hello"
+        });
+        assert_eq!(got, b"hello", "{mode:?}");
+    }
 }

@@ -6,6 +6,8 @@
 //! The move is "probe first": the path keeps its 4-tuple's new local address, sends a
 //! PATH_CHALLENGE from it and carries no new data until the PATH_RESPONSE arrives (RFC 9000
 //! §8.2, §9.1). If none does, the path goes back to the address it left, which still works.
+//! A server follows its peer the same way (RFC 9000 §9.3): to the new address, validated, with
+//! the old one kept in case the new one does not answer.
 
 use std::net::SocketAddr;
 
@@ -15,7 +17,7 @@ use rand_core::RngCore;
 use super::api::PathError;
 use super::{Connection, PathEvent};
 use crate::cc::{CcConfig, Pacer};
-use crate::path::{Path, PathId};
+use crate::path::PathId;
 use crate::recovery::rtt::RttEstimator;
 use crate::time::Timestamp;
 
@@ -66,30 +68,78 @@ impl Connection {
         }
         let mut challenge = [0u8; 8];
         self.rng.with(|rng| rng.fill_bytes(&mut challenge));
-        let fresh = (from.ip() != local.ip()).then(|| {
-            let mtu = crate::mtud::Mtud::for_config(&self.config, self.socket_mtu);
-            let cc = self
-                .config
-                .controller_factory_for(id)
-                .build(CcConfig::new(u64::from(mtu.current())));
-            (mtu, cc)
-        });
-        let initial_rtt = self.config.initial_rtt;
-        let path = self.paths.get_mut(&id).ok_or(PathError::UnknownPath(id))?;
-        if let Some((mtu, cc)) = fresh {
+        if from.ip() != local.ip() {
             // RFC 9000 §9.4: another network, so nothing learned about the old one holds.
-            path.pacer = Pacer::new(u64::from(mtu.current()), now);
-            path.mtu = mtu;
-            path.cc = cc;
-            path.rtt = RttEstimator::new(initial_rtt);
+            self.restart_path_estimates(now, id);
         }
-        path.local = local;
+        let path = self.paths.get_mut(&id).ok_or(PathError::UnknownPath(id))?;
         // A migration already in progress keeps its original fallback.
-        path.migrated_from.get_or_insert(from);
+        path.migrated_from.get_or_insert((from, path.remote));
+        path.local = local;
         path.start_validation(challenge);
         // We chose the server's address ourselves: no anti-amplification limit (RFC 9000 §8.1).
         path.amplification_limited = false;
         Ok(())
+    }
+
+    /// Server: the peer's packets on a validated path come from a new address (RFC 9000 §9.3).
+    /// The path follows it and validates it, keeping the address it left to go back to if the
+    /// new one does not answer — an attacker that rewrote a packet's source must not take the
+    /// connection away from its client (§9.3.2, §9.3.3).
+    pub(crate) fn follow_peer(&mut self, id: PathId, local: SocketAddr, remote: SocketAddr) {
+        let confirmed = self.handshake.is_confirmed();
+        let mut challenge = [0u8; 8];
+        if confirmed {
+            self.rng.with(|rng| rng.fill_bytes(&mut challenge));
+        }
+        let Some(path) = self.paths.get_mut(&id) else {
+            return;
+        };
+        if confirmed && path.is_validated() {
+            path.migrated_from.get_or_insert((path.local, path.remote));
+        }
+        path.remote = remote;
+        path.local = local;
+        if confirmed {
+            path.start_validation(challenge);
+        }
+    }
+
+    /// A new congestion controller, RTT estimate, pacer and MTU search for path `id`.
+    fn restart_path_estimates(&mut self, now: Timestamp, id: PathId) {
+        let mtu = crate::mtud::Mtud::for_config(&self.config, self.socket_mtu);
+        let cc = self
+            .config
+            .controller_factory_for(id)
+            .build(CcConfig::new(u64::from(mtu.current())));
+        let initial_rtt = self.config.initial_rtt;
+        let space = self.layout.space_for(id);
+        // Acknowledgements of what was sent before measure the old network: only packets
+        // numbered from here on give the new estimator samples.
+        let next_pn = self.send_space(space).peek_pn();
+        if let Some(path) = self.paths.get_mut(&id) {
+            path.pacer = Pacer::new(u64::from(mtu.current()), now);
+            path.mtu = mtu;
+            path.cc = cc;
+            path.rtt = RttEstimator::new(initial_rtt);
+            path.last_sampled_pn = next_pn.checked_sub(1);
+        }
+    }
+
+    /// A PATH_RESPONSE validated path `id`: a migration in progress is complete. A server whose
+    /// peer moved to another IP address starts its estimates over now (RFC 9000 §9.4: "on
+    /// confirming a peer's ownership of its new address", not on a packet anyone could forge);
+    /// a client did so when it moved.
+    pub(crate) fn complete_migration(&mut self, now: Timestamp, id: PathId) {
+        let Some(path) = self.paths.get_mut(&id) else {
+            return;
+        };
+        let Some((_, old_remote)) = path.migrated_from.take() else {
+            return;
+        };
+        if self.side == Side::Server && old_remote.ip() != path.remote.ip() {
+            self.restart_path_estimates(now, id);
+        }
     }
 
     /// A migration's validation failed: back to the address the path left, which was
@@ -98,18 +148,14 @@ impl Connection {
         let Some(path) = self.paths.get_mut(&id) else {
             return false;
         };
-        let Some(from) = path.migrated_from.take() else {
+        let Some((local, remote)) = path.migrated_from.take() else {
             return false;
         };
-        path.local = from;
+        path.local = local;
+        path.remote = remote;
         path.challenge = None;
         path.validate();
         self.push_path_event(PathEvent::Failed { id });
         true
     }
-}
-
-/// A PATH_RESPONSE validated the path: a migration in progress is complete.
-pub(crate) fn complete_migration(path: &mut Path) {
-    path.migrated_from = None;
 }

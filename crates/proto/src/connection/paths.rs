@@ -150,13 +150,7 @@ impl Connection {
             }
             Some(path) if follows_peer && (path.remote != remote || path.local != local) => {
                 // RFC 9000 §9.3 / RFC 10069 §3.1.2: peer address change = migration of this path.
-                path.remote = remote;
-                path.local = local;
-                if self.handshake.is_confirmed() {
-                    let mut challenge = [0u8; 8];
-                    self.rng.with(|rng| rng.fill_bytes(&mut challenge));
-                    path.start_validation(challenge);
-                }
+                self.follow_peer(id, local, remote);
             }
             Some(_) => {}
         }
@@ -172,16 +166,16 @@ impl Connection {
         }
     }
 
-    pub(crate) fn on_path_response(&mut self, _now: Timestamp, _arrived_on: PathId, data: [u8; 8]) {
+    pub(crate) fn on_path_response(&mut self, now: Timestamp, _arrived_on: PathId, data: [u8; 8]) {
         let matched = self
             .paths
             .values_mut()
             .find(|p| p.challenge.is_some_and(|(c, _)| c == data));
         if let Some(path) = matched {
             path.challenge = None;
-            super::migration::complete_migration(path);
-            if path.validate() {
-                let id = path.id;
+            let (id, newly) = (path.id, path.validate());
+            self.complete_migration(now, id);
+            if newly {
                 self.push_path_event(PathEvent::Validated { id });
             }
         }

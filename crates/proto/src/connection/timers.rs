@@ -89,6 +89,10 @@ impl Connection {
             }
         }
         let challenge_timeout = self.challenge_timeout(id);
+        // A server's path to an unvalidated address may have spent its anti-amplification
+        // budget (RFC 9000 §8.1) on the first challenge: a resend it cannot make still counts
+        // as one, or a peer address that never answers would keep the path waiting for good.
+        let can_resend = self.send_budget(id).is_some();
         let Some(path) = self.paths.get_mut(&id) else {
             return;
         };
@@ -110,7 +114,7 @@ impl Connection {
                         );
                     }
                 } else if let Some((_, sent)) = path.challenge.as_mut() {
-                    *sent = None; // resend
+                    *sent = if can_resend { None } else { Some(now) };
                 }
             }
         }
@@ -143,12 +147,15 @@ impl Connection {
     }
 
     /// RFC 9000 §8.2.4: a validation attempt lasts about 3 PTOs (at least 6 initial RTTs is
-    /// suggested for the whole process; each of our 3 challenges waits one PTO with backoff).
+    /// suggested for the whole process; each of our 3 challenges waits one PTO, not backed off).
     fn challenge_timeout(&self, id: PathId) -> Duration {
         let pto = self
             .paths
             .get(&id)
-            .map(|p| p.pto(self.peer_max_ack_delay(), true))
+            // Without the PTO backoff: the path's unanswered challenges back its PTO off,
+            // and a timeout that grew with it would never expire (RFC 9000 §8.2.4 uses the
+            // PTO's value, not its backed-off timer).
+            .map(|p| p.pto_without_backoff(self.peer_max_ack_delay()))
             .unwrap_or(Duration::from_secs(1));
         pto.max(self.config.initial_rtt * 2)
     }

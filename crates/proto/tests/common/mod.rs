@@ -67,6 +67,9 @@ pub struct Pair {
     pub dropped: [u64; 2],
     /// Paths (by client local address) whose traffic is black-holed.
     pub blackholed: Vec<SocketAddr>,
+    /// The next datagram towards the server travels with this source address instead of its
+    /// own (an attacker rewriting it, RFC 9000 §9.3.2); impairments still follow the real one.
+    pub spoof_next_to_server: Option<SocketAddr>,
     /// Per-path impairments (by client local address) overriding `net`.
     pub path_net: Vec<(SocketAddr, NetConfig)>,
     /// Sees every datagram before the network takes it: (now, towards the server, bytes). It
@@ -137,6 +140,7 @@ impl Pair {
             client_config: ClientConfig::new(client_tls, Arc::new(client_transport)),
             dropped: [0, 0],
             blackholed: Vec::new(),
+            spoof_next_to_server: None,
             path_net: Vec::new(),
             tap: None,
             queue: BinaryHeap::new(),
@@ -198,6 +202,10 @@ impl Pair {
             2
         } else {
             1
+        };
+        let src = match self.spoof_next_to_server.take_if(|_| to_server) {
+            Some(spoofed) => spoofed,
+            None => src,
         };
         for _ in 0..copies {
             let jitter = if net.jitter.is_zero() {
