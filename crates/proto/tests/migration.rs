@@ -30,41 +30,15 @@ fn upload_with_migration(
     new_local: std::net::SocketAddr,
 ) -> (Vec<u8>, Option<Result<(), PathError>>) {
     let data = payload(UPLOAD, 3);
-    let sid = pair.client.connection_mut(ch).unwrap().open_bi().unwrap();
-    let (mut written, mut fin, mut done) = (0, false, false);
-    let (mut received, mut server_stream) = (Vec::new(), None);
     let mut migration = None;
-    let mut buf = vec![0u8; 65536];
-    pair.run_until(Duration::from_secs(60), |p| {
-        let now = p.now;
-        let c = p.client.connection_mut(ch).unwrap();
-        while written < data.len() {
-            match c.write(sid, &data[written..]) {
-                Ok(n) if n > 0 => written += n,
-                _ => break,
-            }
-        }
-        if written == data.len() && !fin {
-            c.finish(sid).unwrap();
-            fin = true;
-        }
-        if migration.is_none() && received.len() >= MIGRATE_AT {
+    let limit = Duration::from_secs(60);
+    let (_, received) = pair.upload_on(ch, Some(sh), &data, limit, |p, received| {
+        if migration.is_none() && received >= MIGRATE_AT {
+            let now = p.now;
+            let c = p.client.connection_mut(ch).unwrap();
             migration = Some(c.migrate_path(now, PathId::ZERO, new_local));
             p.client.after_connection_call(ch);
         }
-        let s = p.server.connection_mut(sh).unwrap();
-        server_stream = server_stream.or_else(|| s.accept(Dir::Bi));
-        while let Some(id) = server_stream {
-            match s.read(id, &mut buf) {
-                Ok(Some(n)) => received.extend_from_slice(&buf[..n]),
-                Ok(None) => {
-                    done = true;
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
-        done
     });
     assert!(
         received == data,

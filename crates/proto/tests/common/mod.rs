@@ -324,6 +324,22 @@ impl Pair {
         self.run_until(Duration::from_secs(10), |p| {
             p.client.connection(ch).is_some_and(|c| c.is_established())
         });
+        let (sh, received) = self.upload_on(ch, None, data, limit, |_, _| {});
+        (ch, sh, received)
+    }
+
+    /// Send `data` from client connection `ch` on a new bidirectional stream and read it on the
+    /// server until FIN (within `limit`): on `server` if the server connection is known, else
+    /// on the newest one the server accepts. `each_step` runs at every step with the number of
+    /// bytes the server has read so far. Returns the server handle and the bytes read.
+    pub fn upload_on(
+        &mut self,
+        ch: ConnectionHandle,
+        server: Option<ConnectionHandle>,
+        data: &[u8],
+        limit: Duration,
+        mut each_step: impl FnMut(&mut Pair, usize),
+    ) -> (ConnectionHandle, Vec<u8>) {
         let sid = self
             .client
             .connection_mut(ch)
@@ -332,10 +348,11 @@ impl Pair {
             .expect("stream");
         let (mut written, mut fin, mut done) = (0, false, false);
         let mut received = Vec::new();
-        let mut server_conn = None;
+        let mut server_conn = server;
         let mut server_stream = None;
         let mut buf = vec![0u8; 65536];
         self.run_until(limit, |p| {
+            each_step(p, received.len());
             let c = p.client.connection_mut(ch).expect("client connection");
             while written < data.len() {
                 match c.write(sid, &data[written..]) {
@@ -367,7 +384,7 @@ impl Pair {
             done
         });
         let sh = server_conn.expect("the server accepted the connection");
-        (ch, sh, received)
+        (sh, received)
     }
 }
 
