@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use mpquic::tls::{self, ServerTrust};
 use mpquic::{
-    config, Connection, Endpoint, MultipathMode, PathEvent, PathEventsError, PathStatus,
+    config, Endpoint, MultipathMode, PathEvent, PathEvents, PathEventsError, PathStatus,
     TransportConfig,
 };
 
@@ -33,9 +33,16 @@ async fn main() -> anyhow::Result<()> {
         &["127.0.0.1:0".parse()?],
     )?;
     let accepting = server.clone();
+    // A subscription sees the events sent after it was made, and the server can subscribe
+    // only once its handshake is done, which its task may learn after the client has already
+    // opened a path: the client waits for the server's subscription (a demo's choice; a real
+    // server subscribes whenever it likes and sees what follows).
+    let (subscribed_tx, subscribed) = tokio::sync::oneshot::channel();
     let server_side = tokio::spawn(async move {
         let conn = accepting.accept().await.context("no attempt")?.await?;
-        print_events("server", &conn).await
+        let events = conn.path_events();
+        let _ = subscribed_tx.send(());
+        print_events("server", events).await
     });
 
     let client = Endpoint::client(&["127.0.0.1:0".parse()?, "127.0.0.2:0".parse()?])?;
@@ -43,10 +50,8 @@ async fn main() -> anyhow::Result<()> {
     client.set_default_client_config(config::client(client_tls, transport));
     let conn = client.connect(server.local_addr(), "localhost")?.await?;
     // Subscribe before opening the path: a subscription sees the events sent after it.
-    let printer = {
-        let conn = conn.clone();
-        tokio::spawn(async move { print_events("client", &conn).await })
-    };
+    let printer = tokio::spawn(print_events("client", conn.path_events()));
+    subscribed.await.context("the server did not subscribe")?;
 
     let second: IpAddr = "127.0.0.2".parse()?;
     let path = tokio::time::timeout(
@@ -102,8 +107,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// Print `who`'s path events until the connection ends; returns them.
-async fn print_events(who: &str, conn: &Connection) -> anyhow::Result<Vec<PathEvent>> {
-    let mut events = conn.path_events();
+async fn print_events(who: &str, mut events: PathEvents) -> anyhow::Result<Vec<PathEvent>> {
     let mut seen = Vec::new();
     loop {
         match events.recv().await {
