@@ -18,8 +18,9 @@ impl Connection {
     /// path is then back on the address it left, which keeps working), and at once when the
     /// core refuses: [`OpenPathError::Path`] with the reason (a server, a peer that sent
     /// disable_active_migration, an unknown path; a handshake not yet confirmed or no spare
-    /// connection ID from the peer once [`crate::OPEN_PATH_WAIT`] has passed), or [`OpenPathError::NotBound`] for an address with no
-    /// socket of the remote's family.
+    /// connection ID from the peer once [`crate::OPEN_PATH_WAIT`] has passed), or
+    /// [`OpenPathError::NotBound`] for an address with no socket of the remote's family. A
+    /// move to the address the path uses already resolves at once.
     pub async fn migrate(
         &self,
         id: PathId,
@@ -29,7 +30,7 @@ impl Connection {
         // Right after the handshake the client may not have the server's HANDSHAKE_DONE or a
         // spare connection ID yet: wait for them as `open_path` does.
         let deadline = tokio::time::Instant::now() + crate::OPEN_PATH_WAIT;
-        loop {
+        let moved = loop {
             match self.try_migrate(id, local) {
                 Err(OpenPathError::Path(
                     mpquic_proto::PathError::NotEstablished
@@ -39,20 +40,24 @@ impl Connection {
                 }
                 other => break other?,
             }
+        };
+        if moved {
+            self.path_validated(id).await?;
         }
-        self.path_validated(id).await
+        Ok(())
     }
 
-    /// Ask the core to move path `id` to `local` now, without waiting.
-    fn try_migrate(&self, id: PathId, local: LocalAddr) -> Result<(), OpenPathError> {
+    /// Ask the core to move path `id` to `local` now, without waiting. Returns whether the path
+    /// moved (false: it was there already).
+    fn try_migrate(&self, id: PathId, local: LocalAddr) -> Result<bool, OpenPathError> {
         let now = self.inner.shared.now();
         let locals = self.inner.shared.lock().locals.clone();
-        self.inner.with(|conn, cs| {
-            let remote = conn
+        let moved = self.inner.with(|conn, cs| {
+            let (current, remote) = conn
                 .path_stats()
                 .into_iter()
                 .find(|p| p.id == id)
-                .map(|p| p.remote)
+                .map(|p| (p.local, p.remote))
                 .ok_or(OpenPathError::Path(mpquic_proto::PathError::UnknownPath(
                     id,
                 )))?;
@@ -61,12 +66,17 @@ impl Connection {
                 .find(|l| local.matches(**l) && l.is_ipv4() == remote.is_ipv4())
                 .copied()
                 .ok_or(OpenPathError::NotBound(local))?;
+            if bound == current {
+                return Ok(false);
+            }
             conn.migrate_path(now, id, bound)?;
             // The outcome of this validation, not of an earlier one, answers the caller.
             cs.path_outcomes.remove(&id);
-            Ok::<(), OpenPathError>(())
+            Ok::<bool, OpenPathError>(true)
         })??;
-        self.inner.shared.wake_driver();
-        Ok(())
+        if moved {
+            self.inner.shared.wake_driver();
+        }
+        Ok(moved)
     }
 }

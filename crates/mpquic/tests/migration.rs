@@ -107,7 +107,7 @@ async fn no_migration_to_a_server_that_disables_it() {
 
 /// A socket the endpoint does not have is refused before anything changes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migration_to_an_unbound_address_is_refused() {
+async fn migration_to_an_unbound_address_is_refused_and_to_the_current_one_is_a_no_op() {
     let (_dir, root) = root_with("f.bin", b"x");
     let server = start_server(root, transport(MultipathMode::Single));
     let (_client, conn) = connect_from(
@@ -121,4 +121,9 @@ async fn migration_to_an_unbound_address_is_refused() {
         matches!(refused, Err(OpenPathError::NotBound(_))),
         "{refused:?}"
     );
+    // The address in use: nothing to do, at once.
+    let here = path0_local(&conn);
+    common::within("no-op migration", conn.migrate(PathId::ZERO, here))
+        .await
+        .expect("a move to the current address succeeds");
 }
