@@ -37,18 +37,14 @@ fn our_server(
 ) {
     let endpoint = Endpoint::server(server_config, &[addr("127.0.0.1:0")]).expect("bind server");
     let (tx, rx) = mpsc::unbounded_channel();
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            let (root, tx) = (root.clone(), tx.clone());
-            tokio::spawn(async move {
-                let Ok(conn) = incoming.await else { return };
-                let _ = tx.send((conn.clone(), conn.design()));
-                tokio::spawn(echo_datagrams(conn.clone()));
-                while let Ok((send, recv)) = conn.accept_bi().await {
-                    tokio::spawn(answer(send, recv, root.clone()));
-                }
-            });
+    common::serve_each(&endpoint, move |conn| {
+        let (root, tx) = (root.clone(), tx.clone());
+        async move {
+            let _ = tx.send((conn.clone(), conn.design()));
+            tokio::spawn(echo_datagrams(conn.clone()));
+            while let Ok((send, recv)) = conn.accept_bi().await {
+                tokio::spawn(answer(send, recv, root.clone()));
+            }
         }
     });
     (endpoint, rx)

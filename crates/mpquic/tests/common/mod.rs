@@ -100,6 +100,27 @@ pub fn start_server(root: Arc<PathBuf>, transport: TransportConfig) -> Endpoint 
     endpoint
 }
 
+/// Accept every connection attempt on `endpoint` and hand each connection, once its handshake
+/// completed, to `serve` in a task of its own (attempts that fail are dropped).
+pub fn serve_each<F, Fut>(endpoint: &Endpoint, serve: F)
+where
+    F: Fn(mpquic::Connection) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let ep = endpoint.clone();
+    let serve = Arc::new(serve);
+    tokio::spawn(async move {
+        while let Some(incoming) = ep.accept().await {
+            let serve = serve.clone();
+            tokio::spawn(async move {
+                if let Ok(conn) = incoming.await {
+                    serve(conn).await;
+                }
+            });
+        }
+    });
+}
+
 /// A client configuration for our client (insecure verification, hq-interop).
 pub fn client_config(transport: TransportConfig) -> mpquic::ClientConfig {
     client_config_with(&[hq::ALPN], transport)

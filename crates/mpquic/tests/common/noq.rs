@@ -28,15 +28,11 @@ pub fn our_server(
 ) -> (Endpoint, mpsc::UnboundedReceiver<mpquic::Connection>) {
     let endpoint = server_endpoint(transport);
     let (tx, rx) = mpsc::unbounded_channel();
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            let (root, tx) = (root.clone(), tx.clone());
-            tokio::spawn(async move {
-                let Ok(conn) = incoming.await else { return };
-                let _ = tx.send(conn.clone());
-                hq::serve_connection(conn, root).await;
-            });
+    super::serve_each(&endpoint, move |conn| {
+        let (root, tx) = (root.clone(), tx.clone());
+        async move {
+            let _ = tx.send(conn.clone());
+            hq::serve_connection(conn, root).await;
         }
     });
     (endpoint, rx)
