@@ -18,15 +18,10 @@ fn retrying_server(root: Arc<std::path::PathBuf>) -> Endpoint {
     let mut server_config = config::server(tls, transport(MultipathMode::Auto));
     server_config.retry = RetryPolicy::Always;
     let endpoint = Endpoint::server(server_config, &[addr("127.0.0.1:0")]).expect("bind server");
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            let root = root.clone();
-            tokio::spawn(async move {
-                if let Ok(conn) = incoming.await {
-                    hq::serve_connection(conn, root).await;
-                }
-            });
+    common::serve_each(&endpoint, move |conn| {
+        let root = root.clone();
+        async move {
+            hq::serve_connection(conn, root).await;
         }
     });
     endpoint

@@ -86,15 +86,10 @@ pub fn server_config_with(alpns: &[&[u8]], transport: TransportConfig) -> mpquic
 /// Our hq-interop server on 127.0.0.1:0 serving `root`.
 pub fn start_server(root: Arc<PathBuf>, transport: TransportConfig) -> Endpoint {
     let endpoint = server_endpoint(transport);
-    let ep = endpoint.clone();
-    tokio::spawn(async move {
-        while let Some(incoming) = ep.accept().await {
-            let root = root.clone();
-            tokio::spawn(async move {
-                if let Ok(conn) = incoming.await {
-                    hq::serve_connection(conn, root).await;
-                }
-            });
+    serve_each(&endpoint, move |conn| {
+        let root = root.clone();
+        async move {
+            hq::serve_connection(conn, root).await;
         }
     });
     endpoint
