@@ -210,21 +210,37 @@ impl RemoteCids {
             .map(|(c, _)| *c)
     }
 
-    /// Switch to the next CID the peer issued and retire the one in use: RFC 9000 §9.5, an
-    /// endpoint that moves to another local address sends with a CID it has not used, so that
-    /// an observer cannot link the two addresses. Returns false, changing nothing, when the peer
-    /// has issued no spare.
-    pub(crate) fn rotate(&mut self) -> bool {
-        let Some(current) = self.in_use else {
-            return false;
-        };
-        let Some(next) = self.available.keys().find(|&s| s > current) else {
-            return false;
-        };
-        self.available.remove(current);
-        self.pending_retire.push(current);
+    /// Switch to the next CID the peer issued, keeping the one left: RFC 9000 §9.5, an endpoint
+    /// that moves to another local address sends with a CID it has not used, so that an
+    /// observer cannot link the two addresses. The CID left stays ours until the move is
+    /// settled: [`RemoteCids::retire`] once it succeeded, [`RemoteCids::switch_back`] if it
+    /// failed. Returns the sequence number left, or None, changing nothing, when the peer has
+    /// issued no spare.
+    pub(crate) fn switch_to_spare(&mut self) -> Option<u64> {
+        let current = self.in_use?;
+        let next = self.available.keys().find(|&s| s > current)?;
         self.in_use = Some(next);
-        true
+        Some(current)
+    }
+
+    /// Retire CID `seq` (one a move left), unless it is in use or already gone.
+    pub(crate) fn retire(&mut self, seq: u64) {
+        if self.in_use != Some(seq) && self.available.remove(seq).is_some() {
+            self.pending_retire.push(seq);
+        }
+    }
+
+    /// A move failed: back to CID `seq`, the one used at the address returned to, unless the
+    /// peer retired it meanwhile; the CID the move used was seen at the other address only and
+    /// is retired.
+    pub(crate) fn switch_back(&mut self, seq: u64) {
+        let Some(used) = self.in_use else {
+            return;
+        };
+        if used != seq && self.available.get(seq).is_some() {
+            self.in_use = Some(seq);
+            self.retire(used);
+        }
     }
 
     /// Whether a reset token belongs to this pool (stateless reset detection, RFC 9000 §10.3.1).
@@ -282,22 +298,41 @@ mod tests {
     }
 
     #[test]
-    fn rotation_takes_the_next_cid_and_retires_the_old_one() {
+    fn a_move_takes_the_next_cid_and_settles_the_old_one_afterwards() {
         let mut pool = RemoteCids::with_initial(cid(0));
-        assert!(!pool.rotate(), "no spare yet");
+        assert_eq!(pool.switch_to_spare(), None, "no spare yet");
         assert_eq!(pool.current(), Some(cid(0)));
         pool.on_new_cid(2, 0, cid(2), ResetToken([2; 16]), 4)
             .unwrap();
         pool.on_new_cid(1, 0, cid(1), ResetToken([1; 16]), 4)
             .unwrap();
-        assert!(pool.rotate());
+        // A move that succeeds: the old CID is retired once it is settled.
+        assert_eq!(pool.switch_to_spare(), Some(0));
         assert_eq!(pool.current(), Some(cid(1)));
+        assert!(!pool.has_pending_retire(), "kept until the move is settled");
+        pool.retire(0);
         assert_eq!(pool.take_pending_retire(), vec![0]);
-        assert!(pool.rotate());
+        // A move that fails: back to the CID of the old address, the other one retired.
+        assert_eq!(pool.switch_to_spare(), Some(1));
         assert_eq!(pool.current(), Some(cid(2)));
-        assert!(!pool.rotate());
-        assert_eq!(pool.current(), Some(cid(2)));
+        pool.switch_back(1);
+        assert_eq!(pool.current(), Some(cid(1)));
+        assert_eq!(pool.take_pending_retire(), vec![2]);
+        assert_eq!(pool.switch_to_spare(), None);
+        // Retiring the CID in use, or one already gone, does nothing.
+        pool.retire(1);
+        pool.retire(2);
+        assert!(!pool.has_pending_retire());
+        // The peer retired the old CID meanwhile (retire_prior_to): no way back, the new stays.
+        pool.on_new_cid(3, 0, cid(3), ResetToken([3; 16]), 4)
+            .unwrap();
+        assert_eq!(pool.switch_to_spare(), Some(1));
+        pool.on_new_cid(4, 2, cid(4), ResetToken([4; 16]), 4)
+            .unwrap();
         assert_eq!(pool.take_pending_retire(), vec![1]);
+        pool.switch_back(1);
+        assert_eq!(pool.current(), Some(cid(3)));
+        assert!(!pool.has_pending_retire());
     }
 
     #[test]

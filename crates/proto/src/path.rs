@@ -182,12 +182,12 @@ pub(crate) struct Path {
     pub challenge_timeouts: u32,
     /// "ACK on all paths": an ACK sent on another path is owed once on this one.
     pub ack_copy_pending: bool,
-    /// PATH_RESPONSE frames to send on this path.
-    pub pending_responses: Vec<[u8; 8]>,
+    /// PATH_RESPONSE frames owed for PATH_CHALLENGE frames that arrived on this path.
+    pub pending_responses: Vec<PendingResponse>,
     /// While a migration is being validated (ours, or the peer's that we follow): the validated
     /// (local, remote) addresses the path left, to go back to if the new ones do not answer
     /// (RFC 9000 §9.2, §9.3.2).
-    pub migrated_from: Option<(SocketAddr, SocketAddr)>,
+    pub migrated_from: Option<MigratedFrom>,
     /// Last time a packet was received on this path (per-path idle timeout, RFC 10069 §3.5).
     pub last_activity: Timestamp,
     /// Last time an ACK for this path's packets arrived on this path itself (RTT sampling).
@@ -527,4 +527,38 @@ pub(crate) fn epoch_index(epoch: Epoch) -> usize {
         Epoch::Handshake => 1,
         Epoch::Data => 2,
     }
+}
+
+/// A PATH_RESPONSE owed for a PATH_CHALLENGE (RFC 9000 §8.2.2: it goes back on the 4-tuple the
+/// challenge came in on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PendingResponse {
+    /// The challenge's data, echoed.
+    pub data: [u8; 8],
+    /// Set when the challenge came from addresses the path does not use (a probe the path has
+    /// not moved for, RFC 9000 §9.3): the response goes there in a packet of its own.
+    pub off_path: Option<OffPath>,
+}
+
+/// The 4-tuple of a probe the path did not move for, and what may be sent there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OffPath {
+    /// Our address the probe reached.
+    pub local: SocketAddr,
+    /// The address it came from.
+    pub remote: SocketAddr,
+    /// Bytes we may send to an address nobody has validated: three times what came from it
+    /// (RFC 9000 §8.1, §8.2.2).
+    pub budget: usize,
+}
+
+/// Where a path was before a move now being validated, to go back to if the new addresses do
+/// not answer (RFC 9000 §9.2, §9.3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MigratedFrom {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    /// Our own move: the sequence number of the peer's CID used there, retired once the move
+    /// is validated and used again if it fails (RFC 9000 §9.5).
+    pub cid_seq: Option<u64>,
 }

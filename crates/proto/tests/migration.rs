@@ -159,6 +159,7 @@ fn a_move_to_an_address_that_does_not_work_falls_back() {
         let old_local = pair.client_addr;
         let dead = addr("10.0.0.66:6000");
         pair.blackholed.push(dead);
+        let dcids = log_client_dcids(&mut pair);
         let (_, migration) = upload_with_migration(&mut pair, ch, sh, dead);
         assert_eq!(
             migration,
@@ -172,6 +173,15 @@ fn a_move_to_an_address_that_does_not_work_falls_back() {
         assert!(
             events.contains(&PathEvent::Failed { id: PathId::ZERO }),
             "{mode:?}: {events:?}"
+        );
+        // RFC 9000 §9.5: back on the old address with the CID used there before; the one
+        // the failed move used (seen at the other address) is not.
+        let log = dcids.borrow();
+        let (first, last) = (log.first().unwrap(), log.last().unwrap());
+        assert_eq!(first, last, "{mode:?}: the old address's CID again");
+        assert!(
+            log.iter().any(|d| d != first),
+            "{mode:?}: the move used another"
         );
     }
 }
@@ -326,5 +336,136 @@ fn moves_between_lossy_networks_of_different_delays() {
             let (local, remote_seen) = path0_local_and_remote(&pair, ch, sh);
             assert_eq!((local, remote_seen), (new_local, new_local), "{what}");
         }
+    }
+}
+
+/// The server's connection's path 0 remote address.
+fn server_path0_remote(pair: &Pair, sh: ConnectionHandle) -> std::net::SocketAddr {
+    let paths = pair.server.connection(sh).unwrap().path_stats();
+    paths.iter().find(|p| p.id == PathId::ZERO).unwrap().remote
+}
+
+/// RFC 9000 §9.3: "An endpoint only changes the address to which it sends packets in response
+/// to the highest-numbered non-probing packet." A NAT rebinds the client while two of its
+/// packets are in flight and the network reorders them: the newer one (from the new address)
+/// moves the server's path, and the older one, delivered after it from the old address, must
+/// not move it back. Then the transfer finishes through the NAT.
+#[test]
+fn a_reordered_packet_from_the_old_address_does_not_move_the_server_back() {
+    for mode in MODES {
+        let t = TransportConfig::default().multipath(mode);
+        let (mut pair, ch, sh) = Pair::established(28, t.clone(), t, NetConfig::default());
+        let (real, outside) = (pair.client_addr, addr("192.0.2.7:40000"));
+        // Hold back everything the client sends for a while.
+        let held = std::rc::Rc::new(std::cell::RefCell::new(Vec::<Vec<u8>>::new()));
+        let sink = held.clone();
+        pair.tap = Some(Box::new(move |_, to_server, data| {
+            if to_server {
+                sink.borrow_mut().push(data.clone());
+            }
+            !to_server
+        }));
+        let c = pair.client.connection_mut(ch).unwrap();
+        let sid = c.open_bi().unwrap();
+        c.write(sid, b"first ").unwrap();
+        pair.client.after_connection_call(ch);
+        pair.step();
+        let c = pair.client.connection_mut(ch).unwrap();
+        c.write(sid, b"second").unwrap();
+        c.finish(sid).unwrap();
+        pair.client.after_connection_call(ch);
+        pair.step();
+        pair.tap = None;
+        let held = held.take();
+        assert!(held.len() >= 2, "{mode:?}: {} datagrams held", held.len());
+        let (older, newer) = (held.first().unwrap(), held.last().unwrap());
+        let (now, server_addr) = (pair.now, pair.server_addr);
+        let deliver = |pair: &mut Pair, from, data: &[u8]| {
+            pair.server
+                .handle_datagram(now, server_addr, from, data.into());
+        };
+        deliver(&mut pair, outside, newer);
+        assert_eq!(
+            server_path0_remote(&pair, sh),
+            outside,
+            "{mode:?}: the newest packet moves the path"
+        );
+        deliver(&mut pair, real, older);
+        assert_eq!(
+            server_path0_remote(&pair, sh),
+            outside,
+            "{mode:?}: an older packet from the old address does not move it back"
+        );
+        // From now on the NAT is in place; the held data is resent and the server validates
+        // the new address.
+        pair.nat = Some((real, outside));
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        pair.run_until(Duration::from_secs(10), |p| {
+            let s = p.server.connection_mut(sh).unwrap();
+            while let Some(id) = s.accept(Dir::Bi) {
+                assert_eq!(id, sid);
+            }
+            while let Ok(Some(n)) = s.read(sid, &mut buf) {
+                got.extend_from_slice(&buf[..n]);
+            }
+            got == b"first second"
+        });
+        assert_eq!(server_path0_remote(&pair, sh), outside, "{mode:?}");
+        let server = pair.server.connection_mut(sh).unwrap();
+        let events: Vec<_> = std::iter::from_fn(|| server.poll_event()).collect();
+        assert!(
+            !events.contains(&Event::Path(PathEvent::Failed { id: PathId::ZERO })),
+            "{mode:?}: {events:?}"
+        );
+    }
+}
+
+/// RFC 9000 §8.2.2 and §9.3: a probe (PATH_CHALLENGE and padding only) from a new address does
+/// not move the server's path, and its PATH_RESPONSE goes back to the address the probe came
+/// from. The client's old network goes dark as it moves, so a response sent the old way would
+/// never arrive; the client's first non-probing packet from the new address then moves the
+/// server's path.
+#[test]
+fn a_probe_is_answered_where_it_came_from_and_does_not_move_the_path() {
+    for mode in MODES {
+        let t = TransportConfig::default().multipath(mode);
+        let (mut pair, ch, sh) = Pair::established(29, t.clone(), t, NetConfig::default());
+        let (old_local, new_local) = (pair.client_addr, addr("10.0.0.9:6000"));
+        let now = pair.now;
+        let c = pair.client.connection_mut(ch).unwrap();
+        assert_eq!(c.migrate_path(now, PathId::ZERO, new_local), Ok(()));
+        pair.client.after_connection_call(ch);
+        pair.blackholed.push(old_local);
+        let mut server_remote_when_validated = None;
+        pair.run_until(Duration::from_secs(2), |p| {
+            let validated = path_events(p, ch).contains(&PathEvent::Validated { id: PathId::ZERO });
+            if validated {
+                server_remote_when_validated = Some(server_path0_remote(p, sh));
+            }
+            server_remote_when_validated.is_some()
+        });
+        assert_eq!(
+            server_remote_when_validated,
+            Some(old_local),
+            "{mode:?}: the probe alone did not move the server's path"
+        );
+        // The client now sends from the new address: the server follows and validates it.
+        let c = pair.client.connection_mut(ch).unwrap();
+        let sid = c.open_bi().unwrap();
+        c.write(sid, b"moved").unwrap();
+        c.finish(sid).unwrap();
+        pair.client.after_connection_call(ch);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        pair.run_until(Duration::from_secs(2), |p| {
+            let s = p.server.connection_mut(sh).unwrap();
+            while s.accept(Dir::Bi).is_some() {}
+            while let Ok(Some(n)) = s.read(sid, &mut buf) {
+                got.extend_from_slice(&buf[..n]);
+            }
+            got == b"moved"
+        });
+        assert_eq!(server_path0_remote(&pair, sh), new_local, "{mode:?}");
     }
 }

@@ -50,7 +50,8 @@ impl Connection {
             Frame::RetireConnectionId { path_id, sequence } => {
                 self.on_retire_connection_id(now, path_id, sequence)?
             }
-            Frame::PathChallenge(data) => self.on_path_challenge(path, data),
+            // on_decrypted answers PATH_CHALLENGE: it knows the 4-tuple the packet came on.
+            Frame::PathChallenge(data) => self.on_path_challenge(path, data, None),
             Frame::PathResponse(data) => self.on_path_response(now, path, data),
             Frame::ConnectionClose(close) => self.on_connection_close(now, close),
             Frame::HandshakeDone => {

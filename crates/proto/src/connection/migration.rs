@@ -7,7 +7,8 @@
 //! PATH_CHALLENGE from it and carries no new data until the PATH_RESPONSE arrives (RFC 9000
 //! §8.2, §9.1). If none does, the path goes back to the address it left, which still works.
 //! A server follows its peer the same way (RFC 9000 §9.3): to the new address, validated, with
-//! the old one kept in case the new one does not answer.
+//! the old one kept in case the new one does not answer; only the highest-numbered non-probing
+//! packet moves it, and a probe from elsewhere is answered where it came from.
 
 use std::net::SocketAddr;
 
@@ -15,9 +16,11 @@ use mpquic_wire::stream_id::Side;
 use rand_core::RngCore;
 
 use super::api::PathError;
-use super::{Connection, PathEvent};
+use super::send::{PacketPlan, MIN_INITIAL_SIZE};
+use super::{Connection, PathEvent, Transmit};
 use crate::cc::{CcConfig, Pacer};
-use crate::path::PathId;
+use crate::crypto::Epoch;
+use crate::path::{MigratedFrom, PathId};
 use crate::recovery::rtt::RttEstimator;
 use crate::time::Timestamp;
 
@@ -62,10 +65,11 @@ impl Connection {
         if from == local {
             return Ok(());
         }
-        let rotated = self.remote_cids.get_mut(&id).is_some_and(|c| c.rotate());
-        if !rotated {
-            return Err(PathError::NoConnectionId);
-        }
+        let left = self
+            .remote_cids
+            .get_mut(&id)
+            .and_then(|c| c.switch_to_spare())
+            .ok_or(PathError::NoConnectionId)?;
         let mut challenge = [0u8; 8];
         self.rng.with(|rng| rng.fill_bytes(&mut challenge));
         if from.ip() != local.ip() {
@@ -73,8 +77,20 @@ impl Connection {
             self.restart_path_estimates(now, id);
         }
         let path = self.paths.get_mut(&id).ok_or(PathError::UnknownPath(id))?;
-        // A migration already in progress keeps its original fallback.
-        path.migrated_from.get_or_insert((from, path.remote));
+        // A migration already in progress keeps its original fallback; the CID of the address
+        // it passed through is not needed again.
+        let unsettled = path.migrated_from.replace(MigratedFrom {
+            local: from,
+            remote: path.remote,
+            cid_seq: Some(left),
+        });
+        if let Some(first) = unsettled {
+            path.migrated_from = Some(first);
+            if let Some(pool) = self.remote_cids.get_mut(&id) {
+                pool.retire(left);
+            }
+        }
+        let path = self.paths.get_mut(&id).ok_or(PathError::UnknownPath(id))?;
         path.local = local;
         path.start_validation(challenge);
         // We chose the server's address ourselves: no anti-amplification limit (RFC 9000 §8.1).
@@ -96,7 +112,11 @@ impl Connection {
             return;
         };
         if confirmed && path.is_validated() {
-            path.migrated_from.get_or_insert((path.local, path.remote));
+            path.migrated_from.get_or_insert(MigratedFrom {
+                local: path.local,
+                remote: path.remote,
+                cid_seq: None,
+            });
         }
         path.remote = remote;
         path.local = local;
@@ -112,15 +132,21 @@ impl Connection {
             .config
             .controller_factory_for(id)
             .build(CcConfig::new(u64::from(mtu.current())));
-        let initial_rtt = self.config.initial_rtt;
-        let space = self.layout.space_for(id);
-        // Acknowledgements of what was sent before measure the old network: only packets
-        // numbered from here on give the new estimator samples.
-        let next_pn = self.send_space(space).peek_pn();
         if let Some(path) = self.paths.get_mut(&id) {
             path.pacer = Pacer::new(u64::from(mtu.current()), now);
             path.mtu = mtu;
             path.cc = cc;
+        }
+        self.restart_rtt_estimate(id);
+    }
+
+    /// A new RTT estimate for path `id`. Acknowledgements of what was sent before measure
+    /// another route: only packets numbered from here on give the new estimator samples.
+    fn restart_rtt_estimate(&mut self, id: PathId) {
+        let initial_rtt = self.config.initial_rtt;
+        let space = self.layout.space_for(id);
+        let next_pn = self.send_space(space).peek_pn();
+        if let Some(path) = self.paths.get_mut(&id) {
             path.rtt = RttEstimator::new(initial_rtt);
             path.last_sampled_pn = next_pn.checked_sub(1);
         }
@@ -134,11 +160,28 @@ impl Connection {
         let Some(path) = self.paths.get_mut(&id) else {
             return;
         };
-        let Some((_, old_remote)) = path.migrated_from.take() else {
+        let Some(from) = path.migrated_from.take() else {
             return;
         };
-        if self.side == Side::Server && old_remote.ip() != path.remote.ip() {
+        // The server follows its peer's address; a client moves its own.
+        let new_ip = match self.side {
+            Side::Server => from.remote.ip() != path.remote.ip(),
+            Side::Client => from.local.ip() != path.local.ip(),
+        };
+        if let (Some(seq), Some(pool)) = (from.cid_seq, self.remote_cids.get_mut(&id)) {
+            // RFC 9000 §9.5: the CID of the address left is not used again.
+            pool.retire(seq);
+        }
+        if !new_ip {
+            return;
+        }
+        if self.side == Side::Server {
             self.restart_path_estimates(now, id);
+        } else {
+            // Our own move: until the server followed (on our first non-probing packet from
+            // the new address, RFC 9000 §9.3) it acknowledged our probes on the old route, so
+            // samples so far mix the two networks.
+            self.restart_rtt_estimate(id);
         }
     }
 
@@ -148,14 +191,55 @@ impl Connection {
         let Some(path) = self.paths.get_mut(&id) else {
             return false;
         };
-        let Some((local, remote)) = path.migrated_from.take() else {
+        let Some(from) = path.migrated_from.take() else {
             return false;
         };
-        path.local = local;
-        path.remote = remote;
+        path.local = from.local;
+        path.remote = from.remote;
         path.challenge = None;
         path.validate();
+        if let (Some(seq), Some(pool)) = (from.cid_seq, self.remote_cids.get_mut(&id)) {
+            // Back with the CID used there before: the one of the failed move would link the
+            // two addresses (RFC 9000 §9.5).
+            pool.switch_back(seq);
+        }
         self.push_path_event(PathEvent::Failed { id });
         true
+    }
+
+    /// A PATH_RESPONSE owed to addresses its path does not use (a probe the path did not move
+    /// for), in a datagram of its own sent there (RFC 9000 §8.2.2), padded to 1200 bytes unless
+    /// that would send more than three times what came from there (§8.1).
+    pub(crate) fn send_off_path_response(
+        &mut self,
+        now: Timestamp,
+        buf: &mut Vec<u8>,
+    ) -> Option<Transmit> {
+        let (id, index) = self.paths.iter().find_map(|(id, p)| {
+            let i = p
+                .pending_responses
+                .iter()
+                .position(|r| r.off_path.is_some())?;
+            Some((*id, i))
+        })?;
+        let response = self.paths.get_mut(&id)?.pending_responses.remove(index);
+        let to = response.off_path?;
+        let max = self.max_udp_payload(id).min(to.budget);
+        let plan = PacketPlan {
+            pad_to: Some(MIN_INITIAL_SIZE.min(max)),
+            path_response: Some(response.data),
+            ..PacketPlan::default()
+        };
+        // Without room (a tiny probe) or a connection ID the response is dropped, as a lost
+        // one would be; the peer challenges again.
+        self.build_packet(now, id, Epoch::Data, buf, max, plan)?;
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += buf.len() as u64;
+        Some(Transmit {
+            local: to.local,
+            remote: to.remote,
+            size: buf.len(),
+            ecn: None,
+        })
     }
 }

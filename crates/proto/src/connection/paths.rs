@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use bytes::Bytes;
 use mpquic_wire::frame::{Frame, NewConnectionId, PathStatus};
 use mpquic_wire::stream_id::Side;
 use rand_core::RngCore;
@@ -14,10 +15,34 @@ use crate::cc::CcConfig;
 use crate::cid::LocalCids;
 use crate::crypto::Epoch;
 use crate::error::TransportError;
-use crate::path::{Path, PathId};
+use crate::path::{OffPath, Path, PathId, PendingResponse, AMPLIFICATION_FACTOR};
 use crate::recovery::LossCause;
 use crate::sent_frames::PathFrame;
+use crate::space::SpaceId;
 use crate::time::Timestamp;
+
+/// PATH_RESPONSE frames kept per path at most; a peer challenging faster than we answer gets
+/// the newest answered on the next round trip anyway.
+const MAX_PENDING_RESPONSES: usize = 4;
+
+/// A decrypted packet's path, number and frames, and the 4-tuple and size of the datagram
+/// that brought it: what deciding whether its path moves needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Arrival<'a> {
+    pub path: PathId,
+    pub space: SpaceId,
+    pub pn: u64,
+    pub payload: &'a Bytes,
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub datagram_len: usize,
+}
+
+/// Whether a packet holds probing frames only (RFC 9000 §9.1). A frame that does not parse
+/// makes it non-probing; the frame loop then closes the connection.
+fn is_probing_packet(payload: &Bytes) -> bool {
+    Frame::iter(payload.clone()).all(|f| f.is_ok_and(|f| f.is_probing()))
+}
 
 impl Connection {
     /// Open a new path from `local` to `remote` (client only, RFC 10069 §3.1). The path is
@@ -128,40 +153,64 @@ impl Connection {
         }
     }
 
-    /// Make sure the path a packet arrived on exists and its 4-tuple is current.
+    /// Make sure the path a packet arrived on exists, and move it if the packet says the peer
+    /// moved. Returns the packet's 4-tuple when it arrived on addresses the path keeps not
+    /// using: a PATH_CHALLENGE in it is answered there (RFC 9000 §8.2.2).
     pub(crate) fn ensure_path(
         &mut self,
         now: Timestamp,
-        id: PathId,
-        local: SocketAddr,
-        remote: SocketAddr,
-    ) -> Result<(), TransportError> {
-        // Only a server follows the peer to a new address (RFC 9000 §9.3). A client's paths
-        // move when it migrates them itself; packets still reaching the address it left
-        // (sent before the server saw the move) belong to the same path.
-        let follows_peer = self.side == Side::Server;
-        match self.paths.get_mut(&id) {
-            None => {
-                // RFC 10069 §3.1: a packet on an unused path ID opens the path on the server.
-                if !self.layout.is_multipath() {
-                    return Ok(());
-                }
+        arrival: Arrival<'_>,
+    ) -> Result<Option<OffPath>, TransportError> {
+        let Arrival {
+            path: id,
+            local,
+            remote,
+            ..
+        } = arrival;
+        let Some(path) = self.paths.get(&id) else {
+            // RFC 10069 §3.1: a packet on an unused path ID opens the path on the server.
+            if self.layout.is_multipath() {
                 self.create_path(now, id, local, remote);
             }
-            Some(path) if follows_peer && (path.remote != remote || path.local != local) => {
-                // RFC 9000 §9.3 / RFC 10069 §3.1.2: peer address change = migration of this path.
-                self.follow_peer(id, local, remote);
-            }
-            Some(_) => {}
+            return Ok(None);
+        };
+        if path.remote == remote && path.local == local {
+            return Ok(None);
         }
-        Ok(())
+        // RFC 9000 §9.3 / RFC 10069 §3.1.2: a peer address change is a migration of this path.
+        // Only a server follows the peer (a client's paths move when it migrates them itself;
+        // packets still reaching the address it left belong to the same path), and only for
+        // "the highest-numbered non-probing packet": a probe does not move the path, nor does
+        // a packet sent before the move and delivered after it.
+        let newest = path
+            .acks
+            .get(&arrival.space)
+            .and_then(|a| a.largest())
+            .is_none_or(|(largest, _)| arrival.pn > largest);
+        if self.side == Side::Server && newest && !is_probing_packet(arrival.payload) {
+            self.follow_peer(id, local, remote);
+            return Ok(None);
+        }
+        Ok(Some(OffPath {
+            local,
+            remote,
+            budget: arrival
+                .datagram_len
+                .saturating_mul(AMPLIFICATION_FACTOR as usize),
+        }))
     }
 
-    pub(crate) fn on_path_challenge(&mut self, path: PathId, data: [u8; 8]) {
+    /// A PATH_CHALLENGE arrived on `path`, or (`off_path`) from addresses the path does not
+    /// use; the response goes back the way the challenge came (RFC 9000 §8.2.2).
+    pub(crate) fn on_path_challenge(
+        &mut self,
+        path: PathId,
+        data: [u8; 8],
+        off_path: Option<OffPath>,
+    ) {
         if let Some(p) = self.paths.get_mut(&path) {
-            // RFC 9000 §8.2.2 / RFC 10069 §3.1: respond on the same path.
-            if p.pending_responses.len() < 4 {
-                p.pending_responses.push(data);
+            if p.pending_responses.len() < MAX_PENDING_RESPONSES {
+                p.pending_responses.push(PendingResponse { data, off_path });
             }
         }
     }
@@ -327,12 +376,16 @@ impl Connection {
             return false;
         };
         let mut wrote = false;
-        while let Some(&data) = p.pending_responses.first() {
+        // Responses owed elsewhere leave in packets of their own (`send_off_path_response`).
+        while let Some(i) = p
+            .pending_responses
+            .iter()
+            .position(|r| r.off_path.is_none())
+        {
             if packet.len() + 9 > limit {
                 break;
             }
-            Frame::PathResponse(data).encode(packet);
-            p.pending_responses.remove(0);
+            Frame::PathResponse(p.pending_responses.remove(i).data).encode(packet);
             wrote = true;
         }
         if let Some((data, sent @ None)) = p.challenge.as_mut().map(|(d, s)| (*d, s)) {

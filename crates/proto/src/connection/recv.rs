@@ -11,6 +11,7 @@ use mpquic_wire::header::{
 };
 use mpquic_wire::stream_id::Side;
 
+use super::paths::Arrival;
 use super::{Connection, EarlyDatagram, State};
 
 /// 1-RTT datagrams a server holds before its handshake completes (RFC 9001 §5.7).
@@ -384,7 +385,18 @@ impl Connection {
             // RFC 9000 §12.4: a packet with no frames is a PROTOCOL_VIOLATION.
             return Err(TransportError::protocol_violation("packet without frames"));
         }
-        self.ensure_path(now, packet.path, local, remote)?;
+        let off_path = self.ensure_path(
+            now,
+            Arrival {
+                path: packet.path,
+                space: packet.space,
+                pn: packet.pn,
+                payload: &packet.payload,
+                local,
+                remote,
+                datagram_len: packet.len,
+            },
+        )?;
         self.qlog_packet_received(now, || packet.qlog_meta(), &packet.payload);
         if packet.epoch == Epoch::Handshake && self.side == Side::Server {
             // RFC 9001 §4.9.1: the server drops Initial keys on its first Handshake packet, and
@@ -415,6 +427,10 @@ impl Connection {
                 ));
             }
             ack_eliciting |= frame.is_ack_eliciting();
+            if let Frame::PathChallenge(data) = frame {
+                self.on_path_challenge(packet.path, data, off_path);
+                continue;
+            }
             self.handle_frame(now, packet.epoch, packet.path, frame, wire_len)?;
             if self.is_closed() {
                 return Ok(());

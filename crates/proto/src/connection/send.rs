@@ -34,6 +34,9 @@ pub(crate) struct PacketPlan {
     pub pad_to: Option<usize>,
     /// A path MTU probe (RFC 9000 §14.4): PADDING + PING only, its loss no congestion signal.
     pub mtu_probe: bool,
+    /// A PATH_RESPONSE to addresses the path does not use: this frame and PADDING only, not
+    /// counted in flight (it is not the path's traffic).
+    pub path_response: Option<[u8; 8]>,
 }
 
 impl Connection {
@@ -63,6 +66,9 @@ impl Connection {
             return self.send_zero_rtt_datagram(now, buf);
         }
         self.pacing_wakeup = None;
+        if let Some(t) = self.send_off_path_response(now, buf) {
+            return Some(t);
+        }
         if let Some(t) = self.send_urgent(now, buf) {
             return Some(t);
         }
@@ -118,6 +124,7 @@ impl Connection {
                 probe,
                 pad_to: pad_to.map(|p| p - buf.len().min(p)),
                 mtu_probe: false,
+                path_response: None,
             };
             if self
                 .build_packet(now, PathId::ZERO, epoch, buf, room, plan)
@@ -212,7 +219,7 @@ impl Connection {
                 .acks
                 .iter()
                 .any(|(s, a)| matches!(s, SpaceId::Data(_)) && a.ack_due(now));
-            let validating = !path.pending_responses.is_empty()
+            let validating = path.pending_responses.iter().any(|r| r.off_path.is_none())
                 || path.challenge.is_some_and(|(_, sent)| sent.is_none());
             let probe = path.probes_pending > 0;
             let ack_due = ack_due || (path.ack_copy_pending && path.is_usable());
@@ -246,6 +253,7 @@ impl Connection {
                 probe,
                 pad_to: pad.map(|p| p.min(max)),
                 mtu_probe: false,
+                path_response: None,
             };
             if self
                 .build_packet(now, send_on, Epoch::Data, buf, max, plan)
@@ -286,6 +294,7 @@ impl Connection {
             probe: false,
             pad_to: None,
             mtu_probe: false,
+            path_response: None,
         };
         self.build_packet(now, path, Epoch::Data, buf, max, plan)?;
         if self.scheduler.duplicates() {
@@ -437,8 +446,17 @@ impl Connection {
                 self.write_datagrams(path, packet, enc.header_len, limit, &mut sent, true);
         }
         // A path MTU probe carries PING and PADDING only (RFC 9000 §14.4): it is likely lost,
-        // and nothing else should be lost with it.
-        let frames = !plan.mtu_probe;
+        // and nothing else should be lost with it. A PATH_RESPONSE to addresses the peer has
+        // not moved to goes alone: a server sends no non-probing packet to an address before
+        // the peer does (RFC 9000 §9.3).
+        let frames = !plan.mtu_probe && plan.path_response.is_none();
+        if let Some(data) = plan.path_response {
+            if packet.len() + 9 > limit {
+                return None;
+            }
+            Frame::PathResponse(data).encode(packet);
+            ack_eliciting = true;
+        }
         if frames {
             self.write_ack(now, path, space, packet, limit, &mut sent);
         }
@@ -501,7 +519,7 @@ impl Connection {
         self.seal(epoch, path, pn, packet, &enc)?;
         self.qlog_packet_sent(now, (path, epoch, pn), packet.len(), qlog);
         self.send_space(space).next_pn();
-        let in_flight = ack_eliciting || padded;
+        let in_flight = (ack_eliciting || padded) && plan.path_response.is_none();
         self.record_sent(
             now,
             path,

@@ -70,6 +70,9 @@ pub struct Pair {
     /// The next datagram towards the server travels with this source address instead of its
     /// own (an attacker rewriting it, RFC 9000 §9.3.2); impairments still follow the real one.
     pub spoof_next_to_server: Option<SocketAddr>,
+    /// A NAT in front of the client: (inside, outside). Datagrams to the server from `inside`
+    /// leave with source `outside`; datagrams to `outside` reach the client at `inside`.
+    pub nat: Option<(SocketAddr, SocketAddr)>,
     /// Per-path impairments (by client local address) overriding `net`.
     pub path_net: Vec<(SocketAddr, NetConfig)>,
     /// Sees every datagram before the network takes it: (now, towards the server, bytes). It
@@ -141,6 +144,7 @@ impl Pair {
             dropped: [0, 0],
             blackholed: Vec::new(),
             spoof_next_to_server: None,
+            nat: None,
             path_net: Vec::new(),
             tap: None,
             queue: BinaryHeap::new(),
@@ -206,6 +210,11 @@ impl Pair {
         let src = match self.spoof_next_to_server.take_if(|_| to_server) {
             Some(spoofed) => spoofed,
             None => src,
+        };
+        let (src, dst) = match self.nat {
+            Some((inside, outside)) if to_server && src == inside => (outside, dst),
+            Some((inside, outside)) if !to_server && dst == outside => (src, inside),
+            _ => (src, dst),
         };
         for _ in 0..copies {
             let jitter = if net.jitter.is_zero() {
