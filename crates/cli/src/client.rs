@@ -75,6 +75,11 @@ pub struct ClientArgs {
     /// When to move to --migrate-to, counted from the request (e.g. 500ms).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "migrate_to")]
     pub migrate_after: Option<Duration>,
+    /// Move path 0 to the server's preferred address (RFC 9000 §9.6, the address of path 0's
+    /// family in the server's preferred_address parameter) as soon as the handshake is
+    /// confirmed; the outcome is reported on stderr, and a server without one is noted.
+    #[arg(long, conflicts_with_all = ["race", "migrate_to"])]
+    pub to_preferred_address: bool,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -199,6 +204,8 @@ pub struct Download {
     /// Migrate path 0 to this local address after this long (`--migrate-to`/`--migrate-after`);
     /// the address is bound with the others but opens no path of its own.
     pub migrate: Option<(SocketAddr, Duration)>,
+    /// Move path 0 to the server's preferred address once possible (`--to-preferred-address`).
+    pub to_preferred_address: bool,
 }
 
 /// Run `mpquic client`.
@@ -263,6 +270,7 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
         zero_rtt: args.zero_rtt,
         race: args.race,
         migrate: args.migrate_to.zip(args.migrate_after),
+        to_preferred_address: args.to_preferred_address,
     };
     let summary = download.run().await?;
     summary.print();
@@ -367,10 +375,24 @@ impl Download {
             None => open_paths(&conn, &extras),
             Some(_) => Vec::new(),
         };
-        let migration = migrate_to.map(|(to, after)| spawn_migration(&conn, to[0], after));
+        let migration = match migrate_to {
+            Some((to, after)) => Some(spawn_migration(&conn, to[0], after)),
+            None => self
+                .to_preferred_address
+                .then(|| spawn_move_to_preferred_address(&conn)),
+        };
         let result = self.fetch(&conn, handshake, started, opening).await;
-        if let Some(task) = migration {
-            task.abort();
+        if let Some(mut task) = migration {
+            // A move to the preferred address started with the connection and takes one round
+            // trip: its outcome is worth the wait. A timed --migrate-to the transfer outlived
+            // is moot.
+            let wait = match self.to_preferred_address {
+                true => PREFERRED_MOVE_WAIT,
+                false => Duration::ZERO,
+            };
+            if tokio::time::timeout(wait, &mut task).await.is_err() {
+                task.abort();
+            }
         }
         let result = match (result, handshake_done) {
             (Ok(mut summary), Some(done)) => {
@@ -677,6 +699,25 @@ fn spawn_migration(
             Ok(()) => eprintln!("migrated to {to} (path validated)"),
             Err(OpenPathError::Connection(_)) => {}
             Err(e) => crate::warn(format_args!("migration to {to} failed: {e}")),
+        }
+    })
+}
+
+/// How long a finished transfer waits for the outcome of `--to-preferred-address`.
+const PREFERRED_MOVE_WAIT: Duration = Duration::from_secs(2);
+
+/// `--to-preferred-address`: move path 0 to the server's preferred address (RFC 9000 §9.6)
+/// and say on stderr how it went.
+fn spawn_move_to_preferred_address(conn: &Connection) -> tokio::task::JoinHandle<()> {
+    let conn = conn.clone();
+    tokio::spawn(async move {
+        match conn.migrate_to_preferred_address().await {
+            Ok(to) => eprintln!("moved to the server's preferred address {to} (path validated)"),
+            Err(OpenPathError::Path(mpquic::PathError::NoPreferredAddress)) => {
+                eprintln!("the server advertised no preferred address of this family")
+            }
+            Err(OpenPathError::Connection(_)) => {}
+            Err(e) => crate::warn(format_args!("move to the preferred address failed: {e}")),
         }
     })
 }

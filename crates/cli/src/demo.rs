@@ -101,6 +101,7 @@ async fn demo(args: &DemoArgs) -> anyhow::Result<Summary> {
         zero_rtt: false,
         race: false,
         migrate: None,
+        to_preferred_address: false,
     };
     let summary = download.run().await?;
     server.endpoint.close(0, b"demo done");

@@ -1,6 +1,10 @@
 //! Connection migration started by the client (RFC 9000 §9): [`Connection::migrate`] moves a
 //! path to another of the endpoint's local addresses, the way to change networks when the
-//! peer did not negotiate multipath (quinn, aioquic and most servers today).
+//! peer did not negotiate multipath (quinn, aioquic and most servers today), and
+//! [`Connection::migrate_to_preferred_address`], which moves path 0 to the server's preferred
+//! address (RFC 9000 §9.6).
+
+use std::net::SocketAddr;
 
 use crate::paths::{LocalAddr, OpenPathError};
 use crate::{Connection, PathId};
@@ -27,11 +31,55 @@ impl Connection {
         local: impl Into<LocalAddr>,
     ) -> Result<(), OpenPathError> {
         let local = local.into();
-        // Right after the handshake the client may not have the server's HANDSHAKE_DONE or a
-        // spare connection ID yet: wait for them as `open_path` does.
+        self.move_and_validate(id, || self.try_migrate(id, local))
+            .await
+    }
+
+    /// Move path 0 to the address the server advertised in its preferred_address transport
+    /// parameter (RFC 9000 §9.6), the one of path 0's address family, and return it: the
+    /// client sends there from the same local address with a connection ID not used before,
+    /// once the server answered a PATH_CHALLENGE there. Resolves when that answer arrived;
+    /// [`OpenPathError::ValidationFailed`] when none did within the validation timeout (path 0
+    /// then keeps the server's original address, §9.6.1), and the core's refusals as for
+    /// [`Connection::migrate`] — [`mpquic_proto::PathError::NoPreferredAddress`] when the
+    /// server advertised none of that family. The server's disable_active_migration does not
+    /// forbid this move (§18.2).
+    pub async fn migrate_to_preferred_address(&self) -> Result<SocketAddr, OpenPathError> {
+        let mut target = None;
+        self.move_and_validate(PathId::ZERO, || {
+            let now = self.inner.shared.now();
+            let (preferred, moved) = self.inner.with(|conn, cs| {
+                let before = conn.path_stats().into_iter().find(|p| p.id == PathId::ZERO);
+                let preferred = conn.migrate_to_preferred_address(now)?;
+                // Already there (a move made before): nothing to wait for.
+                let moved = before.is_none_or(|p| p.remote != preferred);
+                if moved {
+                    // The outcome of this validation, not of an earlier one, answers the caller.
+                    cs.path_outcomes.remove(&PathId::ZERO);
+                }
+                Ok::<_, OpenPathError>((preferred, moved))
+            })??;
+            target = Some(preferred);
+            self.inner.shared.wake_driver();
+            Ok(moved)
+        })
+        .await?;
+        target.ok_or(OpenPathError::Path(
+            mpquic_proto::PathError::NoPreferredAddress,
+        ))
+    }
+
+    /// Run `try_move` (true: the path moved) until the core takes it and wait for the path's
+    /// validation. Right after the handshake the client may not have the server's
+    /// HANDSHAKE_DONE or a spare connection ID yet: wait for them as `open_path` does.
+    async fn move_and_validate(
+        &self,
+        id: PathId,
+        mut try_move: impl FnMut() -> Result<bool, OpenPathError>,
+    ) -> Result<(), OpenPathError> {
         let deadline = tokio::time::Instant::now() + crate::OPEN_PATH_WAIT;
         let moved = loop {
-            match self.try_migrate(id, local) {
+            match try_move() {
                 Err(OpenPathError::Path(
                     mpquic_proto::PathError::NotEstablished
                     | mpquic_proto::PathError::NoConnectionId,

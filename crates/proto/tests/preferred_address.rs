@@ -1,18 +1,21 @@
 //! The server's preferred_address transport parameter (RFC 9000 §18.2, §9.6, §5.1.1; RFC 10069
 //! "Path ID and connection IDs"): the client learns the addresses and the CID of sequence 1
 //! for path 0, the server never issues sequence 1 again, a path to the advertised address
-//! validates, and a client that sends the parameter is refused.
+//! validates, path 0 moves there in every design (and stays where it was when the address does
+//! not answer), and a client that sends the parameter is refused.
 
 mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{addr, NetConfig, Pair};
+use std::net::SocketAddr;
+
+use common::{addr, payload, NetConfig, Pair};
 use mpquic_proto::qlog::{QlogConfig, QlogEvent, QlogFrame, QlogSink};
 use mpquic_proto::wire::error::TransportErrorCode as Code;
 use mpquic_proto::{
-    ConnectionError, Duration, MultipathMode, PathId, ServerConfig, Timestamp, TransportConfig,
-    Validation,
+    ConnectionError, ConnectionHandle, Duration, Event, MultipathMode, PathError, PathEvent,
+    PathId, ServerConfig, Timestamp, TransportConfig, Validation,
 };
 
 /// (path ID, sequence number, CID hex) of every NEW_CONNECTION_ID-like frame a server sent.
@@ -40,14 +43,23 @@ fn transport() -> TransportConfig {
 
 /// A pair whose server advertises `advertised`, recording the CIDs the server announces.
 fn pair_advertising(advertised: &[&str], seed: u64) -> (Pair, Announced) {
+    pair_advertising_with(advertised, seed, transport())
+}
+
+/// [`pair_advertising`] with both ends on `transport`.
+fn pair_advertising_with(
+    advertised: &[&str],
+    seed: u64,
+    transport: TransportConfig,
+) -> (Pair, Announced) {
     let announced = Announced::default();
     let sink = announced.clone();
-    let server_transport = transport().qlog(Some(QlogConfig::new(move |ctx| {
+    let server_transport = transport.clone().qlog(Some(QlogConfig::new(move |ctx| {
         ctx.side
             .is_server()
             .then(|| Box::new(CidRecorder(sink.clone())) as Box<dyn QlogSink>)
     })));
-    let mut pair = Pair::new(seed, transport(), server_transport, NetConfig::default());
+    let mut pair = Pair::new(seed, transport, server_transport, NetConfig::default());
     let mut config: ServerConfig = pair.server.server_config().unwrap().as_ref().clone();
     for a in advertised {
         config.set_preferred_address(addr(a));
@@ -178,4 +190,170 @@ fn unreachable_preferred_addresses_are_refused_by_validation() {
             "{bad}: {err}"
         );
     }
+}
+
+const MODES: [MultipathMode; 3] = [
+    MultipathMode::Single,
+    MultipathMode::Spns,
+    MultipathMode::Mpns,
+];
+const PREFERRED: &str = "10.0.1.2:8443";
+
+/// An established pair whose server advertises [`PREFERRED`]: (pair, client, server).
+fn established_advertising(
+    seed: u64,
+    mode: MultipathMode,
+) -> (Pair, ConnectionHandle, ConnectionHandle) {
+    let t = TransportConfig::default().multipath(mode);
+    let (mut pair, _) = pair_advertising_with(&[PREFERRED, "[2001:db8::1]:8443"], seed, t);
+    let ch = pair.connect();
+    pair.run_until(Duration::from_secs(5), |p| {
+        p.client.connection(ch).unwrap().is_established()
+    });
+    let sh = pair.server.accept().unwrap();
+    pair.run_for(Duration::from_millis(200));
+    (pair, ch, sh)
+}
+
+/// Path 0's (local, remote) on the client and on the server.
+fn path0_tuples(
+    pair: &Pair,
+    ch: ConnectionHandle,
+    sh: ConnectionHandle,
+) -> [(SocketAddr, SocketAddr); 2] {
+    let tuple = |stats: Vec<mpquic_proto::PathStats>| {
+        let p = stats.into_iter().find(|p| p.id == PathId::ZERO).unwrap();
+        (p.local, p.remote)
+    };
+    [
+        tuple(pair.client.connection(ch).unwrap().path_stats()),
+        tuple(pair.server.connection(sh).unwrap().path_stats()),
+    ]
+}
+
+/// Upload `len` bytes from the client on a new stream, moving path 0 to the server's
+/// preferred address once a third has arrived; returns the move's result.
+fn upload_moving_to_preferred(
+    pair: &mut Pair,
+    ch: ConnectionHandle,
+    sh: ConnectionHandle,
+    len: usize,
+) -> Option<Result<SocketAddr, PathError>> {
+    let data = payload(len, 9);
+    let mut moved = None;
+    let (_, received) = pair.upload_on(ch, Some(sh), &data, Duration::from_secs(60), |p, got| {
+        if moved.is_none() && got >= len / 3 {
+            let now = p.now;
+            let c = p.client.connection_mut(ch).unwrap();
+            moved = Some(c.migrate_to_preferred_address(now));
+            p.client.after_connection_call(ch);
+        }
+    });
+    assert!(
+        received == data,
+        "{} of {len} bytes, or content differs",
+        received.len()
+    );
+    moved
+}
+
+fn client_path_events(pair: &mut Pair, ch: ConnectionHandle) -> Vec<PathEvent> {
+    let conn = pair.client.connection_mut(ch).unwrap();
+    std::iter::from_fn(|| conn.poll_event())
+        .filter_map(|e| match e {
+            Event::Path(p) => Some(p),
+            _ => None,
+        })
+        .collect()
+}
+
+/// RFC 9000 §9.6: without multipath (and with it) path 0 moves to the server's preferred
+/// address of its family in the middle of an upload: validated first, then all packets go
+/// there and the server sends from there; the upload completes byte-exact.
+#[test]
+fn path_0_moves_to_the_preferred_address_in_every_design() {
+    for mode in MODES {
+        let (mut pair, ch, sh) = established_advertising(31, mode);
+        let (client_addr, original) = (pair.client_addr, pair.server_addr);
+        let moved = upload_moving_to_preferred(&mut pair, ch, sh, 1_000_000);
+        assert_eq!(moved, Some(Ok(addr(PREFERRED))), "{mode:?}");
+        let [client, server] = path0_tuples(&pair, ch, sh);
+        assert_eq!(client, (client_addr, addr(PREFERRED)), "{mode:?}: client");
+        assert_eq!(server, (addr(PREFERRED), client_addr), "{mode:?}: server");
+        let events = client_path_events(&mut pair, ch);
+        assert!(
+            events.contains(&PathEvent::Validated { id: PathId::ZERO }),
+            "{mode:?}: {events:?}"
+        );
+        assert_ne!(original, addr(PREFERRED));
+    }
+}
+
+/// RFC 9000 §9.6.1: "If path validation fails, the client MUST continue sending all future
+/// packets to the server's original IP address." The preferred address is black-holed.
+#[test]
+fn a_preferred_address_that_does_not_answer_leaves_path_0_where_it_was() {
+    for mode in MODES {
+        let (mut pair, ch, sh) = established_advertising(32, mode);
+        pair.blackholed.push(addr(PREFERRED));
+        let moved = upload_moving_to_preferred(&mut pair, ch, sh, 600_000);
+        assert_eq!(
+            moved,
+            Some(Ok(addr(PREFERRED))),
+            "{mode:?}: the move started"
+        );
+        let [client, server] = path0_tuples(&pair, ch, sh);
+        assert_eq!(
+            client,
+            (pair.client_addr, pair.server_addr),
+            "{mode:?}: client"
+        );
+        assert_eq!(
+            server,
+            (pair.server_addr, pair.client_addr),
+            "{mode:?}: server"
+        );
+        let events = client_path_events(&mut pair, ch);
+        assert!(
+            events.contains(&PathEvent::Failed { id: PathId::ZERO }),
+            "{mode:?}: {events:?}"
+        );
+    }
+}
+
+#[test]
+fn a_move_to_the_preferred_address_needs_one_and_a_client() {
+    let t = TransportConfig::default();
+    let (mut pair, _) = pair_advertising_with(&[], 33, t);
+    let ch = pair.connect();
+    pair.run_until(Duration::from_secs(5), |p| {
+        p.client.connection(ch).unwrap().is_established()
+    });
+    let sh = pair.server.accept().unwrap();
+    pair.run_for(Duration::from_millis(200));
+    let now = pair.now;
+    let client = pair.client.connection_mut(ch).unwrap();
+    assert_eq!(
+        client.migrate_to_preferred_address(now),
+        Err(PathError::NoPreferredAddress)
+    );
+    let server = pair.server.connection_mut(sh).unwrap();
+    assert_eq!(
+        server.migrate_to_preferred_address(now),
+        Err(PathError::ServerCannotMigrate)
+    );
+    // Only an IPv6 address advertised, path 0 on IPv4: none of its family.
+    let (mut pair, _) =
+        pair_advertising_with(&["[2001:db8::1]:8443"], 34, TransportConfig::default());
+    let ch = pair.connect();
+    pair.run_until(Duration::from_secs(5), |p| {
+        p.client.connection(ch).unwrap().is_established()
+    });
+    pair.run_for(Duration::from_millis(200));
+    let now = pair.now;
+    let client = pair.client.connection_mut(ch).unwrap();
+    assert_eq!(
+        client.migrate_to_preferred_address(now),
+        Err(PathError::NoPreferredAddress)
+    );
 }

@@ -305,23 +305,34 @@ pub async fn download_migrating(
     migrate_after: usize,
     to: &str,
 ) -> (Vec<u8>, Result<(), mpquic::OpenPathError>) {
+    let target: mpquic::LocalAddr = to.parse().expect("local address");
+    download_while(conn, path, migrate_after, || {
+        conn.migrate(mpquic::PathId::ZERO, target)
+    })
+    .await
+}
+
+/// Download `path` (hq-interop) on `conn`, running `during()` (a move of path 0) once `after`
+/// bytes have arrived, alongside the rest of the download. Returns the body and its outcome.
+pub async fn download_while<F: std::future::Future>(
+    conn: &mpquic::Connection,
+    path: &str,
+    after: usize,
+    during: impl FnOnce() -> F,
+) -> (Vec<u8>, F::Output) {
     let mut body = hq::request(conn, path).await.expect("request");
     let mut got = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
-    while got.len() < migrate_after {
+    while got.len() < after {
         match within("download", body.read(&mut buf)).await.expect("read") {
             Some(n) => got.extend_from_slice(&buf[..n]),
-            None => panic!(
-                "the body ended at {} bytes, before the migration",
-                got.len()
-            ),
+            None => panic!("the body ended at {} bytes, before the move", got.len()),
         }
     }
-    let target: mpquic::LocalAddr = to.parse().expect("local address");
-    let (migrated, rest) = tokio::join!(
-        within("migration", conn.migrate(mpquic::PathId::ZERO, target)),
+    let (outcome, rest) = tokio::join!(
+        within("move", during()),
         within("rest of the download", body.read_to_end(100 * MB)),
     );
     got.extend_from_slice(&rest.expect("read the rest"));
-    (got, migrated)
+    (got, outcome)
 }

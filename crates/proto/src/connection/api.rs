@@ -136,6 +136,10 @@ pub enum PathError {
     #[error("the peer asked for no migration (disable_active_migration)")]
     /// The peer sent disable_active_migration (RFC 9000 §18.2): no active migration.
     MigrationDisabled,
+    #[error("the server advertised no preferred address of this address family")]
+    /// The server's preferred_address transport parameter (RFC 9000 §18.2) is absent or has
+    /// no address of path 0's family.
+    NoPreferredAddress,
 }
 
 impl Connection {

@@ -43,12 +43,7 @@ impl Connection {
         id: PathId,
         local: SocketAddr,
     ) -> Result<(), PathError> {
-        if self.side == Side::Server {
-            return Err(PathError::ServerCannotMigrate);
-        }
-        if !self.handshake.is_confirmed() {
-            return Err(PathError::NotEstablished);
-        }
+        self.check_client_may_move()?;
         if self
             .peer_params
             .as_ref()
@@ -56,13 +51,64 @@ impl Connection {
         {
             return Err(PathError::MigrationDisabled);
         }
-        let path = self
-            .paths
+        let remote = self.open_path_tuple(id)?.1;
+        self.move_path(now, id, local, remote)
+    }
+
+    /// Client: move path 0 to the address the server advertised in its preferred_address
+    /// transport parameter (RFC 9000 §9.6), the one of the family path 0 uses, and return it.
+    /// The move works as [`Connection::migrate_path`]'s: a connection ID not used before (the
+    /// parameter's own, sequence 1, unless a move already took it), validation before any new
+    /// data, and back to the original address if the preferred one does not answer (§9.6.1:
+    /// "the client MUST continue sending all future packets to the server's original IP
+    /// address"). Allowed under disable_active_migration (§18.2: it "does not prohibit the
+    /// client from migrating to a preferred address"). [`PathError::NoPreferredAddress`] when
+    /// the server advertised none of that family; refused like `migrate_path` otherwise.
+    pub fn migrate_to_preferred_address(
+        &mut self,
+        now: Timestamp,
+    ) -> Result<SocketAddr, PathError> {
+        self.check_client_may_move()?;
+        let (local, remote) = self.open_path_tuple(PathId::ZERO)?;
+        let preferred = self
+            .peer_preferred_address()
+            .into_iter()
+            .find(|a| a.is_ipv4() == remote.is_ipv4())
+            .ok_or(PathError::NoPreferredAddress)?;
+        self.move_path(now, PathId::ZERO, local, preferred)?;
+        Ok(preferred)
+    }
+
+    /// Only a client moves its paths, and only once the handshake is confirmed (RFC 9000 §9).
+    fn check_client_may_move(&self) -> Result<(), PathError> {
+        if self.side == Side::Server {
+            return Err(PathError::ServerCannotMigrate);
+        }
+        if !self.handshake.is_confirmed() {
+            return Err(PathError::NotEstablished);
+        }
+        Ok(())
+    }
+
+    /// The (local, remote) addresses of open path `id`.
+    fn open_path_tuple(&self, id: PathId) -> Result<(SocketAddr, SocketAddr), PathError> {
+        self.paths
             .get(&id)
             .filter(|p| p.is_active())
-            .ok_or(PathError::UnknownPath(id))?;
-        let from = path.local;
-        if from == local {
+            .map(|p| (p.local, p.remote))
+            .ok_or(PathError::UnknownPath(id))
+    }
+
+    /// Client: path `id` moves to (`local`, `remote`) with a fresh CID and is validated there.
+    fn move_path(
+        &mut self,
+        now: Timestamp,
+        id: PathId,
+        local: SocketAddr,
+        remote: SocketAddr,
+    ) -> Result<(), PathError> {
+        let (from_local, from_remote) = self.open_path_tuple(id)?;
+        if (from_local, from_remote) == (local, remote) {
             return Ok(());
         }
         let left = self
@@ -72,7 +118,7 @@ impl Connection {
             .ok_or(PathError::NoConnectionId)?;
         let mut challenge = [0u8; 8];
         self.rng.with(|rng| rng.fill_bytes(&mut challenge));
-        if from.ip() != local.ip() {
+        if from_local.ip() != local.ip() || from_remote.ip() != remote.ip() {
             // RFC 9000 §9.4: another network, so nothing learned about the old one holds.
             self.restart_path_estimates(now, id);
         }
@@ -80,8 +126,8 @@ impl Connection {
         // A migration already in progress keeps its original fallback; the CID of the address
         // it passed through is not needed again.
         let unsettled = path.migrated_from.replace(MigratedFrom {
-            local: from,
-            remote: path.remote,
+            local: from_local,
+            remote: from_remote,
             cid_seq: Some(left),
         });
         if let Some(first) = unsettled {
@@ -92,6 +138,7 @@ impl Connection {
         }
         let path = self.paths.get_mut(&id).ok_or(PathError::UnknownPath(id))?;
         path.local = local;
+        path.remote = remote;
         path.start_validation(challenge);
         // We chose the server's address ourselves: no anti-amplification limit (RFC 9000 §8.1).
         path.amplification_limited = false;
@@ -163,11 +210,9 @@ impl Connection {
         let Some(from) = path.migrated_from.take() else {
             return;
         };
-        // The server follows its peer's address; a client moves its own.
-        let new_ip = match self.side {
-            Side::Server => from.remote.ip() != path.remote.ip(),
-            Side::Client => from.local.ip() != path.local.ip(),
-        };
+        // Either end's address on another network (a client's own move, the server's
+        // preferred address, a peer that moved).
+        let new_ip = from.remote.ip() != path.remote.ip() || from.local.ip() != path.local.ip();
         if let (Some(seq), Some(pool)) = (from.cid_seq, self.remote_cids.get_mut(&id)) {
             // RFC 9000 §9.5: the CID of the address left is not used again.
             pool.retire(seq);

@@ -65,7 +65,8 @@ pub struct Pair {
     pub client_config: ClientConfig,
     /// Datagrams dropped by the network, per direction (to server, to client).
     pub dropped: [u64; 2],
-    /// Paths (by client local address) whose traffic is black-holed.
+    /// Addresses whose traffic is black-holed: a client's local address, or a server address
+    /// (both directions).
     pub blackholed: Vec<SocketAddr>,
     /// The next datagram towards the server travels with this source address instead of its
     /// own (an attacker rewriting it, RFC 9000 §9.3.2); impairments still follow the real one.
@@ -186,7 +187,7 @@ impl Pair {
     }
 
     fn send(&mut self, to_server: bool, src: SocketAddr, dst: SocketAddr, mut data: Vec<u8>) {
-        let client_side = if to_server { src } else { dst };
+        let (client_side, server_side) = if to_server { (src, dst) } else { (dst, src) };
         if let Some(tap) = self.tap.as_mut() {
             if !tap(self.now, to_server, &mut data) {
                 self.dropped[usize::from(!to_server)] += 1;
@@ -198,7 +199,10 @@ impl Pair {
             .iter()
             .find(|(a, _)| *a == client_side)
             .map_or(self.net, |&(_, n)| n);
-        if self.blackholed.contains(&client_side) || self.rng.gen_bool(net.loss) {
+        let blackholed = [client_side, server_side]
+            .iter()
+            .any(|a| self.blackholed.contains(a));
+        if blackholed || self.rng.gen_bool(net.loss) {
             self.dropped[usize::from(!to_server)] += 1;
             return;
         }
