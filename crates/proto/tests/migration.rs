@@ -75,15 +75,21 @@ fn path_events(pair: &mut Pair, ch: ConnectionHandle) -> Vec<PathEvent> {
 type DcidLog = std::rc::Rc<std::cell::RefCell<Vec<Vec<u8>>>>;
 
 fn log_client_dcids(pair: &mut Pair) -> DcidLog {
-    let log = DcidLog::default();
-    let sink = log.clone();
+    log_dcids(pair)[0].clone()
+}
+
+/// Destination CIDs of the short-header packets of each side, in order: [client's, server's].
+fn log_dcids(pair: &mut Pair) -> [DcidLog; 2] {
+    let logs = [DcidLog::default(), DcidLog::default()];
+    let sinks = logs.clone();
     pair.tap = Some(Box::new(move |_, to_server, data| {
-        if to_server && data.first().is_some_and(|b| b & 0x80 == 0) && data.len() > CID_LEN {
+        if data.first().is_some_and(|b| b & 0x80 == 0) && data.len() > CID_LEN {
+            let sink = &sinks[usize::from(!to_server)];
             sink.borrow_mut().push(data[1..1 + CID_LEN].to_vec());
         }
         true
     }));
-    log
+    logs
 }
 
 #[test]
@@ -93,7 +99,7 @@ fn client_moves_path_0_mid_upload_in_every_design() {
         let (mut pair, ch, sh) = Pair::established(21, t.clone(), t, NetConfig::default());
         let old_local = pair.client_addr;
         let new_local = addr("10.0.0.9:6000");
-        let dcids = log_client_dcids(&mut pair);
+        let [dcids, server_dcids] = log_dcids(&mut pair);
         let (_, migration) = upload_with_migration(&mut pair, ch, sh, new_local);
         assert_eq!(migration, Some(Ok(())), "{mode:?}");
         let (local, remote_seen) = path0_local_and_remote(&pair, ch, sh);
@@ -119,6 +125,14 @@ fn client_moves_path_0_mid_upload_in_every_design() {
         let switch = log.iter().position(|d| *d == last).unwrap();
         assert!(log[..switch].iter().all(|d| *d != last), "{mode:?}");
         assert_ne!(old_local, new_local);
+        // The server, following a client that took a new CID, takes one too (§9.5: no CID
+        // towards two destination addresses).
+        let log = server_dcids.borrow();
+        assert_ne!(
+            log.first(),
+            log.last(),
+            "{mode:?}: the server's CID changed"
+        );
     }
 }
 
@@ -399,6 +413,7 @@ fn a_reordered_packet_from_the_old_address_does_not_move_the_server_back() {
         // From now on the NAT is in place; the held data is resent and the server validates
         // the new address.
         pair.nat = Some((real, outside));
+        let [_, server_dcids] = log_dcids(&mut pair);
         let mut got = Vec::new();
         let mut buf = [0u8; 64];
         pair.run_until(Duration::from_secs(10), |p| {
@@ -412,6 +427,15 @@ fn a_reordered_packet_from_the_old_address_does_not_move_the_server_back() {
             got == b"first second"
         });
         assert_eq!(server_path0_remote(&pair, sh), outside, "{mode:?}");
+        // A NAT rebinding (the client's CID unchanged): the server may keep its CID (§9.5)
+        // and does, rather than spend one.
+        let log = server_dcids.borrow();
+        assert!(!log.is_empty(), "{mode:?}");
+        assert!(
+            log.iter().all(|d| *d == log[0]),
+            "{mode:?}: the server's CID stayed"
+        );
+        drop(log);
         let server = pair.server.connection_mut(sh).unwrap();
         let events: Vec<_> = std::iter::from_fn(|| server.poll_event()).collect();
         assert!(
@@ -468,4 +492,36 @@ fn a_probe_is_answered_where_it_came_from_and_does_not_move_the_path() {
         });
         assert_eq!(server_path0_remote(&pair, sh), new_local, "{mode:?}");
     }
+}
+
+/// A probe holding several PATH_CHALLENGE frames (three more than the client's own, injected)
+/// gets one PATH_RESPONSE datagram at the probing address: each answer could be padded to what
+/// the probe's size allows, so more would multiply what a spoofed source receives (RFC 9000
+/// §8.1, §21.5). The newest challenge, the client's own, is answered and validates its move.
+#[test]
+fn several_challenges_in_one_probe_get_one_answer() {
+    let t = TransportConfig::default();
+    let (mut pair, ch, _) = Pair::established(30, t.clone(), t, NetConfig::default());
+    let big_to_client = std::rc::Rc::new(std::cell::Cell::new(0));
+    let count = big_to_client.clone();
+    pair.tap = Some(Box::new(move |_, to_server, data| {
+        if !to_server && data.len() >= 1200 {
+            count.set(count.get() + 1);
+        }
+        true
+    }));
+    let now = pair.now;
+    let c = pair.client.connection_mut(ch).unwrap();
+    c.migrate_path(now, PathId::ZERO, addr("10.0.0.9:6000"))
+        .unwrap();
+    for i in 1..=3u8 {
+        let mut frame = vec![0x1a];
+        frame.extend_from_slice(&[i; 8]);
+        c.inject_raw_frame(frame);
+    }
+    pair.client.after_connection_call(ch);
+    pair.run_until(Duration::from_secs(2), |p| {
+        path_events(p, ch).contains(&PathEvent::Validated { id: PathId::ZERO })
+    });
+    assert_eq!(big_to_client.get(), 1, "full-size datagrams to the client");
 }

@@ -12,6 +12,7 @@
 
 use std::net::SocketAddr;
 
+use mpquic_wire::cid::ConnectionId;
 use mpquic_wire::stream_id::Side;
 use rand_core::RngCore;
 
@@ -145,24 +146,45 @@ impl Connection {
         Ok(())
     }
 
-    /// Server: the peer's packets on a validated path come from a new address (RFC 9000 §9.3).
-    /// The path follows it and validates it, keeping the address it left to go back to if the
-    /// new one does not answer — an attacker that rewrote a packet's source must not take the
-    /// connection away from its client (§9.3.2, §9.3.3).
-    pub(crate) fn follow_peer(&mut self, id: PathId, local: SocketAddr, remote: SocketAddr) {
+    /// Server: the peer's packets on a validated path come from a new address (RFC 9000 §9.3),
+    /// or reach another of ours (its preferred address, §9.6). The path follows and validates
+    /// the new addresses, keeping the ones it left to go back to if the new ones do not answer
+    /// — an attacker that rewrote a packet's source must not take the connection away from its
+    /// client (§9.3.2, §9.3.3). A peer that moved to a CID of ours it had not used (a deliberate
+    /// move, not a NAT rebinding) gets a fresh CID from us too: "an endpoint MUST NOT reuse a
+    /// connection ID when sending to more than one destination address" (§9.5).
+    pub(crate) fn follow_peer(
+        &mut self,
+        id: PathId,
+        (local, remote): (SocketAddr, SocketAddr),
+        dcid: ConnectionId,
+    ) {
         let confirmed = self.handshake.is_confirmed();
         let mut challenge = [0u8; 8];
         if confirmed {
             self.rng.with(|rng| rng.fill_bytes(&mut challenge));
         }
+        // Peers take our CIDs in order: one above the lowest still active is a new one.
+        let peer_switched = self
+            .local_cids
+            .get(&id)
+            .and_then(|pool| pool.all().next())
+            .is_some_and(|lowest| *lowest != dcid);
         let Some(path) = self.paths.get_mut(&id) else {
             return;
         };
-        if confirmed && path.is_validated() {
-            path.migrated_from.get_or_insert(MigratedFrom {
+        if confirmed && path.is_validated() && path.migrated_from.is_none() {
+            let cid_seq = match peer_switched {
+                true => self
+                    .remote_cids
+                    .get_mut(&id)
+                    .and_then(|pool| pool.switch_to_spare()),
+                false => None,
+            };
+            path.migrated_from = Some(MigratedFrom {
                 local: path.local,
                 remote: path.remote,
-                cid_seq: None,
+                cid_seq,
             });
         }
         path.remote = remote;

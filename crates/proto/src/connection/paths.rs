@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use bytes::Bytes;
+use mpquic_wire::cid::ConnectionId;
 use mpquic_wire::frame::{Frame, NewConnectionId, PathStatus};
 use mpquic_wire::stream_id::Side;
 use rand_core::RngCore;
@@ -32,6 +33,8 @@ pub(crate) struct Arrival<'a> {
     pub path: PathId,
     pub space: SpaceId,
     pub pn: u64,
+    /// The destination CID (one of ours) the peer sent the packet to.
+    pub dcid: ConnectionId,
     pub payload: &'a Bytes,
     pub local: SocketAddr,
     pub remote: SocketAddr,
@@ -188,7 +191,7 @@ impl Connection {
             .and_then(|a| a.largest())
             .is_none_or(|(largest, _)| arrival.pn > largest);
         if self.side == Side::Server && newest && !is_probing_packet(arrival.payload) {
-            self.follow_peer(id, local, remote);
+            self.follow_peer(id, (local, remote), arrival.dcid);
             return Ok(None);
         }
         Ok(Some(OffPath {
@@ -208,10 +211,19 @@ impl Connection {
         data: [u8; 8],
         off_path: Option<OffPath>,
     ) {
-        if let Some(p) = self.paths.get_mut(&path) {
-            if p.pending_responses.len() < MAX_PENDING_RESPONSES {
-                p.pending_responses.push(PendingResponse { data, off_path });
-            }
+        let Some(p) = self.paths.get_mut(&path) else {
+            return;
+        };
+        if let Some(to) = off_path {
+            // One answer per probing address at a time: several challenges in one probe must
+            // not multiply what its size allows us to send there (RFC 9000 §8.1, §21.5).
+            p.pending_responses.retain(|r| {
+                r.off_path
+                    .is_none_or(|o| (o.local, o.remote) != (to.local, to.remote))
+            });
+        }
+        if p.pending_responses.len() < MAX_PENDING_RESPONSES {
+            p.pending_responses.push(PendingResponse { data, off_path });
         }
     }
 

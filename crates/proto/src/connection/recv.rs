@@ -391,6 +391,7 @@ impl Connection {
                 path: packet.path,
                 space: packet.space,
                 pn: packet.pn,
+                dcid: packet.dcid,
                 payload: &packet.payload,
                 local,
                 remote,
