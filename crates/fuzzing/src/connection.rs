@@ -12,7 +12,7 @@ use mpquic_proto::{
 
 use crate::net::{
     addr, client_config, client_endpoint, consume, first_handle, server_endpoint, Net, CLIENT_ADDR,
-    CLIENT_ADDR_2, SERVER_ADDR,
+    CLIENT_ADDR_2, OTHER_CLIENT_ADDR, OTHER_SERVER_ADDR, SERVER_ADDR,
 };
 use crate::packets::{sealed_initial, CLIENT_DCID, CLIENT_SCID, SERVER_SCID};
 
@@ -49,16 +49,21 @@ pub struct FrameSetup {
     pub into_client: bool,
     /// Open and validate a second path first (multipath designs only).
     pub second_path: bool,
+    /// The packet carrying the frames arrives from another source address: a peer that moved,
+    /// a NAT rebinding, a probe or a rewritten source (RFC 9000 §9.3, §8.2).
+    pub from_elsewhere: bool,
 }
 
 impl FrameSetup {
     /// Decodes the first input byte: bits 0-1 the design (single path, SPNS, MPNS, auto), bit 2
-    /// [`FrameSetup::into_client`], bit 3 [`FrameSetup::second_path`]; higher bits are ignored.
+    /// [`FrameSetup::into_client`], bit 3 [`FrameSetup::second_path`], bit 4
+    /// [`FrameSetup::from_elsewhere`]; higher bits are ignored.
     pub fn from_byte(b: u8) -> Self {
         Self {
             mode: design(b),
             into_client: b & 4 != 0,
             second_path: b & 8 != 0,
+            from_elsewhere: b & 16 != 0,
         }
     }
 
@@ -70,7 +75,9 @@ impl FrameSetup {
             MultipathMode::Mpns => 2,
             MultipathMode::Auto => 3,
         };
-        mode | u8::from(self.into_client) << 2 | u8::from(self.second_path) << 3
+        mode | u8::from(self.into_client) << 2
+            | u8::from(self.second_path) << 3
+            | u8::from(self.from_elsewhere) << 4
     }
 }
 
@@ -191,6 +198,14 @@ fn run_established_frames(data: &[u8]) -> Option<Established> {
     };
     if let Some(conn) = ep.connection_mut(handle) {
         conn.inject_raw_frame(frames);
+    }
+    if setup.from_elsewhere {
+        // The injecting side's next datagram, which carries the frames.
+        let (to_server, other) = match setup.into_client {
+            false => (true, OTHER_CLIENT_ADDR),
+            true => (false, OTHER_SERVER_ADDR),
+        };
+        est.net.rewrite_next_source = Some((to_server, addr(other)));
     }
     est.net.allow(TIME_AFTER);
     est.net.run_with_apps(STEPS_AFTER);
@@ -326,6 +341,41 @@ mod tests {
     use mpquic_proto::wire::error::TransportErrorCode;
     use mpquic_proto::ConnectionError;
 
+    /// Valid frames in a packet from another source address (a move, a NAT rebinding, a probe:
+    /// RFC 9000 §9) leave both connections open and able to carry data, in every design and
+    /// both directions.
+    #[test]
+    fn valid_frames_from_another_address_keep_the_connection() {
+        let ping = [0x01];
+        let challenge = [0x1a, 1, 2, 3, 4, 5, 6, 7, 8];
+        let padding = [0x00, 0x00];
+        for mode in [0u8, 1, 2] {
+            for into_client in [false, true] {
+                for frames in [&ping[..], &challenge, &padding] {
+                    let setup = FrameSetup {
+                        mode: design(mode),
+                        into_client,
+                        second_path: false,
+                        from_elsewhere: true,
+                    };
+                    let mut input = vec![setup.to_byte()];
+                    input.extend_from_slice(frames);
+                    let mut est = run_established_frames(&input).unwrap();
+                    for (ep, h) in [(&est.net.client, est.client), (&est.net.server, est.server)] {
+                        let conn = ep.connection(h).unwrap();
+                        assert!(
+                            conn.error().is_none(),
+                            "{setup:?} {frames:?}: {:?}",
+                            conn.error()
+                        );
+                    }
+                    // Data still flows both ways.
+                    est.exchange_data();
+                }
+            }
+        }
+    }
+
     /// The injected frames reach frame processing in every design and direction: a frame the
     /// receiver must reject closes it with the RFC's error code.
     #[test]
@@ -336,6 +386,7 @@ mod tests {
                     mode: design(mode),
                     into_client,
                     second_path,
+                    from_elsewhere: mode == 1,
                 };
                 // RFC 9000 §19.21 (unknown type 0x21) and §12.4: FRAME_ENCODING_ERROR.
                 let est = run_established_frames(&[setup.to_byte(), 0x21]).unwrap();

@@ -21,6 +21,10 @@ pub(crate) const ALPN: &[u8] = b"fuzz";
 pub(crate) const CLIENT_ADDR: &str = "10.0.0.1:4433";
 pub(crate) const CLIENT_ADDR_2: &str = "10.0.0.2:4433";
 pub(crate) const SERVER_ADDR: &str = "10.0.1.1:443";
+/// A source address the client's packets come from when they are rewritten (a move).
+pub(crate) const OTHER_CLIENT_ADDR: &str = "10.0.0.3:5555";
+/// A source address the server's packets come from when they are rewritten.
+pub(crate) const OTHER_SERVER_ADDR: &str = "10.0.1.2:443";
 
 /// One-way delay of the link.
 const DELAY: Duration = Duration::from_millis(5);
@@ -92,6 +96,9 @@ pub(crate) struct Net {
     pub queue: VecDeque<InFlight>,
     /// Destination CID of the last datagram delivered to the client: one of its CIDs.
     pub client_cid: Option<Vec<u8>>,
+    /// The next datagram towards the server (true) or the client (false) leaves with this
+    /// source address instead of its own.
+    pub rewrite_next_source: Option<(bool, SocketAddr)>,
     /// Steps stop before this time (see [`Net::allow`]).
     horizon: Timestamp,
     buf: Vec<u8>,
@@ -105,6 +112,7 @@ impl Net {
             now: Timestamp::ZERO,
             queue: VecDeque::new(),
             client_cid: None,
+            rewrite_next_source: None,
             horizon: Timestamp::ZERO + Duration::from_secs(2),
             buf: Vec::with_capacity(1500),
         }
@@ -124,10 +132,14 @@ impl Net {
                 };
                 // A connection that never stops sending is a bug the fuzzer should report.
                 assert!(n < MAX_BURST, "endpoint sent {MAX_BURST} datagrams at once");
+                let src = match self.rewrite_next_source.take_if(|(to, _)| *to == to_server) {
+                    Some((_, other)) => other,
+                    None => t.local,
+                };
                 self.queue.push_back(InFlight {
                     at: self.now + DELAY,
                     to_server,
-                    src: t.local,
+                    src,
                     dst: t.remote,
                     data: self.buf[..t.size].to_vec(),
                 });

@@ -109,16 +109,35 @@ fn is_multipath_frame(name: &str) -> bool {
     name.starts_with("path_") || name == "max_path_id" || name == "paths_blocked"
 }
 
+/// Frames also seeded as arriving from another address: probing ones and a few others.
+const MOVED_FRAMES: [&str; 6] = [
+    "padding",
+    "ping",
+    "stream",
+    "new_connection_id",
+    "path_challenge",
+    "path_response",
+];
+
 fn established_seeds(out: &mut Vec<Seed>) {
     let single = |into_client| FrameSetup {
         mode: MultipathMode::Single,
         into_client,
         second_path: false,
+        from_elsewhere: false,
     };
     let multi = |mode, into_client| FrameSetup {
         mode,
         into_client,
         second_path: true,
+        from_elsewhere: false,
+    };
+    // Probing and non-probing frames from a new address (RFC 9000 §9.1, §9.3), both ways.
+    let moved = |mode, into_client| FrameSetup {
+        mode,
+        into_client,
+        second_path: false,
+        from_elsewhere: true,
     };
     for (name, frame) in frames() {
         let setups = if is_multipath_frame(name) {
@@ -129,11 +148,17 @@ fn established_seeds(out: &mut Vec<Seed>) {
         } else {
             vec![single(false), single(true)]
         };
+        let mut setups = setups;
+        if MOVED_FRAMES.contains(&name) {
+            setups.push(moved(MultipathMode::Single, false));
+            setups.push(moved(MultipathMode::Mpns, true));
+        }
         for s in setups {
             let mut data = vec![s.to_byte()];
             data.extend_from_slice(&frame);
             let side = if s.into_client { "client" } else { "server" };
-            let file = format!("{side}-{:?}-{name}", s.mode).to_lowercase();
+            let moved = if s.from_elsewhere { "-moved" } else { "" };
+            let file = format!("{side}-{:?}{moved}-{name}", s.mode).to_lowercase();
             out.push(("established_frames", file, data));
         }
     }
