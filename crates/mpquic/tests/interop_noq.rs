@@ -457,3 +457,99 @@ async fn noq_client_against_spns_server_falls_back_to_one_path() {
     conn.close(0u32.into(), b"done");
     within("noq idle", endpoint.wait_idle()).await;
 }
+
+/// Client migration against noq (RFC 9000 §9; with multipath, the move of a path to another
+/// 4-tuple under its own path ID, RFC 10069 "Relation to Probing and Migration"): path 0 moves
+/// from 127.0.0.1 to 127.0.0.2 in the middle of a download, with multipath negotiated and
+/// without; noq follows and the download completes byte-exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_moves_path_0_mid_download_from_noq() {
+    let data = Arc::new(payload(5 * MB, 31));
+    for multipath in [true, false] {
+        let server = noq_server(data.clone(), multipath);
+        let mode = match multipath {
+            true => MultipathMode::Mpns,
+            false => MultipathMode::Single,
+        };
+        let (_client, conn) = our_client(server.addr, transport(mode)).await;
+        let (got, moved) = common::download_migrating(&conn, "/f.bin", MB, "127.0.0.2").await;
+        assert!(
+            got == *data,
+            "multipath {multipath}: download differs ({} bytes)",
+            got.len()
+        );
+        assert!(moved.is_ok(), "multipath {multipath}: {moved:?}");
+        let path0 = conn
+            .path_stats()
+            .into_iter()
+            .find(|p| p.id == mpquic::PathId::ZERO);
+        assert_eq!(
+            path0.map(|p| p.local.ip()),
+            Some(addr("127.0.0.2:0").ip()),
+            "multipath {multipath}"
+        );
+    }
+}
+
+/// A noq client moves to another port mid-download (`Endpoint::rebind` to a new socket, as a
+/// NAT rebinding would): without multipath our server follows path 0 there (RFC 9000 §9.3);
+/// with it noq opens path 1 from the new address (RFC 10069) and our server validates and uses
+/// it. The download completes byte-exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noq_client_moves_to_another_address_mid_download_from_our_server() {
+    let data = payload(5 * MB, 32);
+    for multipath in [true, false] {
+        let (_dir, root) = root_with("file.bin", &data);
+        let mode = match multipath {
+            true => MultipathMode::Mpns,
+            false => MultipathMode::Single,
+        };
+        let (server, mut conns) = our_server(root, transport(mode));
+        let (endpoint, conn) = noq_client(server.local_addr(), multipath).await;
+        let (mut send, mut recv) = conn.open_bi().await.expect("open");
+        send.write_all(b"GET /file.bin\r\n").await.expect("request");
+        send.finish().expect("finish");
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        while got.len() < MB {
+            let n = within("download", recv.read(&mut buf))
+                .await
+                .expect("read")
+                .expect("more data");
+            got.extend_from_slice(&buf[..n]);
+        }
+        // A new wildcard socket, as noq's first: noq keeps the local IP it learned (its
+        // IP_PKTINFO source), so only the port changes, as in a NAT rebinding.
+        let socket = std::net::UdpSocket::bind("0.0.0.0:0").expect("bind");
+        let new_addr = addr(&format!(
+            "127.0.0.1:{}",
+            socket.local_addr().expect("port").port()
+        ));
+        endpoint.rebind(socket).expect("rebind");
+        let rest = within("rest of the download", recv.read_to_end(10 * MB))
+            .await
+            .expect("read the rest");
+        got.extend_from_slice(&rest);
+        assert!(
+            got == data,
+            "multipath {multipath}: noq got {} bytes",
+            got.len()
+        );
+        let ours = conns.recv().await.expect("our side of the connection");
+        // Without multipath path 0 follows; with it noq opens a new path from the new address.
+        let paths = ours.path_stats();
+        let there = paths
+            .iter()
+            .find(|p| p.remote == new_addr)
+            .map(|p| (p.id, p.validation));
+        let expected_id = match multipath {
+            true => mpquic::PathId::new(1),
+            false => mpquic::PathId::ZERO,
+        };
+        assert_eq!(
+            there,
+            Some((expected_id, mpquic::Validation::Validated)),
+            "multipath {multipath}: {paths:?}"
+        );
+    }
+}
