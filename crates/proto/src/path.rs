@@ -271,6 +271,15 @@ impl Path {
 
     /// Start (or restart, after the peer's address changed: RFC 9000 §9.3) validating the path
     /// with a PATH_CHALLENGE carrying `challenge`; the anti-amplification count starts over.
+    /// The local address the path's packets leave from: its own, or during a server's move to
+    /// its preferred address the original one until the new path is validated (§9.6.2).
+    pub(crate) fn sends_from(&self) -> SocketAddr {
+        match self.migrated_from {
+            Some(from) if from.hold_old_local => from.local,
+            _ => self.local,
+        }
+    }
+
     pub(crate) fn start_validation(&mut self, challenge: [u8; 8]) {
         self.validation = Validation::Pending;
         self.anti_amp_received = 0;
@@ -561,4 +570,7 @@ pub(crate) struct MigratedFrom {
     /// Our own move: the sequence number of the peer's CID used there, retired once the move
     /// is validated and used again if it fails (RFC 9000 §9.5).
     pub cid_seq: Option<u64>,
+    /// A server whose client moved to its preferred address: until the new path is validated
+    /// its non-probing packets still leave from `local` (RFC 9000 §9.6.2).
+    pub hold_old_local: bool,
 }

@@ -275,6 +275,13 @@ fn path_0_moves_to_the_preferred_address_in_every_design() {
     for mode in MODES {
         let (mut pair, ch, sh) = established_advertising(31, mode);
         let (client_addr, original) = (pair.client_addr, pair.server_addr);
+        let sources = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = sources.clone();
+        pair.watch = Some(Box::new(move |to_server, src, _, _| {
+            if !to_server {
+                log.borrow_mut().push(src);
+            }
+        }));
         let moved = upload_moving_to_preferred(&mut pair, ch, sh, 1_000_000);
         assert_eq!(moved, Some(Ok(addr(PREFERRED))), "{mode:?}");
         let [client, server] = path0_tuples(&pair, ch, sh);
@@ -285,7 +292,20 @@ fn path_0_moves_to_the_preferred_address_in_every_design() {
             events.contains(&PathEvent::Validated { id: PathId::ZERO }),
             "{mode:?}: {events:?}"
         );
-        assert_ne!(original, addr(PREFERRED));
+        // RFC 9000 §9.6.2: from the preferred address first only the answer to the client's
+        // probe and the server's own challenge, each alone; the server's other packets leave
+        // from the original address until the new path is validated.
+        let sources = sources.borrow();
+        let from_preferred: Vec<usize> = (0..sources.len())
+            .filter(|&i| sources[i] == addr(PREFERRED))
+            .collect();
+        assert!(from_preferred.len() > 2, "{mode:?}");
+        let second = from_preferred[1];
+        assert!(
+            sources[second..].contains(&original),
+            "{mode:?}: the original address still sends after the server's challenge"
+        );
+        assert_eq!(sources.last(), Some(&addr(PREFERRED)), "{mode:?}");
     }
 }
 

@@ -17,7 +17,7 @@ use mpquic_wire::stream_id::Side;
 use rand_core::RngCore;
 
 use super::api::PathError;
-use super::send::{PacketPlan, MIN_INITIAL_SIZE};
+use super::send::{LoneProbe, PacketPlan, MIN_INITIAL_SIZE};
 use super::{Connection, PathEvent, Transmit};
 use crate::cc::{CcConfig, Pacer};
 use crate::crypto::Epoch;
@@ -130,6 +130,7 @@ impl Connection {
             local: from_local,
             remote: from_remote,
             cid_seq: Some(left),
+            hold_old_local: false,
         });
         if let Some(first) = unsettled {
             path.migrated_from = Some(first);
@@ -185,6 +186,10 @@ impl Connection {
                 local: path.local,
                 remote: path.remote,
                 cid_seq,
+                // The client came to another address of ours (the preferred address): "The
+                // server MUST send non-probing packets from its original address until ... the
+                // server has validated the new path" (RFC 9000 §9.6.2).
+                hold_old_local: local != path.local && remote == path.remote,
             });
         }
         path.remote = remote;
@@ -274,14 +279,59 @@ impl Connection {
         true
     }
 
-    /// A PATH_RESPONSE owed to addresses its path does not use (a probe the path did not move
-    /// for), in a datagram of its own sent there (RFC 9000 §8.2.2), padded to 1200 bytes unless
-    /// that would send more than three times what came from there (§8.1).
-    pub(crate) fn send_off_path_response(
+    /// Probing packets that leave apart from their path's other packets: a PATH_RESPONSE to a
+    /// probe from elsewhere, or a server's PATH_CHALLENGE from its preferred address.
+    pub(crate) fn send_probe_elsewhere(
         &mut self,
         now: Timestamp,
         buf: &mut Vec<u8>,
     ) -> Option<Transmit> {
+        if let Some(t) = self.send_off_path_response(now, buf) {
+            return Some(t);
+        }
+        self.send_held_challenge(now, buf)
+    }
+
+    /// A server whose client moved to its preferred address validates the new path with a
+    /// PATH_CHALLENGE from that address, in a probing packet of its own, while its other
+    /// packets still leave from the original address (RFC 9000 §9.6.2: "The server MUST probe
+    /// on the path toward the client from its preferred address").
+    fn send_held_challenge(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let (id, data) = self.paths.iter().find_map(|(id, p)| {
+            let held = p.migrated_from.is_some_and(|m| m.hold_old_local);
+            match p.challenge {
+                Some((data, None)) if held => Some((*id, data)),
+                _ => None,
+            }
+        })?;
+        let max = self.send_budget(id)?;
+        let plan = PacketPlan {
+            pad_to: Some(MIN_INITIAL_SIZE.min(max)),
+            lone_probe: Some(LoneProbe::Challenge(data)),
+            ..PacketPlan::default()
+        };
+        self.build_packet(now, id, Epoch::Data, buf, max, plan)?;
+        let path = self.paths.get_mut(&id)?;
+        if let Some((_, sent)) = path.challenge.as_mut() {
+            *sent = Some(now);
+        }
+        if !path.is_validated() {
+            path.anti_amp_sent += buf.len() as u64;
+        }
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += buf.len() as u64;
+        Some(Transmit {
+            local: path.local,
+            remote: path.remote,
+            size: buf.len(),
+            ecn: None,
+        })
+    }
+
+    /// A PATH_RESPONSE owed to addresses its path does not use (a probe the path did not move
+    /// for), in a datagram of its own sent there (RFC 9000 §8.2.2), padded to 1200 bytes unless
+    /// that would send more than three times what came from there (§8.1).
+    fn send_off_path_response(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
         let (id, index) = self.paths.iter().find_map(|(id, p)| {
             let i = p
                 .pending_responses
@@ -294,7 +344,7 @@ impl Connection {
         let max = self.max_udp_payload(id).min(to.budget);
         let plan = PacketPlan {
             pad_to: Some(MIN_INITIAL_SIZE.min(max)),
-            path_response: Some(response.data),
+            lone_probe: Some(LoneProbe::Response(response.data)),
             ..PacketPlan::default()
         };
         // Without room (a tiny probe) or a connection ID the response is dropped, as a lost

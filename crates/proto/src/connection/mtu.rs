@@ -98,7 +98,7 @@ impl Connection {
                 probe: true,
                 pad_to: Some(usize::from(size)),
                 mtu_probe: true,
-                path_response: None,
+                lone_probe: None,
             };
             if self
                 .build_packet(now, id, Epoch::Data, buf, usize::from(size), plan)

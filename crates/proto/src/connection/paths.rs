@@ -400,8 +400,11 @@ impl Connection {
             Frame::PathResponse(p.pending_responses.remove(i).data).encode(packet);
             wrote = true;
         }
+        // A challenge from an address the path's other packets do not leave from goes alone
+        // (`send_held_challenge`).
+        let alone = p.migrated_from.is_some_and(|m| m.hold_old_local);
         if let Some((data, sent @ None)) = p.challenge.as_mut().map(|(d, s)| (*d, s)) {
-            if packet.len() + 9 <= limit {
+            if packet.len() + 9 <= limit && !alone {
                 Frame::PathChallenge(data).encode(packet);
                 *sent = Some(now);
                 wrote = true;

@@ -34,9 +34,19 @@ pub(crate) struct PacketPlan {
     pub pad_to: Option<usize>,
     /// A path MTU probe (RFC 9000 §14.4): PADDING + PING only, its loss no congestion signal.
     pub mtu_probe: bool,
-    /// A PATH_RESPONSE to addresses the path does not use: this frame and PADDING only, not
-    /// counted in flight (it is not the path's traffic).
-    pub path_response: Option<[u8; 8]>,
+    /// A probing packet of its own (this frame and PADDING only), sent from or to addresses
+    /// other than those of the path's other packets; not counted in flight.
+    pub lone_probe: Option<LoneProbe>,
+}
+
+/// The frame of a probing packet sent apart from the path's other packets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum LoneProbe {
+    /// A PATH_RESPONSE to a probe from addresses the path does not use (RFC 9000 §8.2.2).
+    Response([u8; 8]),
+    /// A server's PATH_CHALLENGE from its preferred address while its other packets still
+    /// leave from the original one (RFC 9000 §9.6.2).
+    Challenge([u8; 8]),
 }
 
 impl Connection {
@@ -66,7 +76,7 @@ impl Connection {
             return self.send_zero_rtt_datagram(now, buf);
         }
         self.pacing_wakeup = None;
-        if let Some(t) = self.send_off_path_response(now, buf) {
+        if let Some(t) = self.send_probe_elsewhere(now, buf) {
             return Some(t);
         }
         if let Some(t) = self.send_urgent(now, buf) {
@@ -124,7 +134,7 @@ impl Connection {
                 probe,
                 pad_to: pad_to.map(|p| p - buf.len().min(p)),
                 mtu_probe: false,
-                path_response: None,
+                lone_probe: None,
             };
             if self
                 .build_packet(now, PathId::ZERO, epoch, buf, room, plan)
@@ -253,7 +263,7 @@ impl Connection {
                 probe,
                 pad_to: pad.map(|p| p.min(max)),
                 mtu_probe: false,
-                path_response: None,
+                lone_probe: None,
             };
             if self
                 .build_packet(now, send_on, Epoch::Data, buf, max, plan)
@@ -294,7 +304,7 @@ impl Connection {
             probe: false,
             pad_to: None,
             mtu_probe: false,
-            path_response: None,
+            lone_probe: None,
         };
         self.build_packet(now, path, Epoch::Data, buf, max, plan)?;
         if self.scheduler.duplicates() {
@@ -370,7 +380,7 @@ impl Connection {
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;
         Some(Transmit {
-            local: p.local,
+            local: p.sends_from(),
             remote: p.remote,
             size: buf.len(),
             ecn: self.ecn_codepoint(path),
@@ -449,12 +459,15 @@ impl Connection {
         // and nothing else should be lost with it. A PATH_RESPONSE to addresses the peer has
         // not moved to goes alone: a server sends no non-probing packet to an address before
         // the peer does (RFC 9000 §9.3).
-        let frames = !plan.mtu_probe && plan.path_response.is_none();
-        if let Some(data) = plan.path_response {
+        let frames = !plan.mtu_probe && plan.lone_probe.is_none();
+        if let Some(probe) = plan.lone_probe {
             if packet.len() + 9 > limit {
                 return None;
             }
-            Frame::PathResponse(data).encode(packet);
+            match probe {
+                LoneProbe::Response(data) => Frame::PathResponse(data).encode(packet),
+                LoneProbe::Challenge(data) => Frame::PathChallenge(data).encode(packet),
+            }
             ack_eliciting = true;
         }
         if frames {
@@ -519,7 +532,7 @@ impl Connection {
         self.seal(epoch, path, pn, packet, &enc)?;
         self.qlog_packet_sent(now, (path, epoch, pn), packet.len(), qlog);
         self.send_space(space).next_pn();
-        let in_flight = (ack_eliciting || padded) && plan.path_response.is_none();
+        let in_flight = (ack_eliciting || padded) && plan.lone_probe.is_none();
         self.record_sent(
             now,
             path,

@@ -208,7 +208,7 @@ impl Connection {
                 probe: false,
                 pad_to: None,
                 mtu_probe: false,
-                path_response: None,
+                lone_probe: None,
             };
             if self
                 .build_packet(now, target, Epoch::Data, buf, max, plan)

@@ -79,6 +79,9 @@ pub struct Pair {
     /// Sees every datagram before the network takes it: (now, towards the server, bytes). It
     /// may rewrite the bytes; returning false drops the datagram.
     pub tap: Option<Tap>,
+    /// Sees every datagram's direction (towards the server), source, destination and size as
+    /// it is sent.
+    pub watch: Option<Watch>,
     queue: BinaryHeap<Reverse<InFlight>>,
     rng: ChaCha20Rng,
     seq: u64,
@@ -87,6 +90,9 @@ pub struct Pair {
 
 /// See [`Pair::tap`].
 pub type Tap = Box<dyn FnMut(Timestamp, bool, &mut Vec<u8>) -> bool>;
+
+/// See [`Pair::watch`].
+pub type Watch = Box<dyn FnMut(bool, SocketAddr, SocketAddr, usize)>;
 
 pub fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
@@ -146,6 +152,7 @@ impl Pair {
             blackholed: Vec::new(),
             spoof_next_to_server: None,
             nat: None,
+            watch: None,
             path_net: Vec::new(),
             tap: None,
             queue: BinaryHeap::new(),
@@ -187,6 +194,9 @@ impl Pair {
     }
 
     fn send(&mut self, to_server: bool, src: SocketAddr, dst: SocketAddr, mut data: Vec<u8>) {
+        if let Some(watch) = self.watch.as_mut() {
+            watch(to_server, src, dst, data.len());
+        }
         let (client_side, server_side) = if to_server { (src, dst) } else { (dst, src) };
         if let Some(tap) = self.tap.as_mut() {
             if !tap(self.now, to_server, &mut data) {
