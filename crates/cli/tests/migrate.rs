@@ -5,18 +5,13 @@
 
 mod common;
 
-use common::{run, start};
+use common::{run, served_file, start};
 
 #[test]
 fn client_moves_to_another_address_mid_download() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).expect("root");
-    let data: Vec<u8> = (0..2_000_000u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-        .collect();
-    std::fs::write(root.join("file.bin"), &data).expect("file");
-    let root = root.to_str().expect("utf-8");
+    let (root, data) = served_file(dir.path(), "file.bin", 2_000_000);
+    let root = root.as_str();
     let (_server, server) = start(
         &[
             "server",
@@ -43,33 +38,45 @@ fn client_moves_to_another_address_mid_download() {
         ],
         "clients send to ",
     );
-    let output = dir.path().join("out.bin");
-    let url = format!("https://{listen}/file.bin");
-    let out = run(&[
-        "client",
-        &url,
-        "--insecure",
-        "--quiet",
-        "--alpn",
-        "hq-interop",
+    let moves = [
         "--path",
         "127.0.0.2:0",
         "--migrate-to",
         "127.0.0.3",
         "--migrate-after",
         "300ms",
-        "--timeout",
-        "10s",
-        "-o",
-        output.to_str().expect("utf-8"),
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stderr: {stderr}");
+    ];
+    let stderr = fetch(
+        &format!("https://{listen}/file.bin"),
+        &moves,
+        dir.path(),
+        &data,
+    );
     assert!(stderr.contains("migrated to 127.0.0.3"), "stderr: {stderr}");
+}
+
+/// `mpquic client URL --insecure --alpn hq-interop EXTRA -o FILE` under `dir`: asserts success
+/// and that the file received is `data`; returns the client's stderr.
+fn fetch(url: &str, extra: &[&str], dir: &std::path::Path, data: &[u8]) -> String {
+    let output = dir.join("out.bin");
+    let mut args = vec![
+        "client",
+        url,
+        "--insecure",
+        "--quiet",
+        "--alpn",
+        "hq-interop",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--timeout", "10s", "-o", output.to_str().expect("utf-8")]);
+    let out = run(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "stderr: {stderr}");
     assert!(
         std::fs::read(&output).expect("output") == data,
         "the download differs"
     );
+    stderr
 }
 
 #[test]
@@ -93,13 +100,8 @@ fn migrate_to_needs_migrate_after() {
 #[test]
 fn client_moves_to_the_servers_preferred_address() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).expect("root");
-    let data: Vec<u8> = (0..3_000_000u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
-        .collect();
-    std::fs::write(root.join("file.bin"), &data).expect("file");
-    let root = root.to_str().expect("utf-8");
+    let (root, data) = served_file(dir.path(), "file.bin", 3_000_000);
+    let root = root.as_str();
     let port = {
         let socket = std::net::UdpSocket::bind("127.0.0.2:0").expect("bind 127.0.0.2");
         socket.local_addr().expect("port").port()
@@ -121,31 +123,12 @@ fn client_moves_to_the_servers_preferred_address() {
             args.extend(["--advertise", "127.0.0.2"]);
         }
         let (_server, server) = start(&args, "listening on ");
-        let output = dir.path().join("out.bin");
         let url = format!("https://{server}/file.bin");
-        let out = run(&[
-            "client",
-            &url,
-            "--insecure",
-            "--quiet",
-            "--alpn",
-            "hq-interop",
-            "--to-preferred-address",
-            "--timeout",
-            "10s",
-            "-o",
-            output.to_str().expect("utf-8"),
-        ]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "stderr: {stderr}");
+        let stderr = fetch(&url, &["--to-preferred-address"], dir.path(), &data);
         let said = match advertise {
             true => format!("moved to the server's preferred address {preferred}"),
             false => "the server advertised no preferred address".to_string(),
         };
         assert!(stderr.contains(&said), "stderr: {stderr}");
-        assert!(
-            std::fs::read(&output).expect("output") == data,
-            "the download differs"
-        );
     }
 }

@@ -509,15 +509,7 @@ async fn noq_client_moves_to_another_address_mid_download_from_our_server() {
         let (mut send, mut recv) = conn.open_bi().await.expect("open");
         send.write_all(b"GET /file.bin\r\n").await.expect("request");
         send.finish().expect("finish");
-        let mut got = Vec::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        while got.len() < MB {
-            let n = within("download", recv.read(&mut buf))
-                .await
-                .expect("read")
-                .expect("more data");
-            got.extend_from_slice(&buf[..n]);
-        }
+        let mut got = common::read_at_least(&mut recv, MB).await;
         // A new wildcard socket, as noq's first: noq keeps the local IP it learned (its
         // IP_PKTINFO source), so only the port changes, as in a NAT rebinding.
         let socket = std::net::UdpSocket::bind("0.0.0.0:0").expect("bind");

@@ -428,15 +428,7 @@ async fn quinn_client_moves_to_another_address_mid_download() {
         let (mut send, mut recv) = conn.open_bi().await.expect("open");
         send.write_all(b"GET /file.bin\r\n").await.expect("request");
         send.finish().expect("finish");
-        let mut got = Vec::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        while got.len() < MB {
-            let n = within("download", recv.read(&mut buf))
-                .await
-                .expect("read")
-                .expect("more data");
-            got.extend_from_slice(&buf[..n]);
-        }
+        let mut got = common::read_at_least(&mut recv, MB).await;
         let socket = std::net::UdpSocket::bind("127.0.0.2:0").expect("bind 127.0.0.2");
         endpoint.rebind(socket).expect("rebind");
         let rest = within("rest of the download", recv.read_to_end(10 * MB))

@@ -107,17 +107,25 @@ async fn no_migration_to_a_server_that_disables_it() {
     assert_eq!(path0_local(&conn).ip(), addr("127.0.0.1:0").ip());
 }
 
+/// Our server without multipath, serving one small file, and a client connected to it from
+/// 127.0.0.1: (file root, server, client, connection).
+async fn single_path_connection() -> (
+    tempfile::TempDir,
+    mpquic::Endpoint,
+    mpquic::Endpoint,
+    mpquic::Connection,
+) {
+    let (dir, root) = root_with("f.bin", b"x");
+    let server = start_server(root, transport(MultipathMode::Single));
+    let single = transport(MultipathMode::Single);
+    let (client, conn) = connect_from(&["127.0.0.1:0"], server.local_addr(), single).await;
+    (dir, server, client, conn)
+}
+
 /// A socket the endpoint does not have is refused before anything changes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migration_to_an_unbound_address_is_refused_and_to_the_current_one_is_a_no_op() {
-    let (_dir, root) = root_with("f.bin", b"x");
-    let server = start_server(root, transport(MultipathMode::Single));
-    let (_client, conn) = connect_from(
-        &["127.0.0.1:0"],
-        server.local_addr(),
-        transport(MultipathMode::Single),
-    )
-    .await;
+    let (_dir, _server, _client, conn) = single_path_connection().await;
     let refused = conn.migrate(PathId::ZERO, addr("127.0.0.3:0")).await;
     assert!(
         matches!(refused, Err(OpenPathError::NotBound(_))),
@@ -235,14 +243,7 @@ async fn client_moves_to_a_quinn_servers_preferred_address() {
 /// A server without a preferred address: the move is refused at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_move_to_a_preferred_address_nobody_advertised() {
-    let (_dir, root) = root_with("f.bin", b"x");
-    let server = start_server(root, transport(MultipathMode::Single));
-    let (_client, conn) = connect_from(
-        &["127.0.0.1:0"],
-        server.local_addr(),
-        transport(MultipathMode::Single),
-    )
-    .await;
+    let (_dir, _server, _client, conn) = single_path_connection().await;
     let refused = common::within("refusal", conn.migrate_to_preferred_address()).await;
     assert!(
         matches!(

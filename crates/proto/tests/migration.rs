@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::{addr, payload, NetConfig, Pair};
-use mpquic_proto::wire::stream_id::Dir;
+use common::{addr, client_path_events, payload, NetConfig, Pair};
+use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::{
     ConnectionHandle, Duration, Event, MultipathMode, PathError, PathEvent, PathId, TransportConfig,
 };
@@ -19,6 +19,12 @@ const MODES: [MultipathMode; 3] = [
 const UPLOAD: usize = 1_500_000;
 const MIGRATE_AT: usize = 300_000;
 const CID_LEN: usize = 8;
+
+/// An established pair in `mode` on the default network: (pair, client, server).
+fn established(seed: u64, mode: MultipathMode) -> (Pair, ConnectionHandle, ConnectionHandle) {
+    let t = TransportConfig::default().multipath(mode);
+    Pair::established(seed, t.clone(), t, NetConfig::default())
+}
 
 /// An upload of [`UPLOAD`] bytes during which, once the server has read [`MIGRATE_AT`], the
 /// client moves path 0 to `new_local`. Returns what the server read and the migration's
@@ -61,16 +67,6 @@ fn path0_local_and_remote(
     (local, remote)
 }
 
-fn path_events(pair: &mut Pair, ch: ConnectionHandle) -> Vec<PathEvent> {
-    let conn = pair.client.connection_mut(ch).unwrap();
-    std::iter::from_fn(|| conn.poll_event())
-        .filter_map(|e| match e {
-            Event::Path(p) => Some(p),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Destination CIDs of the client's short-header packets, in order.
 type DcidLog = std::rc::Rc<std::cell::RefCell<Vec<Vec<u8>>>>;
 
@@ -95,8 +91,7 @@ fn log_dcids(pair: &mut Pair) -> [DcidLog; 2] {
 #[test]
 fn client_moves_path_0_mid_upload_in_every_design() {
     for mode in MODES {
-        let t = TransportConfig::default().multipath(mode);
-        let (mut pair, ch, sh) = Pair::established(21, t.clone(), t, NetConfig::default());
+        let (mut pair, ch, sh) = established(21, mode);
         let old_local = pair.client_addr;
         let new_local = addr("10.0.0.9:6000");
         let [dcids, server_dcids] = log_dcids(&mut pair);
@@ -108,7 +103,7 @@ fn client_moves_path_0_mid_upload_in_every_design() {
             remote_seen, new_local,
             "{mode:?}: the server follows (RFC 9000 §9.3)"
         );
-        let events = path_events(&mut pair, ch);
+        let events = client_path_events(&mut pair, ch);
         assert!(
             events.contains(&PathEvent::Validated { id: PathId::ZERO }),
             "{mode:?}: {events:?}"
@@ -141,8 +136,7 @@ fn client_moves_path_0_mid_upload_in_every_design() {
 #[test]
 fn both_ends_forget_the_old_networks_rtt() {
     for mode in MODES {
-        let t = TransportConfig::default().multipath(mode);
-        let (mut pair, ch, sh) = Pair::established(26, t.clone(), t, NetConfig::default());
+        let (mut pair, ch, sh) = established(26, mode);
         let slower = addr("10.0.0.9:6000");
         let forty_ms = NetConfig {
             one_way_delay: Duration::from_millis(40),
@@ -168,8 +162,7 @@ fn both_ends_forget_the_old_networks_rtt() {
 #[test]
 fn a_move_to_an_address_that_does_not_work_falls_back() {
     for mode in MODES {
-        let t = TransportConfig::default().multipath(mode);
-        let (mut pair, ch, sh) = Pair::established(22, t.clone(), t, NetConfig::default());
+        let (mut pair, ch, sh) = established(22, mode);
         let old_local = pair.client_addr;
         let dead = addr("10.0.0.66:6000");
         pair.blackholed.push(dead);
@@ -183,7 +176,7 @@ fn a_move_to_an_address_that_does_not_work_falls_back() {
         let (local, remote_seen) = path0_local_and_remote(&pair, ch, sh);
         assert_eq!(local, old_local, "{mode:?}: back on the old address");
         assert_eq!(remote_seen, old_local, "{mode:?}");
-        let events = path_events(&mut pair, ch);
+        let events = client_path_events(&mut pair, ch);
         assert!(
             events.contains(&PathEvent::Failed { id: PathId::ZERO }),
             "{mode:?}: {events:?}"
@@ -276,8 +269,7 @@ fn each_move_needs_a_spare_connection_id() {
 #[test]
 fn a_server_goes_back_when_its_peers_new_address_does_not_answer() {
     for mode in MODES {
-        let t = TransportConfig::default().multipath(mode);
-        let (mut pair, ch, sh) = Pair::established(27, t.clone(), t, NetConfig::default());
+        let (mut pair, ch, sh) = established(27, mode);
         let (real, spoofed) = (pair.client_addr, addr("10.9.9.9:7777"));
         let c = pair.client.connection_mut(ch).unwrap();
         let sid = c.open_bi().unwrap();
@@ -306,19 +298,7 @@ fn a_server_goes_back_when_its_peers_new_address_does_not_answer() {
             "{mode:?}: {events:?}"
         );
         pair.blackholed.retain(|a| *a != real);
-        let mut got = Vec::new();
-        let mut buf = [0u8; 64];
-        pair.run_until(Duration::from_secs(10), |p| {
-            let s = p.server.connection_mut(sh).unwrap();
-            while let Some(id) = s.accept(Dir::Bi) {
-                assert_eq!(id, sid);
-            }
-            if let Ok(Some(n)) = s.read(sid, &mut buf) {
-                got.extend_from_slice(&buf[..n]);
-            }
-            got == b"hello"
-        });
-        assert_eq!(got, b"hello", "{mode:?}");
+        assert_eq!(server_reads(&mut pair, sh, sid, 5), b"hello", "{mode:?}");
     }
 }
 
@@ -353,6 +333,24 @@ fn moves_between_lossy_networks_of_different_delays() {
     }
 }
 
+/// What the server reads of stream `sid` (accepting it) until `len` bytes have arrived, within
+/// 10 s of virtual time.
+fn server_reads(pair: &mut Pair, sh: ConnectionHandle, sid: StreamId, len: usize) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64];
+    pair.run_until(Duration::from_secs(10), |p| {
+        let s = p.server.connection_mut(sh).unwrap();
+        while let Some(id) = s.accept(Dir::Bi) {
+            assert_eq!(id, sid);
+        }
+        while let Ok(Some(n)) = s.read(sid, &mut buf) {
+            got.extend_from_slice(&buf[..n]);
+        }
+        got.len() >= len
+    });
+    got
+}
+
 /// The server's connection's path 0 remote address.
 fn server_path0_remote(pair: &Pair, sh: ConnectionHandle) -> std::net::SocketAddr {
     let paths = pair.server.connection(sh).unwrap().path_stats();
@@ -367,8 +365,7 @@ fn server_path0_remote(pair: &Pair, sh: ConnectionHandle) -> std::net::SocketAdd
 #[test]
 fn a_reordered_packet_from_the_old_address_does_not_move_the_server_back() {
     for mode in MODES {
-        let t = TransportConfig::default().multipath(mode);
-        let (mut pair, ch, sh) = Pair::established(28, t.clone(), t, NetConfig::default());
+        let (mut pair, ch, sh) = established(28, mode);
         let (real, outside) = (pair.client_addr, addr("192.0.2.7:40000"));
         // Hold back everything the client sends for a while.
         let held = std::rc::Rc::new(std::cell::RefCell::new(Vec::<Vec<u8>>::new()));
@@ -414,18 +411,11 @@ fn a_reordered_packet_from_the_old_address_does_not_move_the_server_back() {
         // the new address.
         pair.nat = Some((real, outside));
         let [_, server_dcids] = log_dcids(&mut pair);
-        let mut got = Vec::new();
-        let mut buf = [0u8; 64];
-        pair.run_until(Duration::from_secs(10), |p| {
-            let s = p.server.connection_mut(sh).unwrap();
-            while let Some(id) = s.accept(Dir::Bi) {
-                assert_eq!(id, sid);
-            }
-            while let Ok(Some(n)) = s.read(sid, &mut buf) {
-                got.extend_from_slice(&buf[..n]);
-            }
-            got == b"first second"
-        });
+        assert_eq!(
+            server_reads(&mut pair, sh, sid, 12),
+            b"first second",
+            "{mode:?}"
+        );
         assert_eq!(server_path0_remote(&pair, sh), outside, "{mode:?}");
         // A NAT rebinding (the client's CID unchanged): the server may keep its CID (§9.5)
         // and does, rather than spend one.
@@ -453,8 +443,7 @@ fn a_reordered_packet_from_the_old_address_does_not_move_the_server_back() {
 #[test]
 fn a_probe_is_answered_where_it_came_from_and_does_not_move_the_path() {
     for mode in MODES {
-        let t = TransportConfig::default().multipath(mode);
-        let (mut pair, ch, sh) = Pair::established(29, t.clone(), t, NetConfig::default());
+        let (mut pair, ch, sh) = established(29, mode);
         let (old_local, new_local) = (pair.client_addr, addr("10.0.0.9:6000"));
         let now = pair.now;
         let c = pair.client.connection_mut(ch).unwrap();
@@ -463,7 +452,8 @@ fn a_probe_is_answered_where_it_came_from_and_does_not_move_the_path() {
         pair.blackholed.push(old_local);
         let mut server_remote_when_validated = None;
         pair.run_until(Duration::from_secs(2), |p| {
-            let validated = path_events(p, ch).contains(&PathEvent::Validated { id: PathId::ZERO });
+            let validated =
+                client_path_events(p, ch).contains(&PathEvent::Validated { id: PathId::ZERO });
             if validated {
                 server_remote_when_validated = Some(server_path0_remote(p, sh));
             }
@@ -521,7 +511,7 @@ fn several_challenges_in_one_probe_get_one_answer() {
     }
     pair.client.after_connection_call(ch);
     pair.run_until(Duration::from_secs(2), |p| {
-        path_events(p, ch).contains(&PathEvent::Validated { id: PathId::ZERO })
+        client_path_events(p, ch).contains(&PathEvent::Validated { id: PathId::ZERO })
     });
     assert_eq!(big_to_client.get(), 1, "full-size datagrams to the client");
 }

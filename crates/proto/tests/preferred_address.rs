@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex};
 
 use std::net::SocketAddr;
 
-use common::{addr, payload, NetConfig, Pair};
+use common::{addr, client_path_events, payload, NetConfig, Pair};
 use mpquic_proto::qlog::{QlogConfig, QlogEvent, QlogFrame, QlogSink};
 use mpquic_proto::wire::error::TransportErrorCode as Code;
 use mpquic_proto::{
-    ConnectionError, ConnectionHandle, Duration, Event, MultipathMode, PathError, PathEvent,
-    PathId, ServerConfig, Timestamp, TransportConfig, Validation,
+    ConnectionError, ConnectionHandle, Duration, MultipathMode, PathError, PathEvent, PathId,
+    ServerConfig, Timestamp, TransportConfig, Validation,
 };
 
 /// (path ID, sequence number, CID hex) of every NEW_CONNECTION_ID-like frame a server sent.
@@ -204,8 +204,17 @@ fn established_advertising(
     seed: u64,
     mode: MultipathMode,
 ) -> (Pair, ConnectionHandle, ConnectionHandle) {
+    established_advertising_these(&[PREFERRED, "[2001:db8::1]:8443"], seed, mode)
+}
+
+/// An established pair whose server advertises `advertised`: (pair, client, server).
+fn established_advertising_these(
+    advertised: &[&str],
+    seed: u64,
+    mode: MultipathMode,
+) -> (Pair, ConnectionHandle, ConnectionHandle) {
     let t = TransportConfig::default().multipath(mode);
-    let (mut pair, _) = pair_advertising_with(&[PREFERRED, "[2001:db8::1]:8443"], seed, t);
+    let (mut pair, _) = pair_advertising_with(advertised, seed, t);
     let ch = pair.connect();
     pair.run_until(Duration::from_secs(5), |p| {
         p.client.connection(ch).unwrap().is_established()
@@ -255,16 +264,6 @@ fn upload_moving_to_preferred(
         received.len()
     );
     moved
-}
-
-fn client_path_events(pair: &mut Pair, ch: ConnectionHandle) -> Vec<PathEvent> {
-    let conn = pair.client.connection_mut(ch).unwrap();
-    std::iter::from_fn(|| conn.poll_event())
-        .filter_map(|e| match e {
-            Event::Path(p) => Some(p),
-            _ => None,
-        })
-        .collect()
 }
 
 /// RFC 9000 §9.6: without multipath (and with it) path 0 moves to the server's preferred
@@ -343,14 +342,7 @@ fn a_preferred_address_that_does_not_answer_leaves_path_0_where_it_was() {
 
 #[test]
 fn a_move_to_the_preferred_address_needs_one_and_a_client() {
-    let t = TransportConfig::default();
-    let (mut pair, _) = pair_advertising_with(&[], 33, t);
-    let ch = pair.connect();
-    pair.run_until(Duration::from_secs(5), |p| {
-        p.client.connection(ch).unwrap().is_established()
-    });
-    let sh = pair.server.accept().unwrap();
-    pair.run_for(Duration::from_millis(200));
+    let (mut pair, ch, sh) = established_advertising_these(&[], 33, MultipathMode::Single);
     let now = pair.now;
     let client = pair.client.connection_mut(ch).unwrap();
     assert_eq!(
@@ -363,13 +355,8 @@ fn a_move_to_the_preferred_address_needs_one_and_a_client() {
         Err(PathError::ServerCannotMigrate)
     );
     // Only an IPv6 address advertised, path 0 on IPv4: none of its family.
-    let (mut pair, _) =
-        pair_advertising_with(&["[2001:db8::1]:8443"], 34, TransportConfig::default());
-    let ch = pair.connect();
-    pair.run_until(Duration::from_secs(5), |p| {
-        p.client.connection(ch).unwrap().is_established()
-    });
-    pair.run_for(Duration::from_millis(200));
+    let advertised = ["[2001:db8::1]:8443"];
+    let (mut pair, ch, _) = established_advertising_these(&advertised, 34, MultipathMode::Single);
     let now = pair.now;
     let client = pair.client.connection_mut(ch).unwrap();
     assert_eq!(

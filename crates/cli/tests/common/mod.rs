@@ -67,3 +67,15 @@ pub fn port_of(addr: &str) -> u16 {
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no port in {addr:?}"))
 }
+
+/// A directory `root` under `dir` holding `name`: `len` bytes of a fixed pseudo-random pattern.
+/// Returns the root's path (as an argument) and the file's contents.
+pub fn served_file(dir: &std::path::Path, name: &str, len: u32) -> (String, Vec<u8>) {
+    let root = dir.join("root");
+    std::fs::create_dir_all(&root).expect("root");
+    let data: Vec<u8> = (0..len)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    std::fs::write(root.join(name), &data).expect("file");
+    (root.to_str().expect("utf-8").to_owned(), data)
+}

@@ -336,3 +336,16 @@ pub async fn download_while<F: std::future::Future>(
     got.extend_from_slice(&rest.expect("read the rest"));
     (got, outcome)
 }
+
+/// Read from `recv` (any stack's receive stream) until at least `n` bytes have arrived.
+pub async fn read_at_least<R: tokio::io::AsyncRead + Unpin>(recv: &mut R, n: usize) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    while got.len() < n {
+        let read = within("download", recv.read(&mut buf)).await.expect("read");
+        assert!(read > 0, "the stream ended at {} bytes", got.len());
+        got.extend_from_slice(&buf[..read]);
+    }
+    got
+}

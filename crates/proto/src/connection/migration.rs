@@ -318,14 +318,20 @@ impl Connection {
         if !path.is_validated() {
             path.anti_amp_sent += buf.len() as u64;
         }
+        let (local, remote) = (path.local, path.remote);
+        Some(self.lone_transmit(local, remote, buf.len()))
+    }
+
+    /// The datagram of a lone probe, counted.
+    fn lone_transmit(&mut self, local: SocketAddr, remote: SocketAddr, size: usize) -> Transmit {
         self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += buf.len() as u64;
-        Some(Transmit {
-            local: path.local,
-            remote: path.remote,
-            size: buf.len(),
+        self.stats.bytes_sent += size as u64;
+        Transmit {
+            local,
+            remote,
+            size,
             ecn: None,
-        })
+        }
     }
 
     /// A PATH_RESPONSE owed to addresses its path does not use (a probe the path did not move
@@ -350,13 +356,6 @@ impl Connection {
         // Without room (a tiny probe) or a connection ID the response is dropped, as a lost
         // one would be; the peer challenges again.
         self.build_packet(now, id, Epoch::Data, buf, max, plan)?;
-        self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += buf.len() as u64;
-        Some(Transmit {
-            local: to.local,
-            remote: to.remote,
-            size: buf.len(),
-            ecn: None,
-        })
+        Some(self.lone_transmit(to.local, to.remote, buf.len()))
     }
 }

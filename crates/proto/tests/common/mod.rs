@@ -417,3 +417,14 @@ pub fn payload(len: usize, salt: u8) -> Vec<u8> {
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0] ^ salt)
         .collect()
 }
+
+/// The path events client connection `ch` has queued, drained.
+pub fn client_path_events(pair: &mut Pair, ch: ConnectionHandle) -> Vec<mpquic_proto::PathEvent> {
+    let conn = pair.client.connection_mut(ch).expect("client connection");
+    std::iter::from_fn(|| conn.poll_event())
+        .filter_map(|e| match e {
+            mpquic_proto::Event::Path(p) => Some(p),
+            _ => None,
+        })
+        .collect()
+}
