@@ -345,13 +345,19 @@ impl ServerConfig {
     /// A server configuration with defaults: up to [`DEFAULT_MAX_CONNECTIONS`] connections,
     /// Retry under load (more than half of [`DEFAULT_MAX_HANDSHAKES`] in progress), token keys
     /// drawn from `rng`.
+    ///
+    /// With 0-RTT on (`max_early_data_size` set, [`crate::crypto::resumption::server_allow_0rtt`])
+    /// `tls` is copied with its session store bound to `transport`'s 0-RTT limits: a ticket
+    /// issued under larger limits than `transport`'s is not resumed (RFC 9000 §7.4.1). Change
+    /// `transport` through a new `ServerConfig::new`, not the field, to keep that binding.
     pub fn new(
         tls: Arc<rustls::ServerConfig>,
         transport: Arc<TransportConfig>,
         rng: &mut dyn rand_core::RngCore,
     ) -> Self {
+        let limits = crate::connection::remembered_limits(&transport);
         Self {
-            tls,
+            tls: crate::crypto::ticket_limits::bind_tickets_to_limits(tls, limits),
             transport,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_handshakes: DEFAULT_MAX_HANDSHAKES,

@@ -530,6 +530,12 @@ fn encode_params(params: &TransportParameters) -> Vec<u8> {
     out
 }
 
+/// The transport parameters a server configured with `config` sends, but for its CIDs and
+/// tokens (what 0-RTT remembers does not depend on them).
+pub(crate) fn server_params_for(config: &TransportConfig) -> TransportParameters {
+    build_local_params(config, Side::Server, &ConnectionId::EMPTY, None, None, None)
+}
+
 /// Our transport parameters (RFC 9000 §18.2, RFC 10069 §2.1, draft-01 §3).
 fn build_local_params(
     config: &TransportConfig,

@@ -28,6 +28,8 @@ mod views;
 mod xlink;
 mod zero_rtt;
 
+pub(crate) use zero_rtt::{remembered_limits, REMEMBERED_LIMITS};
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;

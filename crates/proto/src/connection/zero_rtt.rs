@@ -71,6 +71,22 @@ fn limits(p: &TransportParameters) -> [(&'static str, u64); 7] {
     ]
 }
 
+/// The values a client remembers with a ticket from a server configured with `config` and
+/// that a server accepting 0-RTT must not lower (RFC 9000 §7.4.1, RFC 9221 §3), in a fixed
+/// order: the §7.4.1 limits, then max_datagram_frame_size.
+pub(crate) fn remembered_limits(config: &crate::TransportConfig) -> [u64; REMEMBERED_LIMITS] {
+    let params = super::handshake::server_params_for(config);
+    let mut out = [0; REMEMBERED_LIMITS];
+    for (slot, (_, value)) in out.iter_mut().zip(limits(&params)) {
+        *slot = value;
+    }
+    out[REMEMBERED_LIMITS - 1] = params.max_datagram_frame_size;
+    out
+}
+
+/// How many values [`remembered_limits`] gives.
+pub(crate) const REMEMBERED_LIMITS: usize = 8;
+
 /// RFC 9000 §7.4.1: after accepting 0-RTT the server's new values must not be below the
 /// remembered ones. The RFC names no error code for the client; quinn and this stack use
 /// PROTOCOL_VIOLATION (§20.1: a protocol error not covered by a more specific code).

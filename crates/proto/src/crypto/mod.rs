@@ -36,6 +36,7 @@ pub mod resumption;
 pub(crate) mod sim;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub(crate) mod ticket_limits;
 pub(crate) mod tls;
 
 #[cfg(test)]
