@@ -7,6 +7,7 @@
 //!            [--spns-rules report|naive|report,no-RULE]
 //!            [--seed N] [--time-limit 60s] [--json FILE] [--real] [--qlog DIR]
 //!            [--crypto real|sim] [--mtu-discovery BOOL] [--mtu-ceiling BYTES] [--race]
+//!            [--migrate-at DURATION]
 //! ```
 //!
 //! Options override the file's settings; `--path` (repeated, one per path)
@@ -110,6 +111,10 @@ pub struct SimArgs {
     /// complete it (sets `transport.race_paths = true`; docs/MULTIPATH.md). Not with --real.
     #[arg(long, conflicts_with = "real")]
     pub race: bool,
+    /// At this time move the client's path 0 to its second interface (the second --path),
+    /// client-initiated migration (RFC 9000 §9); sets `transport.migrate_at`. Not with --real.
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["real", "race"])]
+    pub migrate_at: Option<crate::units::SimDuration>,
     /// Certificate compression (RFC 8879) on or off (true/false); overrides the scenario's
     /// `transport.cert_compression` (off by default in the lab).
     #[arg(long, value_name = "BOOL")]
@@ -203,6 +208,9 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
     }
     if args.race {
         t.race_paths = Some(true);
+    }
+    if let Some(at) = args.migrate_at {
+        t.migrate_at = Some(at);
     }
     if let Some(on) = args.cert_compression {
         t.cert_compression = Some(on);

@@ -66,6 +66,8 @@ pub struct ClientOptions {
     /// Race the first handshake over every interface (`transport.race_paths`, see
     /// [`crate::race`]); without it the client connects from interface 0.
     pub race: bool,
+    /// When the client moves path 0 to its second interface (`transport.migrate_at`).
+    pub migrate_at: Option<SimTime>,
     /// The certificate the client expects and whether it offers certificate compression
     /// (`transport.cert_extra_names`, `transport.cert_compression`).
     pub identity: LabIdentity,
@@ -159,6 +161,7 @@ impl QuicNode {
             protocol,
             zero_rtt,
             race,
+            migrate_at,
             identity,
         } = options;
         let alpn = match protocol {
@@ -200,6 +203,9 @@ impl QuicNode {
                 .map_err(|e| LabError::invalid("client", e.to_string()))?,
         };
         let mut app = ClientApp::new(handle, response_sizes, &pairs[1..]);
+        if let (Some(at), Some(&(to, _))) = (migrate_at, pairs.get(1)) {
+            app.set_migration(at, to);
+        }
         if let Some(race) = race {
             app.set_race(race, pairs);
         }

@@ -135,6 +135,7 @@ impl<'a> Run<'a> {
                 protocol: scenario.workload.protocol(),
                 zero_rtt,
                 race: scenario.transport.race_paths(),
+                migrate_at: scenario.transport.migrate_at.map(|d| d.nanos()),
                 identity,
             },
             transport,

@@ -32,8 +32,9 @@
 //! idle_timeout = "30s"
 //! mtu_discovery = true         # off by default in the lab; or a table { ceiling = 1500 }
 //! crypto = "sim"               # the lab's own keys: crypto, zero_rtt, ecn, race_paths,
-//!                              # cert_compression, cert_extra_names
+//!                              # migrate_at, cert_compression, cert_extra_names
 //! race_paths = true            # race the handshake over every interface (crate::race)
+//! migrate_at = "500ms"         # the client moves path 0 to its second interface (RFC 9000 §9)
 //! cert_compression = true      # RFC 8879 certificate compression (off by default in the lab)
 //! cert_extra_names = 150       # a large certificate: 150 more subject alternative names
 //! [transport.ack]              # any mpquic_proto::AckConfig field
@@ -444,6 +445,27 @@ impl Scenario {
             return Err(LabError::invalid(
                 "transport.race_paths",
                 "handshake racing runs the custom request protocol only, not HTTP/3",
+            ));
+        }
+        if self.transport.migrate_at.is_some() && self.transport.race_paths() {
+            return Err(LabError::invalid(
+                "transport.migrate_at",
+                "not with race_paths: the raced handshake picks path 0's interface",
+            ));
+        }
+        if self.transport.migrate_at.is_some()
+            && self.transport.config.multipath != mpquic_proto::MultipathMode::Single
+        {
+            return Err(LabError::invalid(
+                "transport.migrate_at",
+                "moves the one path of a connection without multipath: set multipath = \"single\" \
+                 (with multipath the second interface carries a path of its own)",
+            ));
+        }
+        if self.transport.migrate_at.is_some() && self.paths.len() < 2 {
+            return Err(LabError::invalid(
+                "transport.migrate_at",
+                "the client migrates to its second interface: give two paths or more",
             ));
         }
         if self.record.sample_interval.nanos() < mpquic_netsim::time::MICROSECOND {

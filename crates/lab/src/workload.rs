@@ -34,6 +34,7 @@ use crate::h3sim::Protocol;
 use crate::race::{HandshakeRace, RaceState};
 use crate::video::{VideoClient, VideoSpec};
 
+mod migrate;
 mod server;
 pub use server::ServerApp;
 
@@ -261,6 +262,9 @@ pub struct ClientApp {
     h3: H3Client,
     /// Progress of each request over HTTP/3, parallel to `requests`.
     fetches: Vec<Rc<RefCell<Fetch>>>,
+    /// A move of path 0 still to make: when, and to which local address
+    /// ([`ClientApp::set_migration`]).
+    migration: Option<Box<migrate::PendingMove>>,
 }
 
 impl ClientApp {
@@ -304,6 +308,7 @@ impl ClientApp {
             zero_rtt: false,
             h3: H3Client::default(),
             fetches: Vec::new(),
+            migration: None,
         }
     }
 
@@ -457,10 +462,10 @@ impl ClientApp {
             .path_retry_at
             .filter(|_| !self.pending_paths.is_empty());
         let video = self.video.as_ref().and_then(|v| v.next_wakeup());
-        match (path, video) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [path, video, self.migration_due()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Runs the application after any event.
@@ -496,6 +501,7 @@ impl ClientApp {
             c.established_at.get_or_insert(now);
         }
         self.open_paths(now, conn);
+        self.migrate_if_due(now, conn);
         self.request_chunk(now);
         if self.protocol == Protocol::Custom {
             self.issue_requests(conn);

@@ -68,6 +68,12 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, LabError> {
              the runtime always uses real keys",
         ));
     }
+    if scenario.transport.migrate_at.is_some() {
+        return Err(LabError::invalid(
+            "transport.migrate_at",
+            "migration is simulated only here: on real sockets use `mpquic client --migrate-to`",
+        ));
+    }
     if scenario.transport.race_paths() {
         return Err(LabError::invalid(
             "transport.race_paths",

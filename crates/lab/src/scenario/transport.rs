@@ -7,6 +7,8 @@
 //! renamed to the key as written.
 
 use mpquic_proto::crypto::identity::LabIdentity;
+
+use crate::units::SimDuration;
 use mpquic_proto::{ConfigError, Duration, SpnsRule, TransportConfig};
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess};
 use serde::ser::SerializeMap;
@@ -53,6 +55,12 @@ pub struct TransportSettings {
     /// becomes path 0), closes the others and opens the remaining interfaces as paths. Off
     /// (and absent from the JSON) by default: the client connects from interface 0.
     pub race_paths: Option<bool>,
+    /// Client-initiated migration (RFC 9000 §9): at this time the client moves path 0 to its
+    /// second interface (the second path's link), as a device leaving one network for another;
+    /// this is how a client without multipath changes networks, so it needs
+    /// `multipath = "single"` and two paths or more; simulated only. Absent (from the JSON
+    /// too) by default.
+    pub migrate_at: Option<SimDuration>,
     /// Certificate compression (RFC 8879, zlib then brotli): the client offers it and
     /// the server compresses its certificate message. Off (and absent from the JSON) by
     /// default in the lab, which keeps the handshake bytes of every recorded figure; on by
@@ -77,6 +85,7 @@ const LAB_KEYS: &[&str] = &[
     "ecn",
     "zero_rtt",
     "race_paths",
+    "migrate_at",
     "cert_compression",
     "cert_extra_names",
 ];
@@ -123,6 +132,7 @@ impl Default for TransportSettings {
             ecn: None,
             zero_rtt: None,
             race_paths: None,
+            migrate_at: None,
             cert_compression: None,
             cert_extra_names: None,
             written: Vec::new(),
@@ -215,6 +225,7 @@ impl TransportSettings {
             "ecn" => self.ecn = Some(map.next_value()?),
             "zero_rtt" => self.zero_rtt = Some(map.next_value()?),
             "race_paths" => self.race_paths = Some(map.next_value()?),
+            "migrate_at" => self.migrate_at = Some(map.next_value()?),
             "cert_compression" => self.cert_compression = Some(map.next_value()?),
             "cert_extra_names" => self.cert_extra_names = Some(map.next_value()?),
             other => unreachable!("`{other}` is not in LAB_KEYS"),
@@ -369,6 +380,9 @@ impl Serialize for TransportSettings {
         }
         if self.race_paths() {
             m.serialize_entry("race_paths", &true)?;
+        }
+        if let Some(at) = self.migrate_at {
+            m.serialize_entry("migrate_at", &at)?;
         }
         let identity = self.identity();
         if identity.cert_compression {

@@ -232,7 +232,11 @@ impl Connection {
         }
         // RFC 9002 §6.2.1: an acknowledgement resets the PTO backoff of its path.
         path.on_acknowledged();
-        for p in outcome.packets.iter().filter(|p| p.in_flight) {
+        for p in outcome
+            .packets
+            .iter()
+            .filter(|p| p.in_flight && !p.old_route)
+        {
             path.delivery
                 .on_packet_acked(now, &p.delivery, p.size, p.time_sent);
         }
@@ -344,7 +348,10 @@ impl Connection {
         rtt_sampled: bool,
         states: &mut Vec<crate::cc::CouplingState>,
     ) {
-        let in_flight = outcome.packets.iter().filter(|p| p.in_flight);
+        let in_flight = outcome
+            .packets
+            .iter()
+            .filter(|p| p.in_flight && !p.old_route);
         let bytes_acked: u64 = in_flight.clone().map(|p| p.size).sum();
         let largest_sent = in_flight.map(|p| p.time_sent).max().unwrap_or_default();
         if bytes_acked == 0 {

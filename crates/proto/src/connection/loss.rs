@@ -73,7 +73,8 @@ impl Connection {
             }
             self.requeue_frames(epoch, &p.frames);
             // RFC 9000 §14.4: a lost path MTU probe is no congestion signal.
-            if p.in_flight && !p.frames.mtu_probe {
+            // Nor is the loss of a packet that went by a route the path has left.
+            if p.in_flight && !p.frames.mtu_probe && !p.old_route {
                 lost_bytes += p.size;
                 largest_lost_sent = largest_lost_sent.max(p.time_sent);
             }
@@ -123,7 +124,7 @@ impl Connection {
         let reductions = path.cc.stats().congestion_events;
         let lost_pns = packets
             .iter()
-            .filter(|p| p.in_flight && !p.frames.mtu_probe)
+            .filter(|p| p.in_flight && !p.frames.mtu_probe && !p.old_route)
             .map(|p| p.pn);
         path.loss_episode.on_congestion_event(lost_pns, reductions);
     }

@@ -210,6 +210,9 @@ impl Connection {
             path.pacer = Pacer::new(u64::from(mtu.current()), now);
             path.mtu = mtu;
             path.cc = cc;
+            path.delivery = crate::cc::DeliveryRateEstimator::default();
+            path.delivery_rate = None;
+            path.ledgers[Epoch::Data.index()].leave_old_route();
         }
         self.restart_rtt_estimate(id);
     }

@@ -125,7 +125,7 @@ impl Connection {
         for p in packets {
             if p.frames.mtu_probe {
                 path.mtu.on_probe_acked(now, size16(p.size), p.time_sent);
-            } else if p.in_flight {
+            } else if p.in_flight && !p.old_route {
                 path.mtu.on_packet_acked(p.size, p.time_sent);
             }
         }
@@ -144,7 +144,10 @@ impl Connection {
         for p in packets {
             if p.frames.mtu_probe {
                 path.mtu.on_probe_lost(now, size16(p.size));
-            } else if p.in_flight && path.mtu.on_packet_lost(now, p.size, p.time_sent) {
+            } else if p.in_flight
+                && !p.old_route
+                && path.mtu.on_packet_lost(now, p.size, p.time_sent)
+            {
                 tracing::debug!(path = %path_id, "black hole: path MTU back to the base size");
             }
         }

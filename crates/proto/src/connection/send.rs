@@ -711,6 +711,7 @@ impl Connection {
             delivery,
             frames,
             reinjected: false,
+            old_route: false,
         };
         let seq = path.ledger(epoch).on_sent(packet);
         if in_flight {

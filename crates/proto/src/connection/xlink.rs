@@ -413,6 +413,7 @@ mod tests {
             delivery: Default::default(),
             frames,
             reinjected: false,
+            old_route: false,
             ecn: false,
         }
     }

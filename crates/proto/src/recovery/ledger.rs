@@ -98,6 +98,10 @@ pub(crate) struct SentPacket {
     pub reinjected: bool,
     /// Sent in an ECT(0) datagram (RFC 9000 §13.4.2).
     pub ecn: bool,
+    /// Sent before its path moved to another network and its controller started over (RFC
+    /// 9000 §9.4; [`Ledger::leave_old_route`]): still awaited and resent if lost, but no longer
+    /// in the new controller's bytes in flight, and its fate tells that controller nothing.
+    pub old_route: bool,
 }
 
 /// Packets newly acknowledged on this ledger by one ACK frame.
@@ -240,7 +244,9 @@ impl Ledger {
 
     fn untrack(&mut self, packet: &SentPacket) {
         if packet.in_flight {
-            self.bytes_in_flight -= packet.size;
+            if !packet.old_route {
+                self.bytes_in_flight -= packet.size;
+            }
             if packet.ack_eliciting {
                 self.ack_eliciting_in_flight -= 1;
             }
@@ -307,6 +313,20 @@ impl Ledger {
         self.loss_time = None;
         self.time_of_last_ack_eliciting = None;
         packets
+    }
+
+    /// The path moved to another network and its controller started over (RFC 9000 §9.4):
+    /// what is outstanding went by the old route. It stays outstanding (PTO and loss detection
+    /// still cover it, and its frames are resent if it is lost) but leaves the bytes in flight
+    /// the new controller limits; otherwise the new, small window would be full of packets the
+    /// old network may have dropped, and the path would wait for their loss before sending.
+    pub(crate) fn leave_old_route(&mut self) {
+        for p in self.sent.iter_mut().flatten() {
+            if p.in_flight && !p.old_route {
+                p.old_route = true;
+                self.bytes_in_flight -= p.size;
+            }
+        }
     }
 
     /// Whether no packet is outstanding.
@@ -398,6 +418,7 @@ mod tests {
             frames: SentFrames::default(),
             reinjected: false,
             ecn: false,
+            old_route: false,
         }
     }
 
