@@ -491,6 +491,7 @@ impl Path {
         }
         if self.last_own_ack.is_none() && self.rtt.has_sample() {
             self.rtt = RttEstimator::new(self.rtt.smoothed());
+            self.cc.on_rtt_restart();
         }
         self.last_sampled_pn = Some(pn);
         self.last_own_ack = Some(now);

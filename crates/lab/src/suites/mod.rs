@@ -15,6 +15,7 @@ use crate::scenario::Scenario;
 pub mod common;
 pub mod fidelity;
 pub mod hetero;
+pub mod migration;
 pub mod mp_vs_sp;
 pub mod pn_space_debate;
 pub mod rpc;
@@ -79,6 +80,7 @@ pub fn all() -> Vec<Box<dyn Suite>> {
         Box::new(rpc::Rpc::default()),
         Box::new(xlink::XlinkSuite),
         Box::new(hetero::Hetero::default()),
+        Box::new(migration::Migration::default()),
         Box::new(sim_vs_real::SimVsReal::default()),
     ]
 }

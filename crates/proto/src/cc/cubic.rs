@@ -389,6 +389,20 @@ impl CongestionController for Cubic {
         }
     }
 
+    fn on_rtt_restart(&mut self) {
+        // RFC 9406 §4.2 compares round minima: a round measured on another route (an SPNS or
+        // MPNS path's first samples, borrowed from ACKs that came back on a faster path) made
+        // the path's own, longer RTT look like a delay increase, and slow start ended at a few
+        // tens of kilobytes on a path of megabytes. Rounds start over; an exit to CSS they
+        // caused is undone.
+        if self.hystart.enabled {
+            self.hystart = HyStart {
+                enabled: true,
+                ..HyStart::default()
+            };
+        }
+    }
+
     fn on_ack(&mut self, ack: &AckEvent<'_>, _coupling: Coupling<'_>) {
         self.srtt = ack.rtt.smoothed();
         // RFC 9002 §7.3.2: no growth until a packet sent during recovery is acknowledged.
@@ -762,6 +776,31 @@ mod tests {
             round(&mut h, &mut now, 100);
             assert_eq!(h.cc.window(), 2 * before);
             assert_eq!(h.cc.stats().state, "slow_start");
+        }
+    }
+
+    /// A path's first rounds measured another route (samples borrowed from ACKs that came
+    /// back on a faster path, 60 ms); its own RTT is 150 ms. Without the restart HyStart++ takes
+    /// the jump for a delay increase and leaves slow start; after it, rounds start over at the
+    /// path's own RTT and slow start goes on doubling.
+    #[test]
+    fn an_rtt_restart_forgets_rounds_measured_on_another_route() {
+        for restart in [false, true] {
+            let mut h = harness(CubicOptions::default());
+            let mut now = 1000;
+            round(&mut h, &mut now, 60);
+            round(&mut h, &mut now, 60);
+            if restart {
+                h.cc.on_rtt_restart();
+            }
+            for _ in 0..2 {
+                round(&mut h, &mut now, 150);
+            }
+            let state = h.cc.stats().state;
+            match restart {
+                true => assert_eq!(state, "slow_start"),
+                false => assert_eq!(state, "conservative_slow_start"),
+            }
         }
     }
 

@@ -157,6 +157,11 @@ pub trait CongestionController: Send + Debug {
     /// path learns its RTT: another path's ACK acknowledged its packets first, and the path's
     /// own ACK, arriving later, still samples its round trip (report §2.2). Default: ignore.
     fn on_rtt_sample_without_ack(&mut self, _now: Timestamp, _rtt: &RttEstimator) {}
+    /// The path's RTT estimate started over: its first own sample replaced those borrowed from
+    /// other paths' ACKs (RFC 10069 §5.4, report §2.2), or the path moved to another network
+    /// (RFC 9000 §9.4). RTT history the controller kept describes another route. Default:
+    /// ignore.
+    fn on_rtt_restart(&mut self) {}
     /// Newly lost packets (RFC 9002 §7.3.2 OnPacketsLost / OnCongestionEvent).
     fn on_congestion_event(&mut self, loss: &LossEvent<'_>, coupling: Coupling<'_>);
     /// A previous congestion event was caused by packets later acknowledged. Default: ignore.

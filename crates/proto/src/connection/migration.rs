@@ -226,6 +226,7 @@ impl Connection {
         if let Some(path) = self.paths.get_mut(&id) {
             path.rtt = RttEstimator::new(initial_rtt);
             path.last_sampled_pn = next_pn.checked_sub(1);
+            path.cc.on_rtt_restart();
         }
     }
 
