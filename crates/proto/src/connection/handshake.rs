@@ -274,6 +274,7 @@ impl Connection {
             cid_len: params.cid_len,
             reset_key: params.reset_key,
             next_urgent_path: PathId::ZERO,
+            probes_elsewhere: false,
             raw_frames: Vec::new(),
             // Allocated by the first coalesced packet, released with the Handshake keys.
             scratch: Vec::new(),

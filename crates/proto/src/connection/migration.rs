@@ -182,15 +182,17 @@ impl Connection {
                     .and_then(|pool| pool.switch_to_spare()),
                 false => None,
             };
+            // The client came to another address of ours (the preferred address): "The server
+            // MUST send non-probing packets from its original address until ... the server has
+            // validated the new path" (RFC 9000 §9.6.2).
+            let hold_old_local = local != path.local && remote == path.remote;
             path.migrated_from = Some(MigratedFrom {
                 local: path.local,
                 remote: path.remote,
                 cid_seq,
-                // The client came to another address of ours (the preferred address): "The
-                // server MUST send non-probing packets from its original address until ... the
-                // server has validated the new path" (RFC 9000 §9.6.2).
-                hold_old_local: local != path.local && remote == path.remote,
+                hold_old_local,
             });
+            self.probes_elsewhere |= hold_old_local;
         }
         path.remote = remote;
         path.local = local;
@@ -290,10 +292,21 @@ impl Connection {
         now: Timestamp,
         buf: &mut Vec<u8>,
     ) -> Option<Transmit> {
+        if !self.probes_elsewhere {
+            return None;
+        }
         if let Some(t) = self.send_off_path_response(now, buf) {
             return Some(t);
         }
-        self.send_held_challenge(now, buf)
+        if let Some(t) = self.send_held_challenge(now, buf) {
+            return Some(t);
+        }
+        // Nothing owed now; a held move may still resend its challenge later.
+        self.probes_elsewhere = self.paths.values().any(|p| {
+            p.migrated_from.is_some_and(|m| m.hold_old_local)
+                || p.pending_responses.iter().any(|r| r.off_path.is_some())
+        });
+        None
     }
 
     /// A server whose client moved to its preferred address validates the new path with a

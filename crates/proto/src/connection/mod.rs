@@ -250,6 +250,10 @@ pub struct Connection {
     reset_key: [u8; 32],
     /// Round-robin cursor over paths for urgent, path-specific frames.
     next_urgent_path: PathId,
+    /// Some path may owe a probe sent apart from its other packets: an off-path PATH_RESPONSE
+    /// or a server's challenge from its preferred address (`send_probe_elsewhere`). Spares
+    /// every `poll_transmit` a scan of the paths.
+    probes_elsewhere: bool,
     /// 1-RTT packets sent with only ACK frames since the last ack-eliciting one.
     ack_only_packets: u32,
     /// A server's 1-RTT datagrams that arrived before its handshake completed (RFC 9001 §5.7),

@@ -224,6 +224,7 @@ impl Connection {
         }
         if p.pending_responses.len() < MAX_PENDING_RESPONSES {
             p.pending_responses.push(PendingResponse { data, off_path });
+            self.probes_elsewhere |= off_path.is_some();
         }
     }
 

@@ -385,19 +385,29 @@ impl Connection {
             // RFC 9000 §12.4: a packet with no frames is a PROTOCOL_VIOLATION.
             return Err(TransportError::protocol_violation("packet without frames"));
         }
-        let off_path = self.ensure_path(
-            now,
-            Arrival {
-                path: packet.path,
-                space: packet.space,
-                pn: packet.pn,
-                dcid: packet.dcid,
-                payload: &packet.payload,
-                local,
-                remote,
-                datagram_len: packet.len,
-            },
-        )?;
+        // The usual case, a packet on its path's own addresses, needs none of ensure_path's
+        // work.
+        let on_its_path = self
+            .paths
+            .get(&packet.path)
+            .is_some_and(|p| p.local == local && p.remote == remote);
+        let off_path = if on_its_path {
+            None
+        } else {
+            self.ensure_path(
+                now,
+                Arrival {
+                    path: packet.path,
+                    space: packet.space,
+                    pn: packet.pn,
+                    dcid: packet.dcid,
+                    payload: &packet.payload,
+                    local,
+                    remote,
+                    datagram_len: packet.len,
+                },
+            )?
+        };
         self.qlog_packet_received(now, || packet.qlog_meta(), &packet.payload);
         if packet.epoch == Epoch::Handshake && self.side == Side::Server {
             // RFC 9001 §4.9.1: the server drops Initial keys on its first Handshake packet, and
