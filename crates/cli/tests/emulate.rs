@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Mutex;
 
-use common::{run, start};
+use common::{run, start, start_file_server};
 
 /// Serializes the transfers of this file.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -65,18 +65,7 @@ fn transfer_with(
     client_args: &[&str],
 ) -> Transfer {
     let root = root.to_str().expect("utf-8");
-    let (_server, server) = start(
-        &[
-            "server",
-            "--listen",
-            "127.0.0.1:0",
-            "--root",
-            root,
-            "--multipath",
-            multipath,
-        ],
-        "listening on ",
-    );
+    let (_server, server) = start_file_server(root, multipath);
     let mut args = vec![
         "emulate",
         "--listen",

@@ -5,25 +5,14 @@
 
 mod common;
 
-use common::{run, served_file, start};
+use common::{run, served_file, start, start_file_server};
 
 #[test]
 fn client_moves_to_another_address_mid_download() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (root, data) = served_file(dir.path(), "file.bin", 2_000_000);
     let root = root.as_str();
-    let (_server, server) = start(
-        &[
-            "server",
-            "--listen",
-            "127.0.0.1:0",
-            "--root",
-            root,
-            "--multipath",
-            "single",
-        ],
-        "listening on ",
-    );
+    let (_server, server) = start_file_server(root, "single");
     let (_emulator, listen) = start(
         &[
             "emulate",

@@ -79,3 +79,20 @@ pub fn served_file(dir: &std::path::Path, name: &str, len: u32) -> (String, Vec<
     std::fs::write(root.join(name), &data).expect("file");
     (root.to_str().expect("utf-8").to_owned(), data)
 }
+
+/// `mpquic server --listen 127.0.0.1:0 --root ROOT --multipath MODE`: the process and the
+/// address it listens on.
+pub fn start_file_server(root: &str, multipath: &str) -> (Process, String) {
+    start(
+        &[
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--root",
+            root,
+            "--multipath",
+            multipath,
+        ],
+        "listening on ",
+    )
+}
