@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 
 use crate::paths::{LocalAddr, OpenPathError};
-use crate::{Connection, PathId};
+use crate::{Connection, PathId, Validation};
 
 impl Connection {
     /// Move path `id` (path 0 without multipath) to the local address `local`: an address of
@@ -49,15 +49,21 @@ impl Connection {
         self.move_and_validate(PathId::ZERO, || {
             let now = self.inner.shared.now();
             let (preferred, moved) = self.inner.with(|conn, cs| {
-                let before = conn.path_stats().into_iter().find(|p| p.id == PathId::ZERO);
+                let before = conn
+                    .path_stats()
+                    .into_iter()
+                    .find(|p| p.id == PathId::ZERO)
+                    .map(|p| (p.remote, p.validation));
                 let preferred = conn.migrate_to_preferred_address(now)?;
-                // Already there (a move made before): nothing to wait for.
-                let moved = before.is_none_or(|p| p.remote != preferred);
+                let moved = before.is_none_or(|(remote, _)| remote != preferred);
                 if moved {
                     // The outcome of this validation, not of an earlier one, answers the caller.
                     cs.path_outcomes.remove(&PathId::ZERO);
                 }
-                Ok::<_, OpenPathError>((preferred, moved))
+                // Already there: nothing to wait for, unless that earlier move is still being
+                // validated.
+                let pending = before.is_some_and(|(_, v)| v != Validation::Validated);
+                Ok::<_, OpenPathError>((preferred, moved || pending))
             })??;
             target = Some(preferred);
             self.inner.shared.wake_driver();

@@ -1,7 +1,8 @@
 //! 0-RTT through the runtime (RFC 9001 §4.6): a second connection with a remembered session
 //! sends its request in 0-RTT packets to our server and to a quinn server; a server that does
 //! not know the ticket rejects early data and the client resends it in 1-RTT, byte-exact; many
-//! connections sharing one 0-RTT client configuration against quinn all succeed.
+//! connections sharing one 0-RTT client configuration against quinn all succeed; a quinn
+//! client's 0-RTT to our server after its limits shrank is rejected, not accepted and closed on.
 
 mod common;
 
@@ -349,4 +350,84 @@ async fn zero_rtt_saves_a_round_trip_through_the_emulator() {
         early + std::time::Duration::from_millis(40) <= full,
         "0-RTT {early:?}, full handshake {full:?}"
     );
+}
+
+/// RFC 9000 §7.4.1 from another stack's side: a quinn client holds a ticket from our server,
+/// whose configuration then changes (same rustls configuration and session store). With lower
+/// flow-control limits the server must not take 0-RTT under the old ones: it does not resume
+/// the ticket, quinn's 0-RTT is rejected and its request goes again in 1-RTT. With higher
+/// limits quinn's 0-RTT is accepted. Either way the answer arrives and nothing fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quinn_0rtt_to_our_server_after_its_limits_change() {
+    let data = payload(3000, 9);
+    for (factor, accepted_expected) in [(0.5, false), (2.0, true)] {
+        let (_dir, root) = root_with("file", &data);
+        let (cert, key) = tls::self_signed(&["localhost"]).expect("certificate");
+        let server_tls = tls::server_config_0rtt(&[hq::ALPN], vec![cert], key).expect("tls");
+        let base = transport(MultipathMode::Auto);
+        let server = Endpoint::server(
+            config::server(server_tls.clone(), base.clone()),
+            &[addr("127.0.0.1:0")],
+        )
+        .expect("bind server");
+        common::serve_each(&server, move |conn| {
+            let root = root.clone();
+            async move { serve(&conn, &root).await }
+        });
+        // rustls' own client settings for resumption and early data, used by quinn.
+        let rustls_client = Arc::unwrap_or_clone(
+            tls::client_config_0rtt(&[hq::ALPN], tls::ServerTrust::Insecure, None)
+                .expect("client tls"),
+        );
+        let crypto =
+            quinn::crypto::rustls::QuicClientConfig::try_from(rustls_client).expect("quinn crypto");
+        let quinn_config = quinn::ClientConfig::new(Arc::new(crypto));
+        let client = quinn::Endpoint::client(addr("127.0.0.1:0")).expect("quinn client");
+        // quinn fails the streams of rejected 0-RTT (`ZeroRttRejected`): the caller asks again.
+        let try_get = |conn: quinn::Connection| async move {
+            let (mut send, mut recv) = conn.open_bi().await.expect("open");
+            if send.write_all(b"GET /file").await.is_err() || send.finish().is_err() {
+                return None;
+            }
+            within("answer", recv.read_to_end(MB)).await.ok()
+        };
+        let get = |conn: quinn::Connection| async move { try_get(conn).await.expect("answer") };
+        // Warm up: a full handshake, an answer, and the tickets that follow it.
+        let first = client
+            .connect_with(quinn_config.clone(), server.local_addr(), "localhost")
+            .expect("connect");
+        let first = within("handshake", first).await.expect("first handshake");
+        assert_eq!(get(first.clone()).await, data);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        first.close(0u32.into(), b"done");
+        // The server's limits change; its rustls configuration (and session store) stays.
+        let mut changed = base.clone();
+        changed.streams.max_data = (changed.streams.max_data as f64 * factor) as u64;
+        server
+            .set_server_config(config::server(server_tls, changed))
+            .expect("valid config");
+        let connecting = client
+            .connect_with(quinn_config, server.local_addr(), "localhost")
+            .expect("connect");
+        let (conn, accepted) = connecting.into_0rtt().expect("quinn holds a 0-RTT ticket");
+        let early = try_get(conn.clone()).await;
+        let accepted = within("handshake", accepted).await;
+        assert_eq!(accepted, accepted_expected, "x{factor}: 0-RTT accepted");
+        assert_eq!(
+            early.is_some(),
+            accepted,
+            "x{factor}: the 0-RTT request answered"
+        );
+        let answer = match early {
+            Some(answer) => answer,
+            None => get(conn.clone()).await,
+        };
+        assert_eq!(answer, data, "x{factor}");
+        assert!(
+            conn.close_reason().is_none(),
+            "x{factor}: {:?}",
+            conn.close_reason()
+        );
+        conn.close(0u32.into(), b"done");
+    }
 }

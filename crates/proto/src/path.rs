@@ -269,8 +269,6 @@ impl Path {
         newly
     }
 
-    /// Start (or restart, after the peer's address changed: RFC 9000 §9.3) validating the path
-    /// with a PATH_CHALLENGE carrying `challenge`; the anti-amplification count starts over.
     /// The local address the path's packets leave from: its own, or during a server's move to
     /// its preferred address the original one until the new path is validated (§9.6.2).
     pub(crate) fn sends_from(&self) -> SocketAddr {
@@ -280,6 +278,8 @@ impl Path {
         }
     }
 
+    /// Start (or restart, after the peer's address changed: RFC 9000 §9.3) validating the path
+    /// with a PATH_CHALLENGE carrying `challenge`; the anti-amplification count starts over.
     pub(crate) fn start_validation(&mut self, challenge: [u8; 8]) {
         self.validation = Validation::Pending;
         self.anti_amp_received = 0;
@@ -568,8 +568,9 @@ pub(crate) struct OffPath {
 pub(crate) struct MigratedFrom {
     pub local: SocketAddr,
     pub remote: SocketAddr,
-    /// Our own move: the sequence number of the peer's CID used there, retired once the move
-    /// is validated and used again if it fails (RFC 9000 §9.5).
+    /// When the move took a fresh CID of the peer's (our own move, or a server following a
+    /// peer that took a fresh CID of ours): the sequence number of the one used there, retired
+    /// once the move is validated and used again if it fails (RFC 9000 §9.5).
     pub cid_seq: Option<u64>,
     /// A server whose client moved to its preferred address: until the new path is validated
     /// its non-probing packets still leave from `local` (RFC 9000 §9.6.2).

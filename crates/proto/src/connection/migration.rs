@@ -332,23 +332,8 @@ impl Connection {
         if let Some((_, sent)) = path.challenge.as_mut() {
             *sent = Some(now);
         }
-        if !path.is_validated() {
-            path.anti_amp_sent += buf.len() as u64;
-        }
-        let (local, remote) = (path.local, path.remote);
-        Some(self.lone_transmit(local, remote, buf.len()))
-    }
-
-    /// The datagram of a lone probe, counted.
-    fn lone_transmit(&mut self, local: SocketAddr, remote: SocketAddr, size: usize) -> Transmit {
-        self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += size as u64;
-        Transmit {
-            local,
-            remote,
-            size,
-            ecn: None,
-        }
+        let preferred = path.local;
+        self.finish_datagram_from(id, preferred, buf)
     }
 
     /// A PATH_RESPONSE owed to addresses its path does not use (a probe the path did not move
@@ -373,6 +358,8 @@ impl Connection {
         // Without room (a tiny probe) or a connection ID the response is dropped, as a lost
         // one would be; the peer challenges again.
         self.build_packet(now, id, Epoch::Data, buf, max, plan)?;
-        Some(self.lone_transmit(to.local, to.remote, buf.len()))
+        // Not the path's own addresses: no ECN (its validation is the path's), no anti-
+        // amplification count of the path (the budget above is this address's).
+        Some(self.counted_transmit(to.local, to.remote, buf.len(), None))
     }
 }

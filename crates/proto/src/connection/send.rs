@@ -1,6 +1,8 @@
 //! Sending: choosing the path and level of the next datagram, assembling and protecting packets,
 //! and recording them for loss recovery (RFC 9000 §12–14, RFC 9002 §7.7, RFC 10069 §4–5).
 
+use std::net::SocketAddr;
+
 use mpquic_wire::frame::Frame;
 use mpquic_wire::header::{Header, PartialEncode, QUIC_V1};
 use mpquic_wire::stream_id::Side;
@@ -370,21 +372,46 @@ impl Connection {
 
     /// Count the datagram and return its addressing.
     pub(crate) fn finish_datagram(&mut self, path: PathId, buf: &[u8]) -> Option<Transmit> {
+        let local = self.paths.get(&path)?.sends_from();
+        self.finish_datagram_from(path, local, buf)
+    }
+
+    /// [`Connection::finish_datagram`] from the local address `local`: a server's challenge
+    /// from its preferred address while the path's other packets leave from the original one.
+    pub(crate) fn finish_datagram_from(
+        &mut self,
+        path: PathId,
+        local: SocketAddr,
+        buf: &[u8],
+    ) -> Option<Transmit> {
         if buf.is_empty() {
             return None;
         }
+        let ecn = self.ecn_codepoint(path);
         let p = self.paths.get_mut(&path)?;
         if !p.is_validated() {
             p.anti_amp_sent += buf.len() as u64;
         }
+        let remote = p.remote;
+        Some(self.counted_transmit(local, remote, buf.len(), ecn))
+    }
+
+    /// The transmit of a datagram of `size` bytes, counted in the connection's statistics.
+    pub(crate) fn counted_transmit(
+        &mut self,
+        local: SocketAddr,
+        remote: SocketAddr,
+        size: usize,
+        ecn: Option<crate::ecn::EcnCodepoint>,
+    ) -> Transmit {
         self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += buf.len() as u64;
-        Some(Transmit {
-            local: p.sends_from(),
-            remote: p.remote,
-            size: buf.len(),
-            ecn: self.ecn_codepoint(path),
-        })
+        self.stats.bytes_sent += size as u64;
+        Transmit {
+            local,
+            remote,
+            size,
+            ecn,
+        }
     }
 
     /// Assemble, protect and record one packet at the end of `buf`, at most `max_len` bytes.
