@@ -108,32 +108,33 @@ class HqServerProtocol(QuicConnectionProtocol):
 
 
 async def run_server(args):
+    config = QuicConfiguration(
+        is_client=False,
+        alpn_protocols=[ALPN],
+        max_datagram_frame_size=65536,
+        max_data=args.max_data,
+        max_stream_data=args.max_stream_data,
+    )
+    # The files are read here and removed at once: the test ends this process with a kill,
+    # which would leave the directory behind.
     with tempfile.TemporaryDirectory() as tmp:
-        cert, key = self_signed(tmp)
-        config = QuicConfiguration(
-            is_client=False,
-            alpn_protocols=[ALPN],
-            max_datagram_frame_size=65536,
-            max_data=args.max_data,
-            max_stream_data=args.max_stream_data,
-        )
-        config.load_cert_chain(cert, key)
-        tickets = {}
-        HqServerProtocol.root = os.path.realpath(args.root)
-        server = await serve(
-            args.host,
-            args.port,
-            configuration=config,
-            create_protocol=HqServerProtocol,
-            session_ticket_fetcher=tickets.pop if args.single_use_tickets else tickets.get,
-            session_ticket_handler=lambda t: tickets.__setitem__(t.ticket, t),
-            retry=args.retry,
-        )
-        port = server._transport.get_extra_info("sockname")[1]
-        print(f"listening {port}", flush=True)
-        # Until the test kills us, or standard input closes (the test process went away).
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-        server.close()
+        config.load_cert_chain(*self_signed(tmp))
+    tickets = {}
+    HqServerProtocol.root = os.path.realpath(args.root)
+    server = await serve(
+        args.host,
+        args.port,
+        configuration=config,
+        create_protocol=HqServerProtocol,
+        session_ticket_fetcher=tickets.pop if args.single_use_tickets else tickets.get,
+        session_ticket_handler=lambda t: tickets.__setitem__(t.ticket, t),
+        retry=args.retry,
+    )
+    port = server._transport.get_extra_info("sockname")[1]
+    print(f"listening {port}", flush=True)
+    # Until the test kills us, or standard input closes (the test process went away).
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    server.close()
 
 
 class ClientProtocol(QuicConnectionProtocol):
