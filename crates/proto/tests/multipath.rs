@@ -571,3 +571,40 @@ fn datagrams_beside_a_stream_over_two_lossy_paths() {
         );
     }
 }
+
+/// The redundant scheduler copies each packet's stream data onto the other path, once: with
+/// both paths open before the transfer, each carries (about) all of it, and no more than that
+/// (the copies used to go back into the shared retransmission queue, where the next packet on
+/// the same path took them and copied them again, over and over until acknowledged).
+#[test]
+fn redundant_copies_each_packet_once_onto_the_other_path() {
+    use mpquic_proto::scheduler::SchedulerKind;
+    const SIZE: usize = 300_000;
+    for (mode, seed) in [(MultipathMode::Mpns, 51), (MultipathMode::Spns, 52)] {
+        let server = transport(mode).scheduler(SchedulerKind::Redundant);
+        let (mut pair, ch, sid) =
+            two_paths_with(transport(mode), server, NetConfig::default(), None, seed);
+        // Both paths validated before the server starts sending.
+        pair.run_for(Duration::from_millis(300));
+        let mut t = Transfer::new(payload(SIZE, 6));
+        pair.run_until(Duration::from_secs(30), |p| t.poll(p, ch, sid));
+        assert!(
+            t.received == t.data,
+            "{mode:?}: corrupted or short download"
+        );
+        let server = pair.server.connection(t.server.unwrap()).unwrap();
+        let sent: Vec<u64> = server
+            .path_stats()
+            .iter()
+            .map(|p| p.counters.stream_bytes_sent)
+            .collect();
+        println!("{mode:?}: stream bytes sent per path {sent:?} for {SIZE}");
+        assert_eq!(sent.len(), 2, "{mode:?}");
+        for (id, &bytes) in sent.iter().enumerate() {
+            assert!(
+                bytes >= SIZE as u64 * 9 / 10 && bytes <= SIZE as u64 * 12 / 10,
+                "{mode:?}: path {id} carried {bytes} stream bytes of {SIZE}"
+            );
+        }
+    }
+}

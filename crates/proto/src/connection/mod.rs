@@ -20,6 +20,7 @@ mod path_ids;
 mod paths;
 mod pn_len;
 mod recv;
+mod redundant;
 mod send;
 mod stats;
 mod timers;
@@ -268,6 +269,8 @@ pub struct Connection {
     ack_scratch: Option<Box<AckScratch>>,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.
     raw_frames: Vec<Vec<u8>>,
+    /// Copies of the redundant scheduler's newest packet still to send (`redundant.rs`).
+    copies: redundant::PendingCopies,
     /// Re-injection policy (XLINK) of this sender.
     reinjection: Box<dyn crate::reinjection::ReinjectionPolicy>,
     /// QoE feedback: negotiated, our next sequence, frames to send, the peer's latest report.

@@ -87,6 +87,9 @@ impl Connection {
         if let Some(t) = self.send_mtu_probe(now, buf) {
             return Some(t);
         }
+        if let Some(t) = self.send_copy(now, buf) {
+            return Some(t);
+        }
         if let Some(t) = self.send_scheduled(now, buf) {
             return Some(t);
         }
@@ -310,7 +313,7 @@ impl Connection {
         };
         self.build_packet(now, path, Epoch::Data, buf, max, plan)?;
         if self.scheduler.duplicates() {
-            self.duplicate_last_packet(path);
+            self.queue_copies(path);
         }
         self.finish_datagram(path, buf)
     }
@@ -747,27 +750,6 @@ impl Connection {
             path.pacer.on_sent(now, size as u64);
         }
         self.send_space(space).on_sent(pn, path_id, seq);
-    }
-
-    /// Redundant scheduling: the stream data just sent on `path` is queued again so the next
-    /// packets carry it on the other paths; the first acknowledgement wins.
-    fn duplicate_last_packet(&mut self, path: PathId) {
-        let Some(p) = self.paths.get(&path) else {
-            return;
-        };
-        let Some(last) = p.ledgers[Epoch::Data.index()].newest() else {
-            return;
-        };
-        let copy = self.streams.retransmittable_copy(&last.frames.streams);
-        if self
-            .paths
-            .values()
-            .filter(|q| q.id != path && q.is_usable())
-            .count()
-            > 0
-        {
-            self.streams.on_frames_lost(&copy);
-        }
     }
 }
 
