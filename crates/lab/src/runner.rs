@@ -540,6 +540,14 @@ fn outcome(
             "time_limit".to_owned(),
             Some("the workload did not complete within the time limit".to_owned()),
         ),
+        StopReason::Stuck => (
+            "stuck".to_owned(),
+            Some(
+                "a node's timer kept firing without virtual time moving on (a livelock in the \
+                 stack or the workload; please report it with the scenario)"
+                    .to_owned(),
+            ),
+        ),
         StopReason::Idle | StopReason::AllDone => (
             "idle".to_owned(),
             Some("nothing left to simulate before the workload completed".to_owned()),

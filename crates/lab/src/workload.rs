@@ -490,6 +490,9 @@ impl ClientApp {
             }
         }
         if self.failure.is_none() && !conn.is_established() {
+            // A move due before the handshake completes is tried (and refused, RFC 9000 §9)
+            // and rescheduled, so that its time is not reported as due for ever.
+            self.migrate_if_due(now, conn);
             self.send_early(self.handle, endpoint);
             return;
         }

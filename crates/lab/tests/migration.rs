@@ -122,3 +122,25 @@ fn a_move_needs_two_paths_a_single_path_connection_and_no_race() {
     let err = mpquic_lab::run(&raced).unwrap_err().to_string();
     assert!(err.contains("race_paths"), "{err}");
 }
+
+/// A move due before the handshake completes (the first network died during it, 300 ms
+/// round trips) is refused and retried until given up, and the run ends at its time limit.
+/// Found by a randomized campaign: the client workload reported the move as due but tried it
+/// only on an established connection, so the simulator fired its timer at 1.3 s for ever.
+#[test]
+fn a_move_due_during_the_handshake_does_not_stall_the_simulator() {
+    let dead = "rate=20mbit,rtt=300ms,queue=50pkt,down_at=300ms";
+    let new = "rate=10mbit,rtt=300ms,queue=1bdp";
+    let mut s = moving_at(
+        download(&[dead, new], MB10, MultipathMode::Single, 587),
+        1300,
+    );
+    s.time_limit = SimDuration(ms(4_000));
+    let r = run_ok(&s);
+    assert_eq!(r.outcome, "time_limit", "{:?}", r.error);
+    assert!(
+        r.log.iter().any(|e| e.event.what.contains("cannot move")),
+        "{:?}",
+        r.log
+    );
+}

@@ -60,7 +60,9 @@ pub use link::{
 pub use loss::LossModel;
 pub use node::{Datagram, Ecn, Node};
 pub use queue::QueueLimit;
-pub use sim::{NodeId, RunOutcome, SimConfig, SimError, Simulator, StopReason};
+pub use sim::{
+    NodeId, RunOutcome, SimConfig, SimError, Simulator, StopReason, MAX_TIMER_FIRES_PER_MS,
+};
 pub use spec::{PathSpec, ResolvedPath, SpecError};
 pub use stats::{DropCause, GroundTruth, LinkStats, RouteStats};
 pub use time::SimTime;

@@ -85,6 +85,34 @@ pub enum StopReason {
     Idle,
     /// The time limit was reached (virtual time is set to the limit).
     TimeLimit,
+    /// Node timers kept firing without virtual time moving on (more than
+    /// [`MAX_TIMER_FIRES_PER_MS`] within one millisecond): a node that reports a deadline
+    /// its `handle_timeout` does not consume. The run stops instead of spinning for ever.
+    Stuck,
+}
+
+/// Timer firings within one millisecond of virtual time that stop a run as
+/// [`StopReason::Stuck`]. A protocol stack fires a few timers per packet; this is far beyond
+/// any rate a link could cause.
+pub const MAX_TIMER_FIRES_PER_MS: u32 = 200_000;
+
+/// Counts timer firings per millisecond of virtual time (see [`StopReason::Stuck`]).
+#[derive(Debug, Default)]
+struct TimerBurst {
+    window_start: SimTime,
+    fires: u32,
+    stuck: bool,
+}
+
+impl TimerBurst {
+    fn on_fire(&mut self, now: SimTime) {
+        if now.saturating_sub(self.window_start) >= MILLISECOND {
+            self.window_start = now;
+            self.fires = 0;
+        }
+        self.fires += 1;
+        self.stuck |= self.fires > MAX_TIMER_FIRES_PER_MS;
+    }
 }
 
 /// Result of a run.
@@ -155,6 +183,7 @@ pub struct Simulator<N = Box<dyn Node>> {
     done_nodes: usize,
     events_processed: u64,
     unroutable: Counter,
+    timer_burst: TimerBurst,
 }
 
 impl<N: Node> Simulator<N> {
@@ -184,6 +213,7 @@ impl<N: Node> Simulator<N> {
             done_nodes: 0,
             events_processed: 0,
             unroutable: Counter::default(),
+            timer_burst: TimerBurst::default(),
         }
     }
 
@@ -384,6 +414,9 @@ impl<N: Node> Simulator<N> {
             if self.all_done() {
                 break StopReason::AllDone;
             }
+            if self.timer_burst.stuck {
+                break StopReason::Stuck;
+            }
             match self.events.peek_time() {
                 None => break StopReason::Idle,
                 Some(t) if t > limit => {
@@ -407,7 +440,7 @@ impl<N: Node> Simulator<N> {
     /// completion, and sets the clock to `t` (if it is in the future). Useful
     /// to sample state at fixed virtual times.
     pub fn advance_to(&mut self, t: SimTime) {
-        while self.events.peek_time().is_some_and(|e| e <= t) {
+        while !self.timer_burst.stuck && self.events.peek_time().is_some_and(|e| e <= t) {
             self.step();
         }
         self.now = self.now.max(t);
@@ -483,6 +516,7 @@ impl<N: Node> Simulator<N> {
         slot.armed_at = None;
         match slot.deadline {
             Some(d) if d <= now => {
+                self.timer_burst.on_fire(now);
                 slot.node.handle_timeout(now);
                 self.after_interaction(node);
             }

@@ -296,3 +296,35 @@ fn derived_seeds_are_deterministic_and_distinct() {
     assert_ne!(a.derive_seed("client"), c.derive_seed("client"));
     assert_eq!(a.seed(), 42);
 }
+
+/// A node that reports a deadline its `handle_timeout` never consumes (found in the lab: a
+/// client workload whose scheduled move was due but not attempted before the handshake
+/// completed) stops the run as `Stuck` instead of spinning at one instant for ever.
+#[test]
+fn a_timer_that_never_moves_on_stops_the_run() {
+    struct Stuck {
+        fired: u32,
+    }
+    impl Node for Stuck {
+        fn handle_datagram(&mut self, _: SimTime, _: Datagram) {}
+        fn poll_transmit(&mut self, _: SimTime) -> Option<Datagram> {
+            None
+        }
+        fn poll_timeout(&mut self) -> Option<SimTime> {
+            Some(ms(5))
+        }
+        fn handle_timeout(&mut self, _: SimTime) {
+            self.fired += 1;
+        }
+        fn is_done(&self) -> bool {
+            false
+        }
+    }
+    let mut sim: Simulator<Stuck> = Simulator::new(1);
+    let node = sim.add_node(Stuck { fired: 0 }, [ip(1)]).expect("add");
+    let out = sim.run_until(secs(10));
+    assert_eq!(out.reason, StopReason::Stuck);
+    assert_eq!(sim.now(), ms(5));
+    let fired = sim.node(node).expect("node").fired;
+    assert_eq!(fired, mpquic_netsim::MAX_TIMER_FIRES_PER_MS + 1);
+}
