@@ -235,7 +235,7 @@ pub fn build_scenario(args: &SimArgs) -> Result<Scenario, LabError> {
 #[derive(Debug, thiserror::Error)]
 #[error("the run did not complete ({outcome}): {why}")]
 pub struct RunFailed {
-    /// `failed`, `time_limit` or `idle` (see [`crate::RunResult::outcome`]).
+    /// `failed`, `time_limit`, `idle` or `stuck` (see [`crate::RunResult::outcome`]).
     pub outcome: String,
     /// Why.
     pub why: String,

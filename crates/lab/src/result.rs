@@ -26,8 +26,9 @@ pub struct RunResult {
     pub release_jitter: Option<mpquic_emulate::JitterStats>,
     /// True when every request completed byte-exact within the time limit.
     pub completed: bool,
-    /// `completed`, `failed` (connection or response error), `time_limit`
-    /// or `idle` (nothing left to simulate).
+    /// `completed`, `failed` (connection or response error), `time_limit`,
+    /// `idle` (nothing left to simulate) or `stuck` (timers fired without virtual time
+    /// moving on: `mpquic_netsim::StopReason::Stuck`).
     pub outcome: String,
     /// Why the run did not complete, if it did not.
     pub error: Option<String>,
