@@ -34,10 +34,18 @@
 //! 367 ms before sending a one-byte packet on a 183 ms path numbered 277 in the 183 ms after.
 //! Two bytes tolerate 32766 overtaking packets; the estimate decides when more is needed.
 //!
-//! A space used by one path (single path, a path's own space, Initial, Handshake) keeps A.2's
-//! length: packets there overtake each other only through reordering inside the network, and
-//! the distance from the largest acknowledged, about the packets in flight, is what one round
-//! trip numbers. Where every space has one path, nothing changes.
+//! A space that several paths *may* share (SPNS's one application space) uses two bytes or more
+//! even while one path uses it: packets sent before a second path opens (during the handshake,
+//! or while the second path is validated) or after a path is abandoned are still in transit
+//! when the other path's packets overtake them. A randomized campaign found it: with one-byte
+//! numbers sent on a 1 Mbit/s path with a 20-packet queue before a 50 Mbit/s path was
+//! validated, packets 10-12 arrived after packet 139-239 and decoded as 266-268 (they failed
+//! authentication and were lost); `spns_packets_sent_before_a_second_path_opens_decode`.
+//!
+//! A space that only one path can ever use (single path, a path's own space in MPNS, Initial,
+//! Handshake) keeps A.2's length: packets there overtake each other only through reordering
+//! inside the network, and the distance from the largest acknowledged, about the packets in
+//! flight, is what one round trip numbers. Where every space has one path, nothing changes.
 
 use mpquic_wire::header::{pn_encode_len, pn_encode_len_overtaken};
 
@@ -108,7 +116,9 @@ impl Connection {
         let send_space = self.send_space(space);
         send_space.note_numbering(now, horizon);
         if sharing < 2 {
-            return pn_encode_len(pn, largest_acked);
+            // Alone in a space that other paths may join: a path opened (or validated) while
+            // this packet is in transit can overtake it by more than one byte decodes.
+            return pn_encode_len(pn, largest_acked).max(SHARED_MIN_LEN);
         }
         let past = send_space.numbered_since(now, window);
         let overtaking = past.max(allowed).saturating_mul(OVERTAKING_MARGIN);
