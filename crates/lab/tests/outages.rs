@@ -1,7 +1,8 @@
 //! Networks that fail after the handshake, over random pairs of paths, in every design and
 //! with every scheduler and congestion controller: a path dying for good (multipath designs),
 //! or going away for a while and coming back (every design). The download must complete
-//! byte-exact (`run_completed` checks the bytes), and no run may stop as `stuck` or `idle`.
+//! byte-exact (`run_completed` checks the bytes), no run may stop as `stuck` or `idle`, and no
+//! packet may fail authentication (a wrongly decoded packet number would).
 //!
 //! The generator is that of a randomized campaign run from outside the test suite
 //! (`mpquic sim` over random pairs, outages and moves), which found two bugs: the redundant
@@ -133,6 +134,8 @@ proptest! {
         // The slowest survivor: 2 Mbit/s at 1% loss and 300 ms carries 1 MB in about 20 s.
         s.time_limit = SimDuration(ms(300_000));
         let r = run_completed(&s);
+        // A wrongly decoded packet number fails authentication (pn_decoding.rs).
+        prop_assert_eq!((r.sender.auth_failures, r.receiver.auth_failures), (0, 0));
         println!(
             "{:?} {} {:?} {} B: {:.3} s",
             c.mode,
