@@ -279,7 +279,7 @@ impl Connection {
             // Allocated by the first coalesced packet, released with the Handshake keys.
             scratch: Vec::new(),
             views_buf: Vec::new(),
-            copies: Default::default(),
+            copies: None,
             ack_scratch: None,
             ack_only_packets: 0,
             early_datagrams: Vec::new(),

@@ -269,8 +269,9 @@ pub struct Connection {
     ack_scratch: Option<Box<AckScratch>>,
     /// Raw frame bytes queued by tests to exercise the peer's error handling.
     raw_frames: Vec<Vec<u8>>,
-    /// Copies of the redundant scheduler's newest packet still to send (`redundant.rs`).
-    copies: redundant::PendingCopies,
+    /// Copies of the redundant scheduler's packets still to send (`redundant.rs`); allocated
+    /// by the first copy.
+    copies: Option<Box<redundant::PendingCopies>>,
     /// Re-injection policy (XLINK) of this sender.
     reinjection: Box<dyn crate::reinjection::ReinjectionPolicy>,
     /// QoE feedback: negotiated, our next sequence, frames to send, the peer's latest report.

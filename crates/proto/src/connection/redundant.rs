@@ -49,7 +49,8 @@ impl Connection {
     /// usable path.
     pub(super) fn queue_copies(&mut self, path: PathId) {
         let paths = &self.paths;
-        self.copies
+        let copies = self.copies.get_or_insert_with(Box::default);
+        copies
             .queues
             .retain(|(id, q)| !q.is_empty() && paths.get(id).is_some_and(|p| p.is_usable()));
         let Some(last) = self
@@ -68,8 +69,9 @@ impl Connection {
             .values()
             .filter(|q| q.id != path && q.is_usable())
             .map(|q| q.id);
+        let copies = self.copies.get_or_insert_with(Box::default);
         for target in targets {
-            let queue = self.copies.queue_mut(target);
+            let queue = copies.queue_mut(target);
             if queue.len() == MAX_QUEUED_COPIES {
                 queue.pop_front();
             }
@@ -79,9 +81,13 @@ impl Connection {
 
     /// Send the oldest still-unacknowledged copy waiting for a path that can send now.
     pub(super) fn send_copy(&mut self, now: Timestamp, buf: &mut Vec<u8>) -> Option<Transmit> {
-        for i in 0..self.copies.queues.len() {
-            let target = self.copies.queues[i].0;
-            if self.copies.queues[i].1.is_empty() || !self.path_can_send_data(now, target) {
+        let targets = self.copies.as_ref().map_or(0, |c| c.queues.len());
+        for i in 0..targets {
+            let Some(copies) = self.copies.as_deref() else {
+                break;
+            };
+            let target = copies.queues[i].0;
+            if copies.queues[i].1.is_empty() || !self.path_can_send_data(now, target) {
                 continue;
             }
             let Some(max) = self.send_budget(target) else {
@@ -89,7 +95,11 @@ impl Connection {
             };
             // Only what is still unacknowledged: an ACK may have come in since the original left.
             let copy = loop {
-                let Some(stream) = self.copies.queues[i].1.pop_front() else {
+                let Some(stream) = self
+                    .copies
+                    .as_deref_mut()
+                    .and_then(|c| c.queues[i].1.pop_front())
+                else {
                     break None;
                 };
                 let original = SentStreamFrames {
