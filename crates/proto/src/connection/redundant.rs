@@ -123,6 +123,7 @@ impl Connection {
                 .build_packet(now, target, Epoch::Data, buf, max, plan)
                 .is_some()
             {
+                self.mark_newest_as_copy(target);
                 return self.finish_datagram(target, buf);
             }
         }

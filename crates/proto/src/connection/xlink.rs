@@ -215,10 +215,28 @@ impl Connection {
                 .is_some()
             {
                 self.stats.reinjected_bytes += bytes;
+                self.mark_newest_as_copy(target);
                 return self.finish_datagram(target, buf);
             }
         }
         None
+    }
+
+    /// Record the packet just built on `path` as a copy, so that it is never re-injected in
+    /// turn. Otherwise a copy could be copied back to the path its original waits on, and that
+    /// copy again, for as long as each path's estimate says the other delivers first: a client
+    /// sent its 8-byte request 500 times within one millisecond on two paths (2 Mbit/s 150 ms
+    /// and 100 Mbit/s 40 ms with 1 ms of reordering jitter, path MTU discovery probing on the
+    /// first, BBR), and the burst overtook the server's one-byte packet-number window (68
+    /// packets failed authentication). Test `a_copy_is_not_copied_again` (lab `multipath.rs`).
+    pub(super) fn mark_newest_as_copy(&mut self, path: PathId) {
+        if let Some(p) = self
+            .paths
+            .get_mut(&path)
+            .and_then(|p| p.ledgers[Epoch::Data.index()].newest_mut())
+        {
+            p.reinjected = true;
+        }
     }
 
     /// The oldest in-flight packet on `source` with unacknowledged stream data that the policy

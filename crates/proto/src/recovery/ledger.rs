@@ -94,7 +94,8 @@ pub(crate) struct SentPacket {
     /// Delivery-rate snapshot at send time.
     pub delivery: PacketDeliveryState,
     pub frames: SentFrames,
-    /// Its stream frames were already re-injected on another path (XLINK).
+    /// Its stream frames were already re-injected on another path (XLINK), or it is itself a
+    /// copy (re-injection, redundant scheduling): never copied (again).
     pub reinjected: bool,
     /// Sent in an ECT(0) datagram (RFC 9000 §13.4.2).
     pub ecn: bool,
@@ -355,6 +356,11 @@ impl Ledger {
     /// The most recently sent outstanding packet.
     pub(crate) fn newest(&self) -> Option<&SentPacket> {
         self.sent.iter().rev().find_map(Option::as_ref)
+    }
+
+    /// The most recently sent outstanding packet, to amend its record.
+    pub(crate) fn newest_mut(&mut self) -> Option<&mut SentPacket> {
+        self.sent.iter_mut().rev().find_map(Option::as_mut)
     }
 
     pub(crate) fn loss_time(&self) -> Option<Timestamp> {
