@@ -327,3 +327,47 @@ fn a_copy_is_not_copied_again() {
     );
     assert_eq!((r.sender.auth_failures, r.receiver.auth_failures), (0, 0));
 }
+
+/// The client abandons two paths the server has not seen yet (its handshake completed 6.6 s
+/// after the client's over a lossy 300 ms path, so the paths' first packets waited in its
+/// buffer of early 1-RTT datagrams). When the server opens them and sends on them, the client
+/// must not answer with a stateless reset, which would close the whole connection: it keeps
+/// the CIDs it issued for an abandoned path until the peer's PATH_ABANDON (plus 3 PTOs), or an
+/// idle timeout. Found by a randomized campaign (`close_abandoned_path` in the core's timers).
+#[test]
+fn an_abandoned_path_the_peer_opens_late_does_not_reset_the_connection() {
+    use mpquic_lab::h3sim::Protocol;
+    use mpquic_lab::{ByteSize, Workload};
+    let paths = [
+        "rate=2mbit,rtt=300ms,queue=2bdp,loss=ge:1%,20%,rate_at=2900ms:1mbit",
+        "rate=100mbit,rtt=300ms,queue=20pkt,down_at=1900ms",
+        "rate=20mbit,rtt=5ms,queue=1bdp,rate_at=2900ms:5mbit",
+    ];
+    let mut s = download(&paths, 1, MultipathMode::Mpns, 856);
+    let kb = |n: u64| ByteSize(n * 1000);
+    s.workload = Workload::Requests {
+        sizes: vec![kb(10), kb(10), kb(100), kb(1000), kb(10)],
+        protocol: Protocol::default(),
+    };
+    s.transport.config.scheduler = mpquic_proto::scheduler::SchedulerKind::BackupAware;
+    s.transport.config.congestion = mpquic_proto::cc::CcAlgorithm::Bbr;
+    s.time_limit = mpquic_lab::units::SimDuration(600_000_000_000);
+    let r = run_completed(&s);
+    let log: Vec<String> = r
+        .log
+        .iter()
+        .map(|e| format!("{:.3} {} {}", e.event.time_s, e.side, e.event.what))
+        .collect();
+    println!("{:.3} s; {log:#?}", r.completion_time_s.unwrap_or(f64::NAN));
+    // The situation the test is about: the server learns of the paths after the client
+    // abandoned them.
+    let at = |side: &str, what: &str| {
+        r.log
+            .iter()
+            .find(|e| e.side == side && e.event.what.starts_with(what))
+            .map(|e| e.event.time_s)
+    };
+    let abandoned = at("client", "path 1 abandoned").expect("client abandons path 1");
+    let opened = at("server", "path 1 opened").expect("server opens path 1");
+    assert!(opened > abandoned, "{log:#?}");
+}

@@ -35,9 +35,12 @@ pub enum Validation {
 #[serde(rename_all = "snake_case")]
 pub(crate) enum PathState {
     Active,
-    /// PATH_ABANDON sent or received; state is dropped at `until` (RFC 10069 §3.4: 3 PTOs).
+    /// PATH_ABANDON sent or received; state is dropped at `until` (RFC 10069 §3.4: 3 PTOs
+    /// after the peer's PATH_ABANDON).
     Closing {
         until: Timestamp,
+        /// The peer's PATH_ABANDON arrived (it answered ours, or it started the abandon).
+        peer_abandoned: bool,
     },
 }
 
@@ -196,6 +199,9 @@ pub(crate) struct Path {
     pub last_sampled_pn: Option<u64>,
     /// Declared failed after repeated PTOs: no new data is scheduled on it.
     failed: bool,
+    /// An abandoned path whose 3 PTOs passed without the peer's PATH_ABANDON is kept a while
+    /// longer, once (`Connection::close_abandoned_path`).
+    pub(crate) waited_for_peer_abandon: bool,
     /// A PTO fired: send probes on this path.
     pub probes_pending: u8,
     /// A PATH_ABANDON frame with this error code is to be sent (RFC 10069 §3.4).
@@ -252,6 +258,7 @@ impl Path {
             last_own_ack: None,
             last_sampled_pn: None,
             failed: false,
+            waited_for_peer_abandon: false,
             probes_pending: 0,
             abandon_pending: None,
             counters: PathCounters::default(),
@@ -320,15 +327,43 @@ impl Path {
     /// Abandon the path (RFC 10069 §3.4): it closes at `until` and a PATH_ABANDON with
     /// `error_code` is owed to the peer.
     pub(crate) fn abandon(&mut self, until: Timestamp, error_code: u64) {
-        self.state = PathState::Closing { until };
+        self.state = PathState::Closing {
+            until,
+            peer_abandoned: false,
+        };
         self.abandon_pending = Some(error_code);
     }
 
-    /// When an abandoned path is forgotten; None while it is active.
+    /// When an abandoned path is forgotten (or, before the peer's PATH_ABANDON came, looked at
+    /// again); None while it is active.
     pub(crate) fn closing_until(&self) -> Option<Timestamp> {
         match self.state {
-            PathState::Closing { until } => Some(until),
+            PathState::Closing { until, .. } => Some(until),
             PathState::Active => None,
+        }
+    }
+
+    /// Whether the peer's PATH_ABANDON for this closing path arrived.
+    pub(crate) fn peer_abandoned(&self) -> bool {
+        matches!(
+            self.state,
+            PathState::Closing {
+                peer_abandoned: true,
+                ..
+            }
+        )
+    }
+
+    /// A closing path's state is kept until `until`; `peer_abandoned` records the peer's
+    /// PATH_ABANDON.
+    pub(crate) fn keep_closing_until(&mut self, until: Timestamp, peer_abandoned: bool) {
+        if let PathState::Closing {
+            until: u,
+            peer_abandoned: p,
+        } = &mut self.state
+        {
+            *u = until;
+            *p |= peer_abandoned;
         }
     }
 

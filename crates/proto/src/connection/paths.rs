@@ -244,14 +244,23 @@ impl Connection {
     }
 
     pub(crate) fn on_path_abandon(&mut self, now: Timestamp, id: PathId, error_code: u64) {
-        let Some(path) = self.paths.get(&id) else {
+        let until = now + self.largest_base_pto() * 3;
+        let Some(path) = self.paths.get_mut(&id) else {
             return;
         };
         if !path.is_active() {
+            // The answer to our PATH_ABANDON: its packets may still be in transit for 3 PTOs
+            // (RFC 10069 §3.4), after which the path's state and our CIDs for it can go.
+            if !path.peer_abandoned() {
+                path.keep_closing_until(until, true);
+            }
             return;
         }
         // RFC 10069 §3.4: answer with our own PATH_ABANDON and retire the peer's CIDs for it.
         self.abandon_path(now, id, error_code);
+        if let Some(path) = self.paths.get_mut(&id) {
+            path.keep_closing_until(until, true);
+        }
     }
 
     /// Enter the abandoned state: no new packets on the path, its data moves elsewhere, state

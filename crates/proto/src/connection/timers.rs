@@ -130,7 +130,7 @@ impl Connection {
         };
         if let Some(until) = path.closing_until() {
             if now >= until {
-                self.remove_path(id);
+                self.close_abandoned_path(now, id);
             }
         }
     }
@@ -158,6 +158,39 @@ impl Connection {
             .map(|p| p.pto_without_backoff(self.peer_max_ack_delay()))
             .unwrap_or(Duration::from_secs(1));
         pto.max(self.config.initial_rtt * 2)
+    }
+
+    /// The closing period of an abandoned path ended. If the peer never answered our
+    /// PATH_ABANDON, it may not have seen it and may still send on the path, to connection IDs
+    /// we issued for it: forgetting them would answer such packets with a stateless reset, which
+    /// closes the whole connection (RFC 10069 §3.4, "Avoiding Spurious Stateless Resets": only
+    /// the peer's retirement of our CIDs on receiving PATH_ABANDON protects it). Found by a
+    /// randomized campaign: a server whose handshake completed 6.6 s after the client's
+    /// processed the client's early packets opening two paths the client had abandoned
+    /// meanwhile, sent on them, and was reset. So the state is kept until the peer's
+    /// PATH_ABANDON plus 3 PTOs, at most [`Self::unanswered_abandon_wait`] longer.
+    fn close_abandoned_path(&mut self, now: Timestamp, id: PathId) {
+        let wait = self.unanswered_abandon_wait();
+        let Some(path) = self.paths.get_mut(&id) else {
+            return;
+        };
+        if path.peer_abandoned() || path.waited_for_peer_abandon {
+            self.remove_path(id);
+            return;
+        }
+        path.waited_for_peer_abandon = true;
+        path.keep_closing_until(now + wait, false);
+    }
+
+    /// How long an abandoned path waits for the peer's PATH_ABANDON after its 3 PTOs: the idle
+    /// timeout (a peer that does not answer in that time is not coming back to the path).
+    fn unanswered_abandon_wait(&self) -> Duration {
+        let idle = self.config.idle_timeout;
+        if idle.is_zero() {
+            crate::time::Duration::from_secs(30)
+        } else {
+            idle
+        }
     }
 
     /// Forget the path entirely after its closing period (RFC 10069 §3.4: packets still
