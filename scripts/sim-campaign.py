@@ -23,6 +23,18 @@ import subprocess
 import sys
 
 
+# What may happen to a path after the handshake: (cumulative probability, name, spec suffix
+# for a change at `t` ms).
+PATH_EVENTS = [
+    (0.15, "rate", lambda rnd, t: f",rate_at={t}ms:{rnd.choice([1, 5, 50])}mbit"),
+    (0.25, "delay", lambda rnd, t: f",delay_at={t}ms:{rnd.choice([5, 50, 200])}ms"),
+    (0.32, "loss", lambda rnd, t: f",loss_at={t}ms:{rnd.choice([5, 20])}%"),
+    (0.38, "mtu", lambda rnd, t: f",mtu_at={t}ms:1280"),
+    (0.48, "dies", lambda rnd, t: f",down_at={t}ms"),
+    (0.58, "outage", lambda rnd, t: f",down_at={t}ms,up_at={t + rnd.choice([300, 2000, 6000])}ms"),
+]
+
+
 def scenario(rnd):
     """One random `mpquic sim` argument list and a short description."""
     npaths = rnd.choice([2, 2, 3])
@@ -41,28 +53,16 @@ def scenario(rnd):
             spec += f",jitter={rnd.choice([1, 5, 20])}ms,reorder=true"
         paths.append(spec)
     after_handshake = 1000 + 3 * max(rtts)
-    events, mtu_change = [], False
+    events = []
     for k in range(npaths):
         e, t = rnd.random(), after_handshake + rnd.choice([0, 200, 1000, 3000])
-        if e < 0.15:
-            paths[k] += f",rate_at={t}ms:{rnd.choice([1, 5, 50])}mbit"
-            events.append(f"p{k} rate")
-        elif e < 0.25:
-            paths[k] += f",delay_at={t}ms:{rnd.choice([5, 50, 200])}ms"
-            events.append(f"p{k} delay")
-        elif e < 0.32:
-            paths[k] += f",loss_at={t}ms:{rnd.choice([5, 20])}%"
-            events.append(f"p{k} loss")
-        elif e < 0.38:
-            paths[k] += f",mtu_at={t}ms:1280"
-            events.append(f"p{k} mtu")
-            mtu_change = True
-        elif e < 0.48 and k < npaths - 1:
-            paths[k] += f",down_at={t}ms"
-            events.append(f"p{k} dies")
-        elif e < 0.58:
-            paths[k] += f",down_at={t}ms,up_at={t + rnd.choice([300, 2000, 6000])}ms"
-            events.append(f"p{k} outage")
+        for threshold, name, change in PATH_EVENTS:
+            # The last path never dies for good: something must be left to finish on.
+            if e < threshold and not (name == "dies" and k == npaths - 1):
+                paths[k] += change(rnd, t)
+                events.append(f"p{k} {name}")
+                break
+    mtu_change = any(e.endswith(" mtu") for e in events)
     if rnd.random() < 0.7:
         workload = ["--download", f"{rnd.choice([1, 3, 8])}MB"]
     else:
