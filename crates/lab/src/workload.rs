@@ -47,8 +47,13 @@ pub(crate) const WRITE_CHUNK: usize = 16 * 1024;
 /// Delay before retrying to open a path that lacked a connection ID or path ID.
 const PATH_RETRY: SimTime = ms(10);
 
-/// Attempts to open one path before giving up.
+/// Attempts to open one path every [`PATH_RETRY`] (2 s); after them, every
+/// [`PATH_RETRY_SLOW`] for as long as the run lasts: the connection IDs for a new path may come
+/// late over a lossy path, and a device keeps trying an interface it has.
 const PATH_ATTEMPTS: u32 = 200;
+
+/// Delay between attempts to open a path after the first [`PATH_ATTEMPTS`].
+const PATH_RETRY_SLOW: SimTime = ms(500);
 
 /// The response bytes: byte `i` of every response is `pattern()[i % PATTERN_PERIOD]`.
 pub fn pattern() -> &'static [u8] {
@@ -609,11 +614,21 @@ impl ClientApp {
                 }
                 // CIDs for new path IDs (and, in SPNS, the path IDs themselves, by
                 // MAX_PATH_ID) arrive just after the handshake: retry a bit later.
-                Err(PathError::NoConnectionId | PathError::PathIdLimit)
-                    if attempts + 1 < PATH_ATTEMPTS =>
-                {
+                Err(e @ (PathError::NoConnectionId | PathError::PathIdLimit)) => {
                     self.pending_paths[0].3 += 1;
-                    self.path_retry_at = Some(now + PATH_RETRY);
+                    let retry = if attempts + 1 < PATH_ATTEMPTS {
+                        PATH_RETRY
+                    } else {
+                        if attempts + 1 == PATH_ATTEMPTS {
+                            log(
+                                &mut self.events,
+                                now,
+                                format!("cannot open path from interface {iface} yet: {e}"),
+                            );
+                        }
+                        PATH_RETRY_SLOW
+                    };
+                    self.path_retry_at = Some(now + retry);
                     return;
                 }
                 Err(e) => {
