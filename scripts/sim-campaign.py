@@ -12,6 +12,10 @@ runs with their command lines; exits 1 if any was flagged.
 
     scripts/sim-campaign.py [--bin target/release/mpquic] [-n 200] [--seed 1] [--real]
 
+With `--extras` each scenario also gets a random `[transport]` table (key updates every 50 to
+1,000 packets, 2 to 5 PTOs before a path counts as failed, a re-injection mode, pacing off,
+ECN off), drawn from a generator of its own so that the scenarios themselves stay the same.
+
 With `--real` the same scenarios run on real sockets through the emulator (`mpquic sim
 --real`: the tokio runtime over loopback, in wall-clock time), without the options the emulator
 does not take (simulation-only crypto, handshake racing) and with 3 MB downloads.
@@ -22,9 +26,11 @@ confirmed, RFC 9000 §9, so those runs fail by design); MTU changes come with MT
 """
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
+import tempfile
 
 
 # What may happen to a path after the handshake: (cumulative probability, name, spec suffix
@@ -107,6 +113,21 @@ def for_real_sockets(args):
     return out[:1] + ["--real", "--time-limit", "120s"] + out[1:]
 
 
+def extras(rnd):
+    """A random `[transport]` table of settings the command line does not take."""
+    lines = ["[transport]"]
+    if rnd.random() < 0.5:
+        lines.append(f"key_update_interval = {rnd.choice([50, 200, 1000])}")
+    lines.append(f"path_failure_ptos = {rnd.choice([2, 3, 5])}")
+    lines.append(f'reinjection = {{ mode = "{rnd.choice(["off", "always", "tail"])}" }}')
+    if rnd.random() < 0.2:
+        lines.append("pacing = false")
+    if rnd.random() < 0.2:
+        lines.append("ecn = false")
+    # `mpquic sim FILE` needs paths and a workload; the command line replaces both.
+    return 'paths = ["rate=1mbit,rtt=10ms"]\n[workload]\ndownload = "1MB"\n' + "\n".join(lines) + "\n"
+
+
 def check(binary, args):
     """Runs one scenario; returns (flag or "", completion time)."""
     try:
@@ -134,13 +155,22 @@ def main():
     p.add_argument("-n", type=int, default=200)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--real", action="store_true", help="real sockets through the emulator")
+    p.add_argument("--extras", action="store_true", help="random [transport] settings too")
     a = p.parse_args()
     rnd = random.Random(a.seed)
+    tmp = tempfile.TemporaryDirectory(prefix="mpquic-campaign-")
     flagged = []
     for i in range(a.n):
         args, what = scenario(rnd)
         if a.real:
             args = for_real_sockets(args)
+        if a.extras:
+            table = extras(random.Random(a.seed * 1_000_003 + i))
+            path = os.path.join(tmp.name, f"{i}.toml")
+            with open(path, "w") as f:
+                f.write(table)
+            args = args[:1] + [path] + args[1:]
+            what += " " + " ".join(table.split("[transport]\n")[1].split("\n")).strip()
         flag, t = check(a.bin, args)
         print(f"{i} {what}: {t if t is not None else '-'} s {flag}", flush=True)
         if flag:
