@@ -14,7 +14,6 @@ exits 1 if any was flagged.
     scripts/interop-campaign.py [-n 40] [--seed 1]
 """
 import argparse
-import hashlib
 import os
 import random
 import socket
