@@ -49,29 +49,21 @@ impl Connection {
     /// usable path.
     pub(super) fn queue_copies(&mut self, path: PathId) {
         let paths = &self.paths;
-        let copies = self.copies.get_or_insert_with(Box::default);
-        copies
-            .queues
-            .retain(|(id, q)| !q.is_empty() && paths.get(id).is_some_and(|p| p.is_usable()));
-        let Some(last) = self
-            .paths
+        let Some(stream) = paths
             .get(&path)
             .and_then(|p| p.ledgers[Epoch::Data.index()].newest())
+            .map(|last| &last.frames.streams.stream)
+            .filter(|stream| !stream.is_empty())
         else {
             return;
         };
-        let stream = last.frames.streams.stream.clone();
-        if stream.is_empty() {
-            return;
-        }
-        let targets = self
-            .paths
-            .values()
-            .filter(|q| q.id != path && q.is_usable())
-            .map(|q| q.id);
         let copies = self.copies.get_or_insert_with(Box::default);
-        for target in targets {
-            let queue = copies.queue_mut(target);
+        // Queues of paths gone or unusable go; empty ones are made again when needed.
+        copies
+            .queues
+            .retain(|(id, q)| !q.is_empty() && paths.get(id).is_some_and(|p| p.is_usable()));
+        for target in paths.values().filter(|q| q.id != path && q.is_usable()) {
+            let queue = copies.queue_mut(target.id);
             if queue.len() == MAX_QUEUED_COPIES {
                 queue.pop_front();
             }

@@ -182,15 +182,12 @@ impl Connection {
         path.keep_closing_until(now + wait, false);
     }
 
-    /// How long an abandoned path waits for the peer's PATH_ABANDON after its 3 PTOs: the idle
-    /// timeout (a peer that does not answer in that time is not coming back to the path).
+    /// How long an abandoned path waits for the peer's PATH_ABANDON after its 3 PTOs: the
+    /// connection's idle timeout (a peer that does not answer in that time is not coming back
+    /// to the path), or 30 s when neither side has one.
     fn unanswered_abandon_wait(&self) -> Duration {
-        let idle = self.config.idle_timeout;
-        if idle.is_zero() {
-            crate::time::Duration::from_secs(30)
-        } else {
-            idle
-        }
+        self.negotiated_idle_timeout()
+            .unwrap_or(Duration::from_secs(30))
     }
 
     /// Forget the path entirely after its closing period (RFC 10069 §3.4: packets still
@@ -328,21 +325,27 @@ impl Connection {
         }
     }
 
-    /// RFC 9000 §10.1: the idle timeout is the minimum of both sides' values (zero = none), and
-    /// at least three PTOs.
-    fn idle_deadline(&self) -> Option<Timestamp> {
+    /// RFC 9000 §10.1: the idle timeout is the minimum of both sides' values; None when both
+    /// are zero (no idle timeout).
+    fn negotiated_idle_timeout(&self) -> Option<Duration> {
         let local = self.config.idle_timeout;
         let peer = self
             .peer_params
             .as_ref()
             .map(|p| Duration::from_millis(p.max_idle_timeout_ms))
             .unwrap_or(Duration::ZERO);
-        let timeout = match (local.is_zero(), peer.is_zero()) {
-            (true, true) => return None,
-            (false, true) => local,
-            (true, false) => peer,
-            (false, false) => local.min(peer),
-        };
+        match (local.is_zero(), peer.is_zero()) {
+            (true, true) => None,
+            (false, true) => Some(local),
+            (true, false) => Some(peer),
+            (false, false) => Some(local.min(peer)),
+        }
+    }
+
+    /// RFC 9000 §10.1: the idle timeout is the minimum of both sides' values (zero = none), and
+    /// at least three PTOs.
+    fn idle_deadline(&self) -> Option<Timestamp> {
+        let timeout = self.negotiated_idle_timeout()?;
         // "At least three times the current PTO": without the backoff, or a silent peer would
         // push the deadline out with every probe and the timeout would never fire. In
         // nanoseconds: asked after every datagram.
