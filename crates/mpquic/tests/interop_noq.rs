@@ -367,6 +367,14 @@ async fn noq_client_downloads_from_round_robin_server_over_two_paths() {
     noq_download_over_two_paths(SchedulerKind::RoundRobin).await;
 }
 
+/// With the redundant scheduler our server copies each packet's stream data onto the other
+/// path (`connection/redundant.rs`); noq must receive the file intact from the two copies,
+/// and each path carry at least 10% of the stream bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noq_client_downloads_from_redundant_server_over_two_paths() {
+    noq_download_over_two_paths(SchedulerKind::Redundant).await;
+}
+
 /// quinn does not know multipath: our `Auto` client falls back to one path (no path can be
 /// opened) and the transfer works.
 /// Without multipath negotiated a second path cannot be opened; the download works on one path.
