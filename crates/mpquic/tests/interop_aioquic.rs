@@ -13,7 +13,8 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::aioquic::{self, ClientRun, SETTLE};
+use common::aioquic::{self, ClientRun};
+use common::tickets::WatchedStore;
 use common::{addr, connect_with, payload, root_with, transport, within, MB};
 use mpquic::{config, hq, tls, Connection, Endpoint, MultipathMode, PathStatus, RetryPolicy};
 use mpquic_proto::Design;
@@ -317,13 +318,9 @@ async fn aioquic_client_makes_600_requests_on_one_connection() {
 
 // ---- our client, aioquic's server ----
 
-fn our_client_config(zero_rtt: bool) -> mpquic::ClientConfig {
-    let tls = if zero_rtt {
-        tls::client_config_0rtt(&[hq::ALPN], tls::ServerTrust::Insecure, None)
-    } else {
-        tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure)
-    };
-    config::client(tls.expect("client tls"), datagram_transport())
+fn our_client_config() -> mpquic::ClientConfig {
+    let tls = tls::client_config(&[hq::ALPN], tls::ServerTrust::Insecure).expect("client tls");
+    config::client(tls, datagram_transport())
 }
 
 async fn download(conn: &Connection, path: &str, len: usize) -> Vec<u8> {
@@ -348,7 +345,7 @@ async fn our_client_downloads_from_aioquic_without_multipath() {
     let (_client, conn) = connect_with(
         &["127.0.0.1:0", "127.0.0.2:0"],
         peer.addr,
-        our_client_config(false),
+        our_client_config(),
     )
     .await;
     assert_eq!(conn.design(), Some(Design::Single));
@@ -382,7 +379,7 @@ async fn our_client_migrates_mid_download_from_aioquic() {
     let (_dir, root) = root_with("f.bin", &data);
     let peer = aioquic::Server::start(&python, &root, &[]).await;
     let locals = ["127.0.0.1:0", "127.0.0.2:0"];
-    let (_client, conn) = connect_with(&locals, peer.addr, our_client_config(false)).await;
+    let (_client, conn) = connect_with(&locals, peer.addr, our_client_config()).await;
     let (got, migrated) = common::download_migrating(&conn, "/f.bin", MB, "127.0.0.2").await;
     assert!(got == data, "download differs ({} bytes)", got.len());
     assert!(migrated.is_ok(), "{migrated:?}");
@@ -398,7 +395,7 @@ async fn our_client_follows_aioquic_retry() {
     let data = payload(MB, 10);
     let (_dir, root) = root_with("f.bin", &data);
     let peer = aioquic::Server::start(&python, &root, &["--retry"]).await;
-    let (_client, conn) = connect_with(&["127.0.0.1:0"], peer.addr, our_client_config(false)).await;
+    let (_client, conn) = connect_with(&["127.0.0.1:0"], peer.addr, our_client_config()).await;
     assert!(
         download(&conn, "/f.bin", data.len()).await == data,
         "download differs"
@@ -415,7 +412,10 @@ async fn our_client_sends_0rtt_to_aioquic() {
     let data = payload(100_000, 11);
     let (_dir, root) = root_with("f.bin", &data);
     let peer = aioquic::Server::start(&python, &root, &[]).await;
-    let config = our_client_config(true);
+    let store = WatchedStore::new();
+    let tls = tls::client_config_0rtt(&[hq::ALPN], tls::ServerTrust::Insecure, Some(store.clone()))
+        .expect("client tls");
+    let config = config::client(tls, datagram_transport());
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
     let conn = within(
         "first handshake",
@@ -426,13 +426,17 @@ async fn our_client_sends_0rtt_to_aioquic() {
     .await
     .expect("handshake");
     assert!(download(&conn, "/f.bin", data.len()).await == data);
+    // aioquic's ticket follows its handshake; a loaded machine can delay it past the download.
+    store.wait_for_tickets(1).await;
     conn.close(0, b"done");
-    tokio::time::sleep(SETTLE).await;
     let connecting = client
         .connect_with(config, peer.addr, "localhost")
         .expect("connect");
     let Ok((conn, accepted)) = connecting.into_0rtt() else {
-        panic!("no 0-RTT with aioquic's ticket")
+        panic!(
+            "no 0-RTT with aioquic's ticket ({} stored)",
+            store.tickets()
+        )
     };
     let got = download(&conn, "/f.bin", data.len()).await;
     assert!(got == data, "0-RTT download differs");
@@ -496,7 +500,7 @@ async fn our_client_makes_300_requests_to_aioquic_on_one_connection() {
     let data = payload(1_000, 15);
     let (_dir, root) = root_with("f.bin", &data);
     let peer = aioquic::Server::start(&python, &root, &[]).await;
-    let (_client, conn) = connect_with(&["127.0.0.1:0"], peer.addr, our_client_config(false)).await;
+    let (_client, conn) = connect_with(&["127.0.0.1:0"], peer.addr, our_client_config()).await;
     for round in 0..150 {
         let (a, b) = tokio::join!(
             download(&conn, "/f.bin", data.len()),
@@ -519,7 +523,7 @@ async fn our_client_downloads_from_aioquic_over_a_lossy_path() {
     let (_client, conn) = connect_with(
         &["127.0.0.1:0"],
         emulator.listen_addr(),
-        our_client_config(false),
+        our_client_config(),
     )
     .await;
     assert!(

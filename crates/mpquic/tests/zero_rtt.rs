@@ -9,6 +9,7 @@ mod common;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use common::tickets::WatchedStore;
 use common::{addr, payload, root_with, transport, within};
 use mpquic::{config, hq, tls, Connection, Endpoint, MultipathMode};
 
@@ -73,14 +74,20 @@ fn delayed_by(server: SocketAddr, path: &str) -> (mpquic_emulate::Emulator, Sock
     (emulator, listen)
 }
 
-fn client_0rtt() -> mpquic::ClientConfig {
-    let tls =
-        tls::client_config_0rtt(&[hq::ALPN], tls::ServerTrust::Insecure, None).expect("client tls");
-    config::client(tls, transport(MultipathMode::Auto))
+fn client_0rtt() -> (mpquic::ClientConfig, Arc<WatchedStore>) {
+    let store = WatchedStore::new();
+    let tls = tls::client_config_0rtt(&[hq::ALPN], tls::ServerTrust::Insecure, Some(store.clone()))
+        .expect("client tls");
+    (config::client(tls, transport(MultipathMode::Auto)), store)
 }
 
 /// A first connection that fetches `/file` and leaves its tickets in the config's store.
-async fn warm_up(client: &Endpoint, server: SocketAddr, config: &mpquic::ClientConfig) {
+async fn warm_up(
+    client: &Endpoint,
+    server: SocketAddr,
+    config: &mpquic::ClientConfig,
+    store: &WatchedStore,
+) {
     let connecting = client
         .connect_with(config.clone(), server, "localhost")
         .expect("connect");
@@ -95,7 +102,7 @@ async fn warm_up(client: &Endpoint, server: SocketAddr, config: &mpquic::ClientC
     within("first download", body.read_to_end(4 * MB))
         .await
         .expect("read");
-    // The tickets came right after the handshake; let the close go out.
+    store.wait_for_tickets(1).await;
     conn.close(0, b"done");
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
 }
@@ -131,8 +138,8 @@ async fn second_connection_sends_request_in_0rtt_to_our_server() {
     let (server, mut stats) = our_server(root);
     let (_relay, server_addr) = delayed(server.local_addr());
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let config = client_0rtt();
-    warm_up(&client, server_addr, &config).await;
+    let (config, store) = client_0rtt();
+    warm_up(&client, server_addr, &config, &store).await;
     let first = within("server stats", stats.recv()).await.expect("stats");
     assert_eq!(first.zero_rtt_packets_received, 0);
     let (conn, got, accepted) = fetch_0rtt(&client, server_addr, &config).await;
@@ -193,8 +200,8 @@ async fn second_connection_sends_request_in_0rtt_to_quinn() {
     let (_quinn, quinn_addr) = quinn_0rtt_server(data.clone());
     let (_relay, server_addr) = delayed(quinn_addr);
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let config = client_0rtt();
-    warm_up(&client, server_addr, &config).await;
+    let (config, store) = client_0rtt();
+    warm_up(&client, server_addr, &config, &store).await;
     let (conn, got, accepted) = fetch_0rtt(&client, server_addr, &config).await;
     assert!(got == *data, "the 0-RTT download differs");
     assert!(accepted, "quinn rejected 0-RTT");
@@ -212,8 +219,8 @@ async fn rejected_0rtt_is_resent_in_1rtt() {
     let (first, _) = our_server(root.clone());
     let (second, _) = our_server(root);
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let config = client_0rtt();
-    warm_up(&client, first.local_addr(), &config).await;
+    let (config, store) = client_0rtt();
+    warm_up(&client, first.local_addr(), &config, &store).await;
     let (_relay, second_addr) = delayed(second.local_addr());
     let connecting = client
         .connect_with(config, second_addr, "localhost")
@@ -247,7 +254,7 @@ async fn many_0rtt_connections_to_quinn_all_succeed() {
     let data = Arc::new(payload(2000, 5));
     let (_quinn, server_addr) = quinn_0rtt_server(data.clone());
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let config = client_0rtt();
+    let (config, _) = client_0rtt();
     let (mut failures, mut accepted) = (Vec::new(), 0);
     for batch in 0..150 / 4 + 1 {
         let mut tasks = tokio::task::JoinSet::new();
@@ -338,10 +345,10 @@ async fn zero_rtt_saves_a_round_trip_through_the_emulator() {
     let (server, _) = our_server(root);
     let (_relay, server_addr) = delayed_by(server.local_addr(), "rate=50mbit,delay=25ms");
     let client = Endpoint::client(&[addr("127.0.0.1:0")]).expect("bind client");
-    let config = client_0rtt();
+    let (config, store) = client_0rtt();
     let (full, none) = time_to_first_byte(&client, server_addr, &config).await;
     assert_eq!(none, None);
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    store.wait_for_tickets(1).await;
     let (early, accepted) = time_to_first_byte(&client, server_addr, &config).await;
     assert_eq!(accepted, Some(true));
     eprintln!("time to first byte: full handshake {full:?}, 0-RTT {early:?}");

@@ -8,7 +8,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -158,7 +157,3 @@ pub async fn run_client(python: &Path, server: SocketAddr, args: &[&str]) -> Cli
         .collect();
     ClientRun { report, bodies }
 }
-
-/// A pause long enough for a connection's last frames (tickets, NEW_TOKEN) to arrive on
-/// loopback before the next step.
-pub const SETTLE: Duration = Duration::from_millis(50);

@@ -11,6 +11,7 @@ use mpquic::{config, hq, tls, Endpoint, MultipathMode, TransportConfig};
 
 pub mod aioquic;
 pub mod noq;
+pub mod tickets;
 
 /// Upper bound of every network wait in the tests.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(20);
