@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rustls::client::{ClientSessionStore, Tls12ClientSessionValue, Tls13ClientSessionValue};
+use rustls::pki_types::ServerName;
 use rustls::NamedGroup;
-use rustls_pki_types::ServerName;
 use tokio::sync::Notify;
 
 use super::TEST_TIMEOUT;
