@@ -8,6 +8,7 @@ use mpquic_proto::wire::stream_id::{Dir, StreamId};
 use mpquic_proto::PathError;
 use mpquic_proto::{
     ConnectionHandle, Design, Duration, Event, MultipathMode, PathEvent, PathId, TransportConfig,
+    Validation,
 };
 
 fn transport(mode: MultipathMode) -> TransportConfig {
@@ -606,5 +607,50 @@ fn redundant_copies_each_packet_once_onto_the_other_path() {
                 "{mode:?}: path {id} carried {bytes} stream bytes of {SIZE}"
             );
         }
+    }
+}
+
+/// RFC 10069 §5.1: path IDs are never reused, so a connection whose paths come and go needs
+/// new ones. Each side allows one more path ID whenever an abandoned path closes (MAX_PATH_ID),
+/// so the client can keep replacing a path far beyond the first limit (2 here). Without it,
+/// the third path was refused with `PathIdLimit` for good.
+#[test]
+fn path_ids_are_granted_again_as_abandoned_paths_close() {
+    for mode in [MultipathMode::Mpns, MultipathMode::Spns] {
+        let mut t = transport(mode);
+        t.max_path_id = 2;
+        let mut pair = Pair::new(47, t.clone(), t, NetConfig::default());
+        let ch = pair.connect();
+        pair.run_until(Duration::from_secs(5), |p| {
+            p.client.connection(ch).unwrap().is_established()
+        });
+        for round in 1..=6u32 {
+            let deadline = pair.now + Duration::from_secs(5);
+            let id = loop {
+                let (now, server_addr) = (pair.now, pair.server_addr);
+                let conn = pair.client.connection_mut(ch).unwrap();
+                match conn.open_path(now, addr("10.0.0.2:4433"), server_addr) {
+                    Err(PathError::NoConnectionId | PathError::PathIdLimit) if now < deadline => {
+                        pair.run_for(Duration::from_millis(10))
+                    }
+                    result => break result.unwrap_or_else(|e| panic!("{mode:?} {round}: {e}")),
+                }
+            };
+            assert_eq!(id, PathId::new(round), "{mode:?}");
+            pair.client.after_connection_call(ch);
+            pair.run_for(Duration::from_millis(300));
+            let (now, conn) = (pair.now, pair.client.connection_mut(ch).unwrap());
+            assert!(
+                conn.path_stats()
+                    .iter()
+                    .any(|p| p.id == id && p.validation == Validation::Validated),
+                "{mode:?} {round}: path {id} not validated"
+            );
+            conn.close_path(now, id, 0).expect("abandon");
+            pair.client.after_connection_call(ch);
+            // Both sides close the path after 3 PTOs and grant a new path ID.
+            pair.run_for(Duration::from_secs(2));
+        }
+        assert!(!pair.client.connection(ch).unwrap().is_closed(), "{mode:?}");
     }
 }

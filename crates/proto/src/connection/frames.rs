@@ -210,8 +210,9 @@ impl Connection {
     fn on_new_connection_id(&mut self, ncid: NewConnectionId) -> Result<(), TransportError> {
         let path = PathId::from_wire_saturating(ncid.path_id.unwrap_or(0));
         let limit = self.local_params.active_connection_id_limit;
-        // RFC 10069 §3.4: CIDs of an abandoned path are retired; late frames are ignored.
-        if self.paths.get(&path).is_some_and(|p| !p.is_active()) {
+        // RFC 10069 §3.4: CIDs of an abandoned path are retired; late frames are ignored, also
+        // once the path is gone (its ID is never used again, §2.1).
+        if self.paths.get(&path).is_some_and(|p| !p.is_active()) || self.path_ids.is_closed(path) {
             return Ok(());
         }
         self.remote_cids.entry(path).or_default().on_new_cid(

@@ -71,6 +71,7 @@ impl Connection {
             .map(PathId::new)
             .find(|id| {
                 !self.paths.contains_key(id)
+                    && !self.path_ids.is_closed(*id)
                     && self
                         .remote_cids
                         .get(id)
@@ -336,13 +337,13 @@ impl Connection {
         self.issue_path_cids();
     }
 
-    fn issue_path_cids(&mut self) {
+    pub(super) fn issue_path_cids(&mut self) {
         if !self.layout.is_multipath() {
             return;
         }
         let limit = self.path_ids.usable();
         for id in (1..=limit.as_u32()).map(PathId::new) {
-            if self.paths.get(&id).is_some_and(|p| !p.is_active()) {
+            if self.paths.get(&id).is_some_and(|p| !p.is_active()) || self.path_ids.is_closed(id) {
                 continue;
             }
             self.issue_cids_for(id, self.cids_wanted(id));

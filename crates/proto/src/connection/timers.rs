@@ -212,6 +212,11 @@ impl Connection {
                 self.send_spaces.remove(&space);
                 self.records.remove(&space);
             }
+            // The path ID is spent: the peer may open another in its place, and CIDs for the
+            // path IDs that became usable go out.
+            if self.layout.is_multipath() && self.path_ids.close(id) {
+                self.issue_path_cids();
+            }
         }
     }
 
