@@ -23,10 +23,9 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-use mpquic_netsim::time::{ms, SimTime};
+use mpquic_netsim::time::SimTime;
 use mpquic_proto::wire::stream_id::StreamId;
-use mpquic_proto::PathError;
-use mpquic_proto::{Connection, ConnectionHandle, Endpoint, Event, PathEvent, PathId, Timestamp};
+use mpquic_proto::{Connection, ConnectionHandle, Endpoint, Event, PathEvent, Timestamp};
 use serde::Serialize;
 
 use crate::h3sim::app::{Fetch, H3Client};
@@ -35,7 +34,11 @@ use crate::race::{HandshakeRace, RaceState};
 use crate::video::{VideoClient, VideoSpec};
 
 mod migrate;
+mod paths;
 mod server;
+
+pub(crate) use paths::reopen_delay_ms;
+use paths::{ExtraPaths, Interface};
 pub use server::ServerApp;
 
 /// Period of the response pattern (a prime, so shifted data never matches).
@@ -43,17 +46,6 @@ pub const PATTERN_PERIOD: usize = 65_521;
 
 /// Largest single write of response data.
 pub(crate) const WRITE_CHUNK: usize = 16 * 1024;
-
-/// Delay before retrying to open a path that lacked a connection ID or path ID.
-const PATH_RETRY: SimTime = ms(10);
-
-/// Attempts to open one path every [`PATH_RETRY`] (2 s); after them, every
-/// [`PATH_RETRY_SLOW`] for as long as the run lasts: the connection IDs for a new path may come
-/// late over a lossy path, and a device keeps trying an interface it has.
-const PATH_ATTEMPTS: u32 = 200;
-
-/// Delay between attempts to open a path after the first [`PATH_ATTEMPTS`].
-const PATH_RETRY_SLOW: SimTime = ms(500);
 
 /// The response bytes: byte `i` of every response is `pattern()[i % PATTERN_PERIOD]`.
 pub fn pattern() -> &'static [u8] {
@@ -127,13 +119,6 @@ pub(crate) fn describe(event: &Event) -> Option<String> {
         }
         Event::Stream(_) | Event::DatagramReceived => return None,
     })
-}
-
-/// The paths still to open: (interface index, local, remote, attempts).
-fn pending(
-    extra_paths: &[(usize, SocketAddr, SocketAddr)],
-) -> Vec<(usize, SocketAddr, SocketAddr, u32)> {
-    extra_paths.iter().map(|&(i, l, r)| (i, l, r, 0)).collect()
 }
 
 /// Progress of one request.
@@ -219,11 +204,8 @@ struct Redial {
 #[derive(Debug)]
 pub struct ClientApp {
     handle: ConnectionHandle,
-    /// Paths still to open: (interface index, local address, remote address, attempts).
-    pending_paths: Vec<(usize, SocketAddr, SocketAddr, u32)>,
-    path_retry_at: Option<SimTime>,
-    /// Paths opened: (interface index, path ID).
-    pub opened_paths: Vec<(usize, PathId)>,
+    /// The current connection's extra paths: to open, open, to open again.
+    paths: ExtraPaths,
     /// The requests, in issue order.
     pub requests: Vec<RequestState>,
     next_to_open: usize,
@@ -245,7 +227,7 @@ pub struct ClientApp {
     read_buf: Vec<u8>,
     /// The extra paths every connection opens after its handshake: (interface index, local,
     /// remote).
-    extra_paths: Vec<(usize, SocketAddr, SocketAddr)>,
+    extra_paths: Vec<Interface>,
     /// The first connection's handshake race over every interface, while it runs
     /// ([`ClientApp::set_race`]), and the (local, remote) pair of each interface.
     race: Option<(HandshakeRace, Vec<(SocketAddr, SocketAddr)>)>,
@@ -288,9 +270,7 @@ impl ClientApp {
             .collect();
         Self {
             handle,
-            pending_paths: pending(&extra_paths),
-            path_retry_at: None,
-            opened_paths: Vec::new(),
+            paths: ExtraPaths::new(&extra_paths),
             requests,
             next_to_open: 0,
             bytes_received: 0,
@@ -425,8 +405,7 @@ impl ClientApp {
                 self.handle = handle;
                 self.batch_start = next;
                 self.next_to_open = next;
-                self.pending_paths = pending(&self.extra_paths);
-                self.path_retry_at = None;
+                self.paths = ExtraPaths::new(&self.extra_paths);
                 self.connections.push(ConnectionTimes {
                     opened_at: now,
                     zero_rtt: self.zero_rtt.then(ZeroRttFigures::default),
@@ -463,9 +442,7 @@ impl ClientApp {
         if self.is_done() {
             return None;
         }
-        let path = self
-            .path_retry_at
-            .filter(|_| !self.pending_paths.is_empty());
+        let path = self.paths.next_wakeup();
         let video = self.video.as_ref().and_then(|v| v.next_wakeup());
         [path, video, self.migration_due()]
             .into_iter()
@@ -508,7 +485,7 @@ impl ClientApp {
         if let Some(c) = self.connections.last_mut() {
             c.established_at.get_or_insert(now);
         }
-        self.open_paths(now, conn);
+        self.paths.open_due(now, conn, &mut self.events);
         self.migrate_if_due(now, conn);
         self.request_chunk(now);
         if self.protocol == Protocol::Custom {
@@ -557,7 +534,7 @@ impl ClientApp {
                     .filter(|&(i, _)| i != iface)
                     .map(|(i, &(l, r))| (i, l, r))
                     .collect();
-                self.pending_paths = pending(&self.extra_paths);
+                self.paths = ExtraPaths::new(&self.extra_paths);
                 if let (Some(redial), Some(&(local, remote))) =
                     (&mut self.redial, interfaces.get(iface))
                 {
@@ -592,53 +569,15 @@ impl ClientApp {
 
     fn drain_events(&mut self, now: SimTime, conn: &mut Connection) {
         while let Some(e) = conn.poll_event() {
-            if let Event::ConnectionLost(err) = &e {
-                self.failure = Some(format!("connection lost: {err}"));
+            match &e {
+                Event::ConnectionLost(err) => {
+                    self.failure = Some(format!("connection lost: {err}"));
+                }
+                Event::Path(PathEvent::Abandoned { id, .. }) => self.paths.on_abandoned(now, *id),
+                _ => {}
             }
             if let Some(what) = describe(&e) {
                 log(&mut self.events, now, what);
-            }
-        }
-    }
-
-    fn open_paths(&mut self, now: SimTime, conn: &mut Connection) {
-        if self.pending_paths.is_empty() || self.path_retry_at.is_some_and(|t| now < t) {
-            return;
-        }
-        self.path_retry_at = None;
-        while let Some(&(iface, local, remote, attempts)) = self.pending_paths.first() {
-            match conn.open_path(Timestamp::from_nanos(now), local, remote) {
-                Ok(id) => {
-                    self.opened_paths.push((iface, id));
-                    self.pending_paths.remove(0);
-                }
-                // CIDs for new path IDs (and, in SPNS, the path IDs themselves, by
-                // MAX_PATH_ID) arrive just after the handshake: retry a bit later.
-                Err(e @ (PathError::NoConnectionId | PathError::PathIdLimit)) => {
-                    self.pending_paths[0].3 += 1;
-                    let retry = if attempts + 1 < PATH_ATTEMPTS {
-                        PATH_RETRY
-                    } else {
-                        if attempts + 1 == PATH_ATTEMPTS {
-                            log(
-                                &mut self.events,
-                                now,
-                                format!("cannot open path from interface {iface} yet: {e}"),
-                            );
-                        }
-                        PATH_RETRY_SLOW
-                    };
-                    self.path_retry_at = Some(now + retry);
-                    return;
-                }
-                Err(e) => {
-                    log(
-                        &mut self.events,
-                        now,
-                        format!("cannot open path from interface {iface}: {e}"),
-                    );
-                    self.pending_paths.remove(0);
-                }
             }
         }
     }

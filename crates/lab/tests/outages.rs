@@ -146,3 +146,37 @@ proptest! {
         );
     }
 }
+
+/// A path whose validation fails (its network is down when the client opens it) is abandoned
+/// (RFC 10069 §3.4); when the network comes back and the first path has died meanwhile, the
+/// client opens a new path from that interface (`workload/paths.rs`) and the download
+/// completes. Before, the interface was given up for good and the connection ran into its
+/// idle timeout (campaign run: three paths, two dying, the third back after 6 s).
+#[test]
+fn an_interface_whose_path_was_abandoned_gets_a_new_path_when_its_network_returns() {
+    for mode in [MultipathMode::Spns, MultipathMode::Mpns] {
+        let specs = [
+            "rate=20mbit,rtt=20ms,queue=1bdp,down_at=2000ms",
+            "rate=20mbit,rtt=40ms,queue=1bdp,down_at=0ms,up_at=4000ms",
+        ];
+        let s = download(&specs, 8_000_000, mode, 7);
+        let r = run_completed(&s);
+        let client = |what: &str| {
+            r.log
+                .iter()
+                .any(|e| e.side == "client" && e.event.what == what)
+        };
+        assert!(
+            client("path 1 abandoned (error 0x3e76)"),
+            "{mode:?}: {:?}",
+            r.log
+        );
+        let validated_later = r.log.iter().any(|e| {
+            e.side == "client"
+                && e.event.time_s >= 4.0
+                && e.event.what.starts_with("path ")
+                && e.event.what.ends_with(" validated")
+        });
+        assert!(validated_later, "{mode:?}: {:?}", r.log);
+    }
+}

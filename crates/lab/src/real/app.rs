@@ -3,9 +3,8 @@
 //! big-endian) and FIN, the server answers with that many bytes of [`pattern`] and FIN, and the
 //! client checks every byte.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mpquic::{Connection, PathEvent, PathStatus, RecvStream, SendStream, StatusOrigin};
 use tokio::sync::mpsc;
@@ -14,9 +13,6 @@ use crate::workload::{matches_pattern, pattern, LoggedEvent};
 
 /// Largest single write of response data (as in the simulated server).
 const WRITE_CHUNK: usize = 16 * 1024;
-
-/// How long to keep trying to open one extra path while the peer has not issued what it needs.
-const PATH_OPEN_WAIT: Duration = Duration::from_secs(10);
 
 /// Seconds since the run started.
 fn since(start: Instant) -> f64 {
@@ -196,28 +192,6 @@ async fn fetch(
         r.1 = Some(since(start));
     }
     Ok(())
-}
-
-/// Opens a path from each of `locals` (interfaces 1, 2, ...) in order, back to back as the
-/// simulated client does (so path IDs follow the interfaces; validation is not awaited),
-/// retrying while the peer has not issued what a new path needs; failures are logged.
-pub(crate) fn open_paths(conn: &Connection, locals: &[SocketAddr], log: &EventLog) {
-    let (conn, log, locals) = (conn.clone(), log.clone(), locals.to_vec());
-    tokio::spawn(async move {
-        for (i, local) in locals.into_iter().enumerate() {
-            let deadline = Instant::now() + PATH_OPEN_WAIT;
-            loop {
-                match conn.try_open_path(local, None, PathStatus::Available) {
-                    Ok(_) => break,
-                    Err(e) if Instant::now() >= deadline => {
-                        log.push(format!("interface {}: cannot open a path: {e}", i + 1));
-                        break;
-                    }
-                    Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-                }
-            }
-        }
-    });
 }
 
 /// A runtime path event in the words of the simulated runs' event log.

@@ -15,6 +15,7 @@
 //! emulator.
 
 mod app;
+mod paths;
 mod result;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -181,7 +182,7 @@ async fn execute(scenario: &Scenario, network: &Network) -> Result<Observed, Lab
             obs.handshake_s = Some(start.elapsed().as_secs_f64());
             client_log.push("connected".to_owned());
             client_log.follow(conn.clone());
-            app::open_paths(&conn, &locals[1..], &client_log);
+            paths::open_paths(&conn, &locals[1..], &client_log);
             let sizes = scenario.workload.response_sizes();
             let left = limit.saturating_sub(start.elapsed());
             let fetch = app::fetch_all(&conn, &sizes, start, progress.clone());
