@@ -28,6 +28,7 @@ use common::{
     addr, connect_from, payload, quinn_configs, root_with, transport, within, MB, TEST_TIMEOUT,
 };
 use mpquic::{hq, Design, Endpoint, MultipathMode, PathStatus, SchedulerKind, TransportConfig};
+use mpquic_proto::PathError;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
@@ -552,4 +553,47 @@ async fn noq_client_moves_to_another_address_mid_download_from_our_server() {
             "multipath {multipath}: {paths:?}"
         );
     }
+}
+
+/// Paths that come and go, against noq: our client opens a second path, downloads over both,
+/// abandons it (RFC 10069 §3.4) and, once it is closed, opens the next from the same address,
+/// eight times with a path-ID limit of 2 on our side. Path IDs are never reused (§2.1): both
+/// stacks must grant new ones with MAX_PATH_ID as paths close (§5.1), or the third path fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_replaces_its_second_path_eight_times_with_noq() {
+    let data = Arc::new(payload(MB, 21));
+    let server = noq_server(data.clone(), true);
+    let mut t = transport(MultipathMode::Mpns);
+    t.max_path_id = 2;
+    let (client, conn) = our_client(server.addr, t).await;
+    let second = client.local_addrs()[1];
+    for round in 1..=8u32 {
+        let id = within("a new path", async {
+            loop {
+                match conn.open_path(second, None, PathStatus::Available).await {
+                    Ok(path) => break path.id(),
+                    Err(mpquic::OpenPathError::Path(
+                        PathError::NoConnectionId | PathError::PathIdLimit,
+                    )) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+                    Err(e) => panic!("round {round}: {e}"),
+                }
+            }
+        })
+        .await;
+        assert_eq!(id, mpquic::PathId::new(round), "path IDs are not reused");
+        let mut body = hq::request(&conn, "/file.bin").await.expect("request");
+        let got = within("download", body.read_to_end(2 * MB))
+            .await
+            .expect("read");
+        assert!(got == *data, "round {round}: download differs");
+        conn.close_path(id, 0).expect("abandon");
+        within("the abandoned path to close", async {
+            while conn.path_stats().iter().any(|p| p.id == id) {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+    }
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
 }
