@@ -16,6 +16,19 @@ fn transport() -> TransportConfig {
     TransportConfig::default().multipath(MultipathMode::Mpns)
 }
 
+#[test]
+fn second_path_opens_when_the_clients_handshake_completes() {
+    second_path_opens_when_the_clients_handshake_completes_in(MultipathMode::Mpns);
+}
+
+/// SPNS too: its path-ID limit travels in mpquic's `spns_max_path_id` transport parameter, so
+/// the server's CIDs for path 1 come with its first flight as in MPNS. Before, SPNS granted
+/// path IDs only by MAX_PATH_ID after the handshake, one slow round trip later.
+#[test]
+fn spns_second_path_opens_when_the_clients_handshake_completes() {
+    second_path_opens_when_the_clients_handshake_completes_in(MultipathMode::Spns);
+}
+
 fn one_way(ms: u64) -> NetConfig {
     NetConfig {
         one_way_delay: Duration::from_millis(ms),
@@ -33,9 +46,9 @@ fn path1_validation(pair: &Pair, client: bool) -> Option<Validation> {
         .map(|p| p.validation)
 }
 
-#[test]
-fn second_path_opens_when_the_clients_handshake_completes() {
-    let mut pair = Pair::new(7, transport(), transport(), one_way(SLOW_ONE_WAY_MS));
+fn second_path_opens_when_the_clients_handshake_completes_in(mode: MultipathMode) {
+    let t = TransportConfig::default().multipath(mode);
+    let mut pair = Pair::new(7, t.clone(), t, one_way(SLOW_ONE_WAY_MS));
     let second = addr("10.0.0.2:4433");
     pair.path_net.push((second, one_way(FAST_ONE_WAY_MS)));
     let ch = pair.connect();

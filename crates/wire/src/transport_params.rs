@@ -64,6 +64,9 @@ pub mod id {
     pub const MIN_ACK_DELAY: u64 = 0xff04_de1b;
     /// enable_qoe_feedback (XLINK, experimental id chosen by this crate).
     pub const ENABLE_QOE_FEEDBACK: u64 = 0x3f_5154;
+    /// spns_max_path_id (mpquic's SPNS: the path-ID limit, as initial_max_path_id is for
+    /// MPNS; experimental id chosen by this crate, docs/MULTIPATH.md).
+    pub const SPNS_MAX_PATH_ID: u64 = 0x3f_5350;
 }
 
 /// A transport parameter validation or encoding failure; always a
@@ -206,6 +209,8 @@ pub struct TransportParameters {
     pub initial_max_path_id: Option<u64>,
     /// enable_multipath (draft-01; 0..=3).
     pub enable_multipath: Option<u64>,
+    /// spns_max_path_id (mpquic SPNS path-ID limit; <= 2^32-1).
+    pub spns_max_path_id: Option<u64>,
     /// min_ack_delay in microseconds (ack-frequency).
     pub min_ack_delay_us: Option<u64>,
     /// enable_qoe_feedback (XLINK, zero-length flag).
@@ -237,6 +242,7 @@ impl Default for TransportParameters {
             max_datagram_frame_size: 0,
             initial_max_path_id: None,
             enable_multipath: None,
+            spns_max_path_id: None,
             min_ack_delay_us: None,
             enable_qoe_feedback: false,
             unknown: Vec::new(),
@@ -364,6 +370,7 @@ impl TransportParameters {
         let optional = [
             (id::INITIAL_MAX_PATH_ID, self.initial_max_path_id),
             (id::ENABLE_MULTIPATH, self.enable_multipath),
+            (id::SPNS_MAX_PATH_ID, self.spns_max_path_id),
             (id::MIN_ACK_DELAY, self.min_ack_delay_us),
         ];
         for (id, v) in optional {
@@ -458,6 +465,7 @@ impl TransportParameters {
             id::MAX_DATAGRAM_FRAME_SIZE => self.max_datagram_frame_size = v()?,
             id::INITIAL_MAX_PATH_ID => self.initial_max_path_id = Some(v()?),
             id::ENABLE_MULTIPATH => self.enable_multipath = Some(v()?),
+            id::SPNS_MAX_PATH_ID => self.spns_max_path_id = Some(v()?),
             id::MIN_ACK_DELAY => self.min_ack_delay_us = Some(v()?),
             id::ENABLE_QOE_FEEDBACK => self.enable_qoe_feedback = flag_value(id, value)?,
             _ => self.unknown.push((id, Bytes::copy_from_slice(value))),
@@ -490,6 +498,12 @@ impl TransportParameters {
         {
             // RFC 10069 §"initial_max_path_id Transport Parameter".
             return fail("initial_max_path_id above 2^32-1");
+        }
+        if self
+            .spns_max_path_id
+            .is_some_and(|v| v > u64::from(u32::MAX))
+        {
+            return fail("spns_max_path_id above 2^32-1");
         }
         if self.enable_multipath.is_some_and(|v| v > 3) {
             // draft-ietf-quic-multipath-01 §"Multipath Negotiation".

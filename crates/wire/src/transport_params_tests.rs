@@ -34,6 +34,7 @@ fn full_server_params() -> TransportParameters {
         max_datagram_frame_size: 65535,
         initial_max_path_id: Some(u64::from(u32::MAX)),
         enable_multipath: Some(3),
+        spns_max_path_id: Some(7),
         min_ack_delay_us: Some(1000),
         enable_qoe_feedback: true,
         unknown: Vec::new(),
@@ -118,6 +119,7 @@ fn value_limits() {
         (id::INITIAL_MAX_STREAMS_BIDI, (1 << 60) + 1),
         (id::INITIAL_MAX_STREAMS_UNI, (1 << 60) + 1),
         (id::INITIAL_MAX_PATH_ID, 1 << 32),
+        (id::SPNS_MAX_PATH_ID, 1 << 32),
         (id::ENABLE_MULTIPATH, 4),
         (id::MIN_ACK_DELAY, 25_001),
     ];
@@ -130,6 +132,7 @@ fn value_limits() {
         (id::ACK_DELAY_EXPONENT, 20),
         (id::ACTIVE_CONNECTION_ID_LIMIT, 2),
         (id::MIN_ACK_DELAY, 25_000),
+        (id::SPNS_MAX_PATH_ID, u64::from(u32::MAX)),
     ] {
         assert!(TransportParameters::decode(&varint_raw(id, v), Side::Server).is_ok());
     }
@@ -251,6 +254,7 @@ fn arb_params() -> impl Strategy<Value = TransportParameters> {
                 ..TransportParameters::default()
             };
             tp.min_ack_delay_us = Some(tp.max_ack_delay_ms * 1000);
+            tp.spns_max_path_id = tp.initial_max_path_id.map(|v| v / 2);
             tp
         })
 }

@@ -411,7 +411,7 @@ impl Connection {
         if let Some(max) = self.layout.peer_max_path_id(&params) {
             self.path_ids.set_remote(max);
         }
-        if self.layout.grants_path_ids_by_frame() {
+        if self.layout.grants_path_ids_by_frame(&params) {
             self.path_ids.queue_grant();
         }
         self.peer_params = Some(params);

@@ -309,8 +309,8 @@ impl Connection {
         let initial = self
             .peer_params
             .as_ref()
-            .and_then(|p| p.initial_max_path_id)
-            .unwrap_or(0);
+            .and_then(|p| self.layout.peer_max_path_id(p))
+            .map_or(0, PathId::as_u64);
         if max.as_u64() < initial {
             return Err(TransportError::protocol_violation(
                 "MAX_PATH_ID below initial_max_path_id",

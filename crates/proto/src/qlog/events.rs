@@ -233,6 +233,9 @@ pub struct ParametersSet {
     /// Multipath extension: draft-01 enable_multipath (SPNS/MPNS negotiation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_multipath: Option<u64>,
+    /// mpquic's SPNS path-ID limit (spns_max_path_id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spns_max_path_id: Option<u64>,
     /// draft-ietf-quic-ack-frequency min_ack_delay, in microseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_ack_delay: Option<u64>,

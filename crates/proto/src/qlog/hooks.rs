@@ -123,6 +123,7 @@ fn parameters_set(initiator: &'static str, p: &TransportParameters) -> Parameter
         initial_max_streams_uni: p.initial_max_streams_uni,
         initial_max_path_id: p.initial_max_path_id,
         enable_multipath: p.enable_multipath,
+        spns_max_path_id: p.spns_max_path_id,
         min_ack_delay: p.min_ack_delay_us,
     }
 }

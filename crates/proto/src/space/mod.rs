@@ -79,8 +79,8 @@ pub(crate) trait SpaceLayout: std::fmt::Debug + Send + Sync {
     /// when this layout does not take path IDs from them.
     fn peer_max_path_id(&self, peer: &TransportParameters) -> Option<PathId>;
     /// Whether we grant path IDs to the peer with a MAX_PATH_ID frame once the handshake is
-    /// done, rather than through our transport parameters.
-    fn grants_path_ids_by_frame(&self) -> bool;
+    /// done, rather than through our transport parameters (which `peer` may not read).
+    fn grants_path_ids_by_frame(&self, peer: &TransportParameters) -> bool;
     /// The report's rules (loss detection, RTT samples, ACKs) the seams apply in this layout.
     fn report_rules(&self) -> &SpnsRules;
     /// Which design this is (statistics and logs only: behaviour comes from the methods above).

@@ -20,11 +20,15 @@ use crate::config::{MultipathMode, TransportConfig};
 use crate::spns_rules::SpnsRules;
 
 /// Put what `config` offers for multipath into our transport parameters: draft-01
-/// `enable_multipath` and RFC 10069 `initial_max_path_id` (with our path ID limit).
+/// `enable_multipath`, RFC 10069 `initial_max_path_id` (with our path ID limit) and, when SPNS
+/// is offered, mpquic's `spns_max_path_id` (the same limit for SPNS, which a standard peer
+/// ignores).
 pub(crate) fn advertise(config: &TransportConfig, params: &mut TransportParameters) {
     params.initial_max_path_id =
         advertises_max_path_id(config.multipath).then_some(u64::from(config.max_path_id));
     params.enable_multipath = enable_multipath_value(config.multipath);
+    params.spns_max_path_id = matches!(config.multipath, MultipathMode::Spns | MultipathMode::Auto)
+        .then_some(u64::from(config.max_path_id));
 }
 
 /// The layout of a connection whose transport parameters are not negotiated yet: one path.

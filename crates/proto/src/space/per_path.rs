@@ -59,7 +59,7 @@ impl SpaceLayout for PerPathSpaces {
             peer.initial_max_path_id.unwrap_or(0),
         ))
     }
-    fn grants_path_ids_by_frame(&self) -> bool {
+    fn grants_path_ids_by_frame(&self, _peer: &TransportParameters) -> bool {
         false
     }
     fn report_rules(&self) -> &SpnsRules {

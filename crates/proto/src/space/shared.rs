@@ -49,13 +49,16 @@ impl SpaceLayout for SharedSpace {
         // The space outlives every path.
         None
     }
-    fn peer_max_path_id(&self, _peer: &TransportParameters) -> Option<PathId> {
-        // initial_max_path_id is not sent: it would make a standard peer choose MPNS.
-        None
+    fn peer_max_path_id(&self, peer: &TransportParameters) -> Option<PathId> {
+        // initial_max_path_id is not sent in `spns` mode (it would make a standard peer choose
+        // MPNS): the limit travels in mpquic's spns_max_path_id, so that CIDs for more paths
+        // ride with the server's first flight as in MPNS (docs/MULTIPATH.md).
+        peer.spns_max_path_id.map(PathId::from_wire_saturating)
     }
-    fn grants_path_ids_by_frame(&self) -> bool {
-        // Path IDs are granted by MAX_PATH_ID frames after the handshake (docs/MULTIPATH.md).
-        true
+    fn grants_path_ids_by_frame(&self, peer: &TransportParameters) -> bool {
+        // A peer without spns_max_path_id (an mpquic before it) learns our limit from a
+        // MAX_PATH_ID frame after the handshake, and grants us its own that way.
+        peer.spns_max_path_id.is_none()
     }
     fn report_rules(&self) -> &SpnsRules {
         &self.rules

@@ -50,7 +50,7 @@ impl SpaceLayout for SinglePath {
     fn peer_max_path_id(&self, _peer: &TransportParameters) -> Option<PathId> {
         None
     }
-    fn grants_path_ids_by_frame(&self) -> bool {
+    fn grants_path_ids_by_frame(&self, _peer: &TransportParameters) -> bool {
         false
     }
     fn report_rules(&self) -> &SpnsRules {
