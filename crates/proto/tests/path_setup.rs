@@ -166,3 +166,54 @@ fn held_early_datagrams_are_bounded() {
     assert!(stats.packets_dropped >= forged, "{stats:?}");
     assert!(pair.server.connection(sh).unwrap().error().is_none());
 }
+
+/// RFC 9001 §5.7 on the client: the server's 0.5-RTT datagram (the CIDs for path 1) reaches
+/// the client before the Handshake datagrams that give it 1-RTT keys, as on a network that
+/// reorders. The client holds it rather than dropping it, so the CIDs are there when its
+/// handshake completes and nothing is retransmitted.
+#[test]
+fn client_holds_half_rtt_packets_that_overtake_the_handshake() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    let mut pair = Pair::new(11, transport(), transport(), one_way(SLOW_ONE_WAY_MS));
+    // The server's datagrams, held back until its 0.5-RTT one has been sent.
+    let held: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+    let releasing = Rc::new(RefCell::new(false));
+    let (tap_held, tap_releasing) = (Rc::clone(&held), Rc::clone(&releasing));
+    pair.tap = Some(Box::new(move |_, to_server, bytes| {
+        if to_server || *tap_releasing.borrow() {
+            return true;
+        }
+        tap_held.borrow_mut().push(bytes.to_vec());
+        false
+    }));
+    let ch = pair.connect();
+    let has_short = |h: &RefCell<Vec<Vec<u8>>>| h.borrow().iter().any(|d| d[0] & 0x80 == 0);
+    pair.run_until(Duration::from_secs(5), |_| has_short(&held));
+    *releasing.borrow_mut() = true;
+    // Short-header (1-RTT) datagrams first, then the Initial and Handshake ones.
+    let mut datagrams = held.borrow_mut().split_off(0);
+    datagrams.sort_by_key(|d| d[0] & 0x80);
+    let (now, client_addr, server_addr) = (pair.now, pair.client_addr, pair.server_addr);
+    for d in datagrams {
+        pair.client
+            .handle_datagram(now, client_addr, server_addr, d.as_slice().into());
+    }
+    pair.client.after_connection_call(ch);
+    let conn = pair.client.connection(ch).unwrap();
+    assert!(conn.is_established(), "the handshake flight was delivered");
+    assert_eq!(
+        conn.stats().packets_dropped,
+        0,
+        "a 0.5-RTT packet was dropped"
+    );
+    let (now, server_addr) = (pair.now, pair.server_addr);
+    let id = pair
+        .client
+        .connection_mut(ch)
+        .unwrap()
+        .open_path(now, addr("10.0.0.2:4433"), server_addr)
+        .expect("the held 0.5-RTT packet brought the CIDs for path 1");
+    assert_eq!(id, PathId::new(1));
+}

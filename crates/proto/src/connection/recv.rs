@@ -134,8 +134,11 @@ impl Connection {
     /// (the client's Finished is not yet verified); it may buffer them. A client that opens a
     /// second path as soon as its own handshake completes (with the CIDs the server sent in
     /// 0.5-RTT) reaches the server on a faster path before its Finished does on the initial one;
-    /// holding those packets saves it a probe timeout. Short-header packets are the last in a
-    /// datagram (RFC 9000 §12.2), so the datagram is held whole; at most
+    /// holding those packets saves it a probe timeout. A client without 1-RTT keys holds them
+    /// too (§5.7 lets it buffer them): on a network that reorders, the server's 0.5-RTT
+    /// packets (CIDs for more paths, session tickets) can overtake the Handshake packets whose
+    /// Finished gives the keys, and dropping them costs a retransmission. Short-header packets
+    /// are the last in a datagram (RFC 9000 §12.2), so the datagram is held whole; at most
     /// [`MAX_EARLY_DATAGRAMS`], the rest dropped (counted) as without keys. Returns the datagram
     /// when it is to be processed now.
     fn hold_until_handshake_complete(
@@ -145,7 +148,11 @@ impl Connection {
         first: PartialDecode,
         path_hint: Option<PathId>,
     ) -> Option<PartialDecode> {
-        if self.side != Side::Server
+        let unreadable_yet = match self.side {
+            Side::Server => true,
+            Side::Client => !self.keys.has(Epoch::Data),
+        };
+        if !unreadable_yet
             || !matches!(self.state, State::Handshaking)
             || first.kind() != PacketKind::Short
         {
