@@ -88,6 +88,22 @@ fn two_paths(mode: MultipathMode, seed: u64) -> (Pair, ConnectionHandle, StreamI
     )
 }
 
+/// Opens a path from 10.0.0.2, retrying for up to 5 s while the CIDs or path IDs it needs
+/// have not arrived.
+fn open_second_path(pair: &mut Pair, ch: ConnectionHandle) -> Result<PathId, PathError> {
+    let deadline = pair.now + Duration::from_secs(5);
+    loop {
+        let (now, server_addr) = (pair.now, pair.server_addr);
+        let conn = pair.client.connection_mut(ch).unwrap();
+        match conn.open_path(now, addr("10.0.0.2:4433"), server_addr) {
+            Err(PathError::NoConnectionId | PathError::PathIdLimit) if now < deadline => {
+                pair.run_for(Duration::from_millis(10))
+            }
+            result => return result,
+        }
+    }
+}
+
 fn two_paths_with(
     client: TransportConfig,
     server: TransportConfig,
@@ -105,17 +121,7 @@ fn two_paths_with(
     });
     // Let CIDs for the extra path IDs arrive (on a lossy network they may need a resend).
     pair.run_for(Duration::from_millis(100));
-    let deadline = pair.now + Duration::from_secs(5);
-    let id = loop {
-        let (now, server_addr) = (pair.now, pair.server_addr);
-        let conn = pair.client.connection_mut(ch).unwrap();
-        match conn.open_path(now, addr("10.0.0.2:4433"), server_addr) {
-            Err(PathError::NoConnectionId | PathError::PathIdLimit) if now < deadline => {
-                pair.run_for(Duration::from_millis(10))
-            }
-            result => break result.expect("second path"),
-        }
-    };
+    let id = open_second_path(&mut pair, ch).expect("second path");
     assert_eq!(id, PathId::new(1));
     pair.client.after_connection_call(ch);
     let sid = pair.client.connection_mut(ch).unwrap().open_bi().unwrap();
@@ -625,17 +631,8 @@ fn path_ids_are_granted_again_as_abandoned_paths_close() {
             p.client.connection(ch).unwrap().is_established()
         });
         for round in 1..=6u32 {
-            let deadline = pair.now + Duration::from_secs(5);
-            let id = loop {
-                let (now, server_addr) = (pair.now, pair.server_addr);
-                let conn = pair.client.connection_mut(ch).unwrap();
-                match conn.open_path(now, addr("10.0.0.2:4433"), server_addr) {
-                    Err(PathError::NoConnectionId | PathError::PathIdLimit) if now < deadline => {
-                        pair.run_for(Duration::from_millis(10))
-                    }
-                    result => break result.unwrap_or_else(|e| panic!("{mode:?} {round}: {e}")),
-                }
-            };
+            let id =
+                open_second_path(&mut pair, ch).unwrap_or_else(|e| panic!("{mode:?} {round}: {e}"));
             assert_eq!(id, PathId::new(round), "{mode:?}");
             pair.client.after_connection_call(ch);
             pair.run_for(Duration::from_millis(300));
