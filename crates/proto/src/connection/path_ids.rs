@@ -69,11 +69,10 @@ impl PathIdLimits {
     /// MAX_PATH_ID frame), and owe it the new limit. Returns whether the limit rose (not past
     /// 2^32-1).
     pub(crate) fn close(&mut self, id: PathId) -> bool {
-        let id = id.as_u32();
-        if self.is_closed(PathId::new(id)) {
+        if self.is_closed(id) {
             return false;
         }
-        self.closed_above.insert(id);
+        self.closed_above.insert(id.as_u32());
         while self.closed_above.remove(&self.closed_below) {
             self.closed_below += 1;
         }
@@ -83,6 +82,14 @@ impl PathIdLimits {
     /// Whether path ID `id` was closed for good ([`Self::close`]).
     pub(crate) fn is_closed(&self, id: PathId) -> bool {
         id.as_u32() < self.closed_below || self.closed_above.contains(&id.as_u32())
+    }
+
+    /// The path IDs above 0 that may still be in use or opened, from the first not closed up
+    /// to [`Self::usable`] (closed ones above the first are in it: check [`Self::is_closed`]).
+    /// Scans start there, so a connection whose paths came and went many times does not walk
+    /// its whole history on each.
+    pub(crate) fn open_range(&self) -> std::ops::RangeInclusive<u32> {
+        self.closed_below.max(1)..=self.usable().as_u32()
     }
 
     fn replace_closed(&mut self) -> bool {
@@ -147,6 +154,7 @@ mod tests {
             limits.closed_above.is_empty(),
             "compacted into closed_below"
         );
+        assert_eq!(limits.open_range(), 3..=5, "each close allowed one more");
         let mut top = PathIdLimits::new(PathId::new(u32::MAX));
         assert!(!top.close(PathId::new(3)), "no path ID above 2^32-1");
         assert!(!top.grant_pending());

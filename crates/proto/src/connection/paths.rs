@@ -65,13 +65,15 @@ impl Connection {
         if self.side == Side::Server {
             return Err(PathError::ServerCannotOpen);
         }
-        let limit = self.path_ids.usable();
-        // RFC 10069 §5: the smallest unused path ID with CIDs available on both sides.
-        let id = (1..=limit.as_u32())
+        // RFC 10069 §5: the smallest unused path ID with CIDs available on both sides (a closed
+        // ID is never used again, §2.1).
+        let unused = |id: &PathId| !self.paths.contains_key(id) && !self.path_ids.is_closed(*id);
+        let id = self
+            .path_ids
+            .open_range()
             .map(PathId::new)
             .find(|id| {
-                !self.paths.contains_key(id)
-                    && !self.path_ids.is_closed(*id)
+                unused(id)
                     && self
                         .remote_cids
                         .get(id)
@@ -79,10 +81,15 @@ impl Connection {
                     && self.local_cids.contains_key(id)
             })
             .ok_or(
-                if (1..=limit.as_u32()).all(|id| self.paths.contains_key(&PathId::new(id))) {
-                    PathError::PathIdLimit
-                } else {
+                if self
+                    .path_ids
+                    .open_range()
+                    .map(PathId::new)
+                    .any(|id| unused(&id))
+                {
                     PathError::NoConnectionId
+                } else {
+                    PathError::PathIdLimit
                 },
             )?;
         self.create_path(now, id, local, remote);
@@ -341,8 +348,7 @@ impl Connection {
         if !self.layout.is_multipath() {
             return;
         }
-        let limit = self.path_ids.usable();
-        for id in (1..=limit.as_u32()).map(PathId::new) {
+        for id in self.path_ids.open_range().map(PathId::new) {
             if self.paths.get(&id).is_some_and(|p| !p.is_active()) || self.path_ids.is_closed(id) {
                 continue;
             }
