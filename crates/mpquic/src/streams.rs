@@ -153,6 +153,32 @@ impl SendStream {
         }
     }
 
+    /// Set the stream's send priority: while several streams have data to send, packets
+    /// take it from the highest priority first; streams of equal priority (0 by default)
+    /// take turns. Applies to data already written. Retransmissions go first whatever
+    /// their priority.
+    pub fn set_priority(&self, priority: i32) -> Result<(), WriteError> {
+        let id = self.id;
+        let r = self.conn.with(|conn, cs| {
+            conn.set_priority(id, priority).map_err(|_| {
+                closed_error(conn, cs).map_or(WriteError::ClosedStream, WriteError::ConnectionLost)
+            })
+        })?;
+        // Packets already being built are not affected; the next ones are.
+        self.conn.shared.wake_driver();
+        r
+    }
+
+    /// The stream's send priority (see [`SendStream::set_priority`]).
+    pub fn priority(&self) -> Result<i32, WriteError> {
+        let id = self.id;
+        self.conn.with(|conn, cs| {
+            conn.priority(id).map_err(|_| {
+                closed_error(conn, cs).map_or(WriteError::ClosedStream, WriteError::ConnectionLost)
+            })
+        })?
+    }
+
     /// End the stream: a FIN follows the data written so far. Does not wait for the peer's
     /// acknowledgement; see [`SendStream::finished`].
     pub fn finish(&mut self) -> Result<(), WriteError> {

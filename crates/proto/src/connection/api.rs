@@ -193,6 +193,18 @@ impl Connection {
         Ok(())
     }
 
+    /// Set a stream's send priority: when several streams have data to send, packets take it
+    /// from the highest priority first; streams of equal priority (0 by default) take turns.
+    /// Retransmissions go before new data whatever their priority.
+    pub fn set_priority(&mut self, id: StreamId, priority: i32) -> Result<(), WriteError> {
+        self.streams.set_priority(id, priority)
+    }
+
+    /// A stream's send priority (see [`Connection::set_priority`]).
+    pub fn priority(&self, id: StreamId) -> Result<i32, WriteError> {
+        self.streams.priority(id)
+    }
+
     /// Abandon sending on a stream (RESET_STREAM).
     pub fn reset(&mut self, id: StreamId, error_code: u64) -> Result<(), WriteError> {
         self.streams.reset(id, error_code)

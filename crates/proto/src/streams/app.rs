@@ -62,6 +62,37 @@ impl Streams {
         Ok(n)
     }
 
+    /// Sets the send priority of `id` (higher first; streams of one priority take turns).
+    /// Data already queued moves to the new level at once; retransmissions still go before
+    /// new data. Errors as for a write on a stream without a live sending part.
+    pub(crate) fn set_priority(&mut self, id: StreamId, priority: i32) -> Result<(), WriteError> {
+        let Some(s) = self.send.get_mut(&id) else {
+            return Err(self.missing_send(id));
+        };
+        if s.priority == priority {
+            return Ok(());
+        }
+        s.priority = priority;
+        let (in_retx, in_send) = (s.in_retx_queue, s.in_send_queue);
+        if in_retx {
+            self.retx_queue.remove(id);
+            self.retx_queue.push_back(id, priority);
+        }
+        if in_send {
+            self.send_queue.remove(id);
+            self.send_queue.push_back(id, priority);
+        }
+        Ok(())
+    }
+
+    /// The send priority of `id` (0 unless set).
+    pub(crate) fn priority(&self, id: StreamId) -> Result<i32, WriteError> {
+        match self.send.get(&id) {
+            Some(s) => Ok(s.priority),
+            None => Err(self.missing_send(id)),
+        }
+    }
+
     /// Ends the stream cleanly: a FIN follows the written data (RFC 9000 §3.1).
     pub(crate) fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
         let Some(s) = self.send.get_mut(&id) else {
@@ -276,8 +307,8 @@ impl Streams {
             s.in_reset_queue = true;
             self.reset_queue.push_back(id);
         }
-        self.send_queue.retain(|&x| x != id);
-        self.retx_queue.retain(|&x| x != id);
+        self.send_queue.remove(id);
+        self.retx_queue.remove(id);
         if released > 0 {
             self.data_written -= released;
             self.on_conn_credit();
@@ -291,11 +322,11 @@ impl Streams {
         };
         if s.has_retransmit() && !s.in_retx_queue {
             s.in_retx_queue = true;
-            self.retx_queue.push_back(id);
+            self.retx_queue.push_back(id, s.priority);
         }
         if s.has_pending() && !s.in_send_queue {
             s.in_send_queue = true;
-            self.send_queue.push_back(id);
+            self.send_queue.push_back(id, s.priority);
         }
     }
 

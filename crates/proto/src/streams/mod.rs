@@ -11,9 +11,10 @@
 //!   buffered byte is within the peer's limits (RFC 9000 §4.1 "Senders MUST NOT send
 //!   data in excess of either limit") and the packet builder never has to check
 //!   flow control. Resetting a stream returns the credit of never-sent bytes.
-//! - **Queues, no scans.** Streams with data to send are kept in round-robin queues
-//!   (retransmissions first); control frames wait in per-kind queues. Each packet
-//!   costs O(frames written), independent of the number of streams.
+//! - **Queues, no scans.** Streams with data to send are kept in queues by priority,
+//!   round robin within one ([`pending`]; retransmissions first); control frames wait in
+//!   per-kind queues. Each packet costs O(frames written + priority levels), independent
+//!   of the number of streams.
 //! - **Zero-copy data path.** Stream data is copied once from the application into
 //!   a [`SendBuffer`] and once from there into the packet; received data is kept as
 //!   slices of the packet payload in the [`Assembler`] until read.
@@ -39,6 +40,7 @@ pub(crate) mod assembler;
 pub(crate) mod flow;
 mod incoming;
 mod outgoing;
+mod pending;
 mod ranges;
 mod recv;
 mod send;
@@ -57,6 +59,7 @@ pub(crate) use assembler::Assembler;
 pub(crate) use flow::RecvWindow;
 pub(crate) use send_buffer::SendBuffer;
 
+use pending::PendingStreams;
 use recv::RecvStream;
 use send::SendStream;
 
@@ -331,8 +334,8 @@ pub(crate) struct Streams {
     data_recvd: u64,
     max_data_pending: bool,
     // Queues.
-    retx_queue: VecDeque<StreamId>,
-    send_queue: VecDeque<StreamId>,
+    retx_queue: PendingStreams,
+    send_queue: PendingStreams,
     msd_queue: VecDeque<StreamId>,
     blocked_queue: VecDeque<StreamId>,
     reset_queue: VecDeque<StreamId>,
@@ -363,8 +366,8 @@ impl Streams {
             conn_blocked: Vec::new(),
             data_recvd: 0,
             max_data_pending: false,
-            retx_queue: VecDeque::new(),
-            send_queue: VecDeque::new(),
+            retx_queue: PendingStreams::default(),
+            send_queue: PendingStreams::default(),
             msd_queue: VecDeque::new(),
             blocked_queue: VecDeque::new(),
             reset_queue: VecDeque::new(),

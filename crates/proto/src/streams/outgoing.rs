@@ -249,7 +249,7 @@ impl Streams {
         sent: &mut SentStreamFrames,
     ) {
         let limit = out.len() + max_len;
-        while let Some(&id) = self.retx_queue.front() {
+        while let Some(id) = self.retx_queue.front() {
             let Some(s) = self.send.get_mut(&id) else {
                 self.retx_queue.pop_front();
                 continue;
@@ -282,9 +282,9 @@ impl Streams {
             if !s.has_pending() {
                 s.in_send_queue = false;
             } else if wrote {
-                self.send_queue.push_back(id);
+                self.send_queue.push_back(id, s.priority);
             } else {
-                self.send_queue.push_front(id);
+                self.send_queue.push_front(id, s.priority);
                 return;
             }
         }

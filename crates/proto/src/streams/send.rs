@@ -52,6 +52,8 @@ pub(super) struct SendStream {
     pub write_blocked: bool,
     /// The stream limit a STREAM_DATA_BLOCKED was already queued for.
     pub blocked_reported: Option<u64>,
+    /// Send priority set by the application: higher goes first (`PendingStreams`).
+    pub priority: i32,
     // Membership flags of the connection's queues (avoid duplicates).
     pub in_send_queue: bool,
     pub in_retx_queue: bool,
@@ -80,6 +82,7 @@ impl SendStream {
             stop_code: None,
             write_blocked: false,
             blocked_reported: None,
+            priority: 0,
             in_send_queue: false,
             in_retx_queue: false,
             in_blocked_queue: false,
