@@ -513,10 +513,7 @@ impl Download {
             .map_err(|_| anyhow!("warm-up connection: no answer within {:?}", self.timeout))?
             .context("warm-up connection")?;
         let mut body = self.request(&conn).await?;
-        let mut scratch = vec![0u8; 64 * 1024];
-        while let Ok(Ok(Some(_))) =
-            tokio::time::timeout(self.timeout, body.next(&mut scratch)).await
-        {}
+        while let Ok(Ok(Some(_))) = tokio::time::timeout(self.timeout, body.next()).await {}
         conn.close(0, b"warm-up done");
         Ok(())
     }
@@ -619,11 +616,10 @@ impl Download {
             )),
             None => None,
         };
-        let mut buf = vec![0u8; 256 * 1024];
         let mut total = 0u64;
         let mut first_byte = None;
         loop {
-            let read = tokio::time::timeout(self.timeout, body.next(&mut buf))
+            let read = tokio::time::timeout(self.timeout, body.next())
                 .await
                 .map_err(|_| {
                     anyhow!(
@@ -755,14 +751,10 @@ impl Body {
         }
     }
 
-    /// The next piece of the body (`scratch` is the read buffer of hq-interop), `None` at its
-    /// end.
-    async fn next(&mut self, scratch: &mut [u8]) -> Result<Option<Bytes>, BodyError> {
+    /// The next piece of the body, `None` at its end (hq-interop: as received, no copy).
+    async fn next(&mut self) -> Result<Option<Bytes>, BodyError> {
         match self {
-            Body::Hq(stream) => Ok(stream
-                .read(scratch)
-                .await?
-                .map(|n| Bytes::copy_from_slice(&scratch[..n]))),
+            Body::Hq(stream) => Ok(stream.read_chunk(256 * 1024).await?),
             Body::H3(response) => Ok(response.chunk().await?),
         }
     }

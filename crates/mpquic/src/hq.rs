@@ -6,7 +6,8 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use tokio::io::{AsyncWriteExt, BufReader};
+use bytes::BytesMut;
+use tokio::io::AsyncReadExt;
 
 use crate::{Connection, ConnectionError, ReadToEndError, RecvStream, SendStream, WriteError};
 
@@ -15,6 +16,9 @@ pub const ALPN: &[u8] = b"hq-interop";
 
 /// Longest request the server reads.
 pub const MAX_REQUEST: usize = 8 * 1024;
+
+/// Bytes of a served file read (and handed to the stream) at a time.
+const FILE_CHUNK: usize = 256 * 1024;
 
 /// Application error codes of RESET_STREAM sent by the server (HTTP status numbers).
 pub mod code {
@@ -195,12 +199,20 @@ async fn respond(
     let target = parse_request(&request)?;
     let path = resolve(root, &target)?;
     tracing::debug!("GET {target} -> {}", path.display());
-    let file = tokio::fs::File::open(&path)
+    let mut file = tokio::fs::File::open(&path)
         .await
         .map_err(|_| HqError::NotFound(target.clone()))?;
-    let mut reader = BufReader::with_capacity(256 * 1024, file);
-    let sent = tokio::io::copy_buf(&mut reader, send).await?;
-    send.flush().await?;
+    // Each chunk read from the file goes into the stream as it is (no copy into the send
+    // buffer); the stream drops it once the peer has acknowledged its bytes.
+    let mut sent = 0u64;
+    loop {
+        let mut chunk = BytesMut::with_capacity(FILE_CHUNK);
+        if file.read_buf(&mut chunk).await? == 0 {
+            break;
+        }
+        sent += chunk.len() as u64;
+        send.write_chunk(chunk.freeze()).await?;
+    }
     send.finish()?;
     Ok(sent)
 }

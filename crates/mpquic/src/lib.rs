@@ -100,7 +100,7 @@ pub use paths::{
 };
 pub use race::RacingConnect;
 pub use stats::{ConnectionCounters, ConnectionStats, PathStats};
-pub use streams::{ReadError, ReadToEndError, RecvStream, SendStream, WriteError};
+pub use streams::{ReadError, ReadExactError, ReadToEndError, RecvStream, SendStream, WriteError};
 pub use zero_rtt::ZeroRttAccepted;
 
 // The core's types a user of the runtime meets; the core itself (`mpquic-proto`) is a separate

@@ -5,6 +5,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use bytes::{Buf, Bytes};
 use mpquic_proto::{ReadError as CoreReadError, WriteError as CoreWriteError};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -38,6 +39,17 @@ pub enum ReadError {
     /// The connection ended.
     #[error(transparent)]
     ConnectionLost(#[from] ConnectionError),
+}
+
+/// Why [`RecvStream::read_exact`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadExactError {
+    /// The stream ended after this many bytes.
+    #[error("the stream ended after {0} bytes")]
+    FinishedEarly(usize),
+    /// Reading failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
 }
 
 /// Why [`RecvStream::read_to_end`] failed.
@@ -129,8 +141,31 @@ impl SendStream {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
+        self.poll_write_with(cx, |conn, id| conn.write(id, buf))
+    }
+
+    /// Write all of `data` without copying it: the stream keeps a reference to its bytes
+    /// until they are acknowledged (quinn's `write_chunk`).
+    pub async fn write_chunk(&mut self, mut data: Bytes) -> Result<(), WriteError> {
+        while !data.is_empty() {
+            let n = poll_fn(|cx| {
+                self.poll_write_with(cx, |conn, id| conn.write_bytes(id, data.clone()))
+            })
+            .await?;
+            data.advance(n);
+        }
+        Ok(())
+    }
+
+    /// One write attempt by `write` (bytes accepted), or `Pending` with `cx` registered
+    /// until the send buffer or flow control has room.
+    fn poll_write_with(
+        &mut self,
+        cx: &mut Context<'_>,
+        write: impl FnOnce(&mut mpquic_proto::Connection, StreamId) -> Result<usize, CoreWriteError>,
+    ) -> Poll<Result<usize, WriteError>> {
         let id = self.id;
-        let r = self.conn.with(|conn, cs| match conn.write(id, buf) {
+        let r = self.conn.with(|conn, cs| match write(conn, id) {
             Ok(n) => Ok(Some(n)),
             Err(CoreWriteError::Blocked) => {
                 cs.write_wakers.insert(id, cx.waker().clone());
@@ -308,12 +343,11 @@ impl RecvStream {
     /// Read the whole stream, failing if it is longer than `limit` bytes.
     pub async fn read_to_end(&mut self, limit: usize) -> Result<Vec<u8>, ReadToEndError> {
         let mut out = Vec::new();
-        let mut chunk = vec![0u8; 64 * 1024];
-        while let Some(n) = self.read(&mut chunk).await? {
-            if out.len() + n > limit {
+        while let Some(chunk) = self.read_chunk(64 * 1024).await? {
+            if out.len() + chunk.len() > limit {
                 return Err(ReadToEndError::TooLong(limit));
             }
-            out.extend_from_slice(&chunk[..n]);
+            out.extend_from_slice(&chunk);
         }
         Ok(out)
     }
@@ -343,9 +377,45 @@ impl RecvStream {
         if buf.is_empty() {
             return Poll::Ready(Ok(Some(0)));
         }
+        self.poll_read_with(cx, |conn, id| conn.read(id, buf))
+    }
+
+    /// Read without copying: the next in-order chunk of at most `max` bytes, `Ok(None)` at
+    /// the end of the stream (quinn's `read_chunk` with `ordered`).
+    pub async fn read_chunk(&mut self, max: usize) -> Result<Option<Bytes>, ReadError> {
+        let max = max.max(1);
+        poll_fn(|cx| {
+            if self.eof {
+                return Poll::Ready(Ok(None));
+            }
+            self.poll_read_with(cx, |conn, id| conn.read_chunk(id, max))
+        })
+        .await
+    }
+
+    /// Fill `buf` exactly; [`ReadExactError::FinishedEarly`] with the bytes read if the
+    /// stream ends first.
+    pub async fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), ReadExactError> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.read(&mut buf[filled..]).await? {
+                Some(n) => filled += n,
+                None => return Err(ReadExactError::FinishedEarly(filled)),
+            }
+        }
+        Ok(())
+    }
+
+    /// One read attempt by `read`: `Ok(Some(data))`, `Ok(None)` at the end of the stream, or
+    /// `Pending` with `cx` registered until data (or the end) arrives.
+    fn poll_read_with<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        read: impl FnOnce(&mut mpquic_proto::Connection, StreamId) -> Result<Option<T>, CoreReadError>,
+    ) -> Poll<Result<Option<T>, ReadError>> {
         let id = self.id;
-        let r = self.conn.with(|conn, cs| match conn.read(id, buf) {
-            Ok(n) => Ok(Some(n)),
+        let r = self.conn.with(|conn, cs| match read(conn, id) {
+            Ok(data) => Ok(Some(data)),
             Err(CoreReadError::Blocked) => match closed_error(conn, cs) {
                 Some(e) => Err(ReadError::ConnectionLost(e)),
                 None => {

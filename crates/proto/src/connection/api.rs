@@ -217,6 +217,15 @@ impl Connection {
         Ok(read)
     }
 
+    /// Read without copying: the next in-order chunk of at most `max` bytes (`max > 0`; a
+    /// slice of a received datagram), `Ok(None)` at the end of the stream.
+    pub fn read_chunk(&mut self, id: StreamId, max: usize) -> Result<Option<Bytes>, ReadError> {
+        let chunk = self.streams.read_chunk(id, max.max(1))?;
+        let n = chunk.as_ref().map_or(0, Bytes::len);
+        self.qlog_stream_moved(id, n, true, chunk.is_none());
+        Ok(chunk)
+    }
+
     /// Ask the peer to stop sending on a stream (STOP_SENDING).
     pub fn stop_sending(&mut self, id: StreamId, error_code: u64) -> Result<(), ReadError> {
         self.streams.stop_sending(id, error_code)

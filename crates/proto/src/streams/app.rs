@@ -149,7 +149,6 @@ impl Streams {
 
     /// Like [`Streams::read`] without copying: the next in-order chunk of at most
     /// `max` bytes (`max > 0`).
-    #[cfg(test)]
     pub(crate) fn read_chunk(
         &mut self,
         id: StreamId,
