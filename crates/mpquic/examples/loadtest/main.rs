@@ -59,6 +59,11 @@ pub struct Common {
     /// Client endpoints (one UDP socket each) the connections are spread over.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub client_endpoints: usize,
+    /// mpquic: paths per connection. With N > 1 each client endpoint also binds 127.0.0.2 ..
+    /// 127.0.0.N, and each connection opens (and waits for the validation of) a path from
+    /// each of them to the server before its work (RFC 10069 multipath, the default `auto`).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub paths: usize,
     #[command(flatten)]
     pub limits: Limits,
 }

@@ -104,6 +104,18 @@ pub fn block_on(
     result?
 }
 
+/// `--paths`, checked: 1 to 8, more than 1 only with mpquic.
+fn paths(common: &Common) -> anyhow::Result<usize> {
+    let n = positive("--paths", common.paths)?;
+    if n > 8 {
+        anyhow::bail!("--paths: at most 8");
+    }
+    if n > 1 && common.imp != Impl::Mpquic {
+        anyhow::bail!("--paths: more than one path needs --impl mpquic");
+    }
+    Ok(n)
+}
+
 /// Start the server process; the mpquic server gets limits raised for `open` connections
 /// at once, as an operator expecting that load would (`mpquic server --max-connections ...`).
 fn start_server(common: &Common, open: usize) -> anyhow::Result<ServerChild> {
@@ -201,6 +213,7 @@ pub async fn download(args: &DownloadArgs) -> anyhow::Result<bool> {
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
+        paths(common)?,
         common.limits.tls,
         tickets.as_ref(),
     )?);
@@ -254,6 +267,7 @@ pub async fn idle(args: &IdleArgs) -> anyhow::Result<bool> {
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
+        paths(common)?,
         common.limits.tls,
         tickets.as_ref(),
     )?);
@@ -316,6 +330,7 @@ pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
     let clients = Arc::new(Clients::new(
         common.imp,
         positive("--client-endpoints", common.client_endpoints)?,
+        paths(common)?,
         common.limits.tls,
         tickets.as_ref(),
     )?);

@@ -5,7 +5,7 @@
 //! settings; `--tls resume` adds session tickets to both, `--tls defaults` gives each stack its
 //! own defaults.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
@@ -272,6 +272,8 @@ pub enum Clients {
     Mpquic {
         endpoints: Vec<mpquic::Endpoint>,
         config: mpquic::ClientConfig,
+        /// Where each connection opens a path from, besides its first (`--paths`).
+        extra_locals: Vec<IpAddr>,
     },
     Quinn {
         endpoints: Vec<quinn::Endpoint>,
@@ -290,16 +292,25 @@ impl Clients {
     pub fn new(
         imp: Impl,
         count: usize,
+        paths: usize,
         tls: TlsChoice,
         tickets: Option<&Arc<TicketStore>>,
     ) -> anyhow::Result<Self> {
         let bind = SocketAddr::from(([127, 0, 0, 1], 0));
+        // 127.0.0.2, 127.0.0.3, ...: other loopback addresses stand for other interfaces.
+        let extra_locals: Vec<IpAddr> = (2..=paths)
+            .map(|k| IpAddr::from([127, 0, 0, k as u8]))
+            .collect();
+        let binds: Vec<SocketAddr> = std::iter::once(bind)
+            .chain(extra_locals.iter().map(|&ip| SocketAddr::new(ip, 0)))
+            .collect();
         Ok(match imp {
             Impl::Mpquic => Clients::Mpquic {
                 endpoints: (0..count)
-                    .map(|_| mpquic::Endpoint::client(&[bind]))
+                    .map(|_| mpquic::Endpoint::client(&binds))
                     .collect::<Result<_, _>>()?,
                 config: mpquic::config::client(client_tls(tickets)?, TransportConfig::default()),
+                extra_locals,
             },
             Impl::Quinn => {
                 let config = quinn_client_config(tls, tickets)?;
@@ -317,11 +328,20 @@ impl Clients {
     /// Connect (complete the handshake) to `server` from endpoint `i % count`.
     pub async fn connect(&self, i: usize, server: SocketAddr) -> anyhow::Result<Conn> {
         match self {
-            Clients::Mpquic { endpoints, config } => {
+            Clients::Mpquic {
+                endpoints,
+                config,
+                extra_locals,
+            } => {
                 let ep = &endpoints[i % endpoints.len()];
                 let conn = ep
                     .connect_with(config.clone(), server, "localhost")?
                     .await?;
+                for &local in extra_locals {
+                    conn.open_path(local, None, mpquic::PathStatus::Available)
+                        .await
+                        .with_context(|| format!("path from {local}"))?;
+                }
                 Ok(Conn::Mpquic(conn))
             }
             Clients::Quinn { endpoints } => {
