@@ -17,6 +17,7 @@
 
 mod measure;
 mod modes;
+mod noq_client;
 mod peers;
 mod tickets;
 mod workload;
@@ -26,7 +27,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use peers::{Impl, Limits};
+use peers::{ClientImpl, Impl, Limits};
 
 #[derive(Debug, Parser)]
 #[command(name = "loadtest", about = "Loopback load test of mpquic or quinn")]
@@ -53,6 +54,11 @@ pub struct Common {
     /// Implementation of both the server and the clients.
     #[arg(long = "impl", value_enum, default_value = "mpquic")]
     pub imp: Impl,
+    /// Implementation of the clients, if not the server's: mpquic, quinn or noq (noq 1.4, a
+    /// quinn fork with RFC 10069 multipath; as a client only), to put another stack's crowd
+    /// against the server.
+    #[arg(long, value_enum, value_name = "IMPL")]
+    pub client_impl: Option<ClientImpl>,
     /// Global time limit in seconds; whatever is not done by then counts as failed.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub timeout: u64,

@@ -11,7 +11,7 @@ use clap::Args;
 use tokio::task::JoinSet;
 
 use crate::measure::{failure_summary, latency_line, mb, positive, ServerChild};
-use crate::peers::{Clients, Conn, Impl, TlsChoice};
+use crate::peers::{ClientImpl, Clients, Conn, Impl, TlsChoice};
 use crate::tickets::TicketStore;
 use crate::Common;
 
@@ -110,10 +110,26 @@ fn paths(common: &Common) -> anyhow::Result<usize> {
     if n > 8 {
         anyhow::bail!("--paths: at most 8");
     }
-    if n > 1 && common.imp != Impl::Mpquic {
-        anyhow::bail!("--paths: more than one path needs --impl mpquic");
+    let multipath_clients = matches!(client_impl(common), ClientImpl::Mpquic | ClientImpl::Noq);
+    if n > 1 && !(common.imp == Impl::Mpquic && multipath_clients) {
+        anyhow::bail!(
+            "--paths: more than one path needs an mpquic server and mpquic or noq clients"
+        );
     }
     Ok(n)
+}
+
+/// The clients' implementation: `--client-impl`, else the server's.
+fn client_impl(common: &Common) -> ClientImpl {
+    common.client_impl.unwrap_or(common.imp.into())
+}
+
+/// "mpquic", or "noq clients, mpquic server" when the two differ.
+fn impl_names(common: &Common) -> String {
+    match client_impl(common) {
+        c if c == common.imp.into() => common.imp.name().to_owned(),
+        c => format!("{} clients, {} server", c.name(), common.imp.name()),
+    }
 }
 
 /// Start the server process; the mpquic server gets limits raised for `open` connections
@@ -211,7 +227,7 @@ pub async fn download(args: &DownloadArgs) -> anyhow::Result<bool> {
     let server = start_server(common, n)?;
     let tickets = ticket_store(common);
     let clients = Arc::new(Clients::new(
-        common.imp,
+        client_impl(common),
         positive("--client-endpoints", common.client_endpoints)?,
         paths(common)?,
         common.limits.tls,
@@ -220,7 +236,7 @@ pub async fn download(args: &DownloadArgs) -> anyhow::Result<bool> {
     println!(
         "download: {n} concurrent clients x {} bytes ({})",
         args.size,
-        common.imp.name()
+        impl_names(common)
     );
     let started = Instant::now();
     let mut tasks = JoinSet::new();
@@ -265,7 +281,7 @@ pub async fn idle(args: &IdleArgs) -> anyhow::Result<bool> {
     let server = start_server(common, n)?;
     let tickets = ticket_store(common);
     let clients = Arc::new(Clients::new(
-        common.imp,
+        client_impl(common),
         positive("--client-endpoints", common.client_endpoints)?,
         paths(common)?,
         common.limits.tls,
@@ -292,7 +308,7 @@ pub async fn idle(args: &IdleArgs) -> anyhow::Result<bool> {
         "idle: {} of {n} connections open for {} s ({}), failed {}",
         conns.len(),
         args.hold,
-        common.imp.name(),
+        impl_names(common),
         failed.len()
     );
     report_failures(&failed);
@@ -328,7 +344,7 @@ pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
     let server = start_server(common, concurrency)?;
     let tickets = ticket_store(common);
     let clients = Arc::new(Clients::new(
-        common.imp,
+        client_impl(common),
         positive("--client-endpoints", common.client_endpoints)?,
         paths(common)?,
         common.limits.tls,
@@ -352,7 +368,7 @@ pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
         };
         println!(
             "handshakes, {workers} at a time ({}): {done} in {:.3} s = {:.0}/s, failed {}{resumed}",
-            common.imp.name(),
+            impl_names(common),
             elapsed.as_secs_f64(),
             done as f64 / elapsed.as_secs_f64(),
             failed.len()

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Context};
 use mpquic::{tls, TransportConfig};
 
+use crate::noq_client::NoqClients;
 use crate::tickets::TicketStore;
 use crate::workload::{chunk, decode_request, encode_request, verify, CHUNK};
 
@@ -29,6 +30,33 @@ impl Impl {
         match self {
             Impl::Mpquic => "mpquic",
             Impl::Quinn => "quinn",
+        }
+    }
+}
+
+/// Which stack runs the clients (`--client-impl`; by default the server's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClientImpl {
+    Mpquic,
+    Quinn,
+    Noq,
+}
+
+impl ClientImpl {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientImpl::Mpquic => "mpquic",
+            ClientImpl::Quinn => "quinn",
+            ClientImpl::Noq => "noq",
+        }
+    }
+}
+
+impl From<Impl> for ClientImpl {
+    fn from(imp: Impl) -> Self {
+        match imp {
+            Impl::Mpquic => ClientImpl::Mpquic,
+            Impl::Quinn => ClientImpl::Quinn,
         }
     }
 }
@@ -278,19 +306,21 @@ pub enum Clients {
     Quinn {
         endpoints: Vec<quinn::Endpoint>,
     },
+    Noq(NoqClients),
 }
 
 /// One client connection, handshake done.
 pub enum Conn {
     Mpquic(mpquic::Connection),
     Quinn(quinn::Connection),
+    Noq(noq::Connection),
 }
 
 impl Clients {
     /// `count` client endpoints on 127.0.0.1 (one UDP socket each); with `--tls resume` their
     /// connections keep session tickets in `tickets`.
     pub fn new(
-        imp: Impl,
+        imp: ClientImpl,
         count: usize,
         paths: usize,
         tls: TlsChoice,
@@ -305,14 +335,17 @@ impl Clients {
             .chain(extra_locals.iter().map(|&ip| SocketAddr::new(ip, 0)))
             .collect();
         Ok(match imp {
-            Impl::Mpquic => Clients::Mpquic {
+            ClientImpl::Mpquic => Clients::Mpquic {
                 endpoints: (0..count)
                     .map(|_| mpquic::Endpoint::client(&binds))
                     .collect::<Result<_, _>>()?,
                 config: mpquic::config::client(client_tls(tickets)?, TransportConfig::default()),
                 extra_locals,
             },
-            Impl::Quinn => {
+            ClientImpl::Noq => {
+                Clients::Noq(NoqClients::new(count, client_tls(tickets)?, extra_locals)?)
+            }
+            ClientImpl::Quinn => {
                 let config = quinn_client_config(tls, tickets)?;
                 let mut endpoints = Vec::with_capacity(count);
                 for _ in 0..count {
@@ -348,6 +381,7 @@ impl Clients {
                 let ep = &endpoints[i % endpoints.len()];
                 Ok(Conn::Quinn(ep.connect(server, "localhost")?.await?))
             }
+            Clients::Noq(noq) => Ok(Conn::Noq(noq.connect(i, server).await?)),
         }
     }
 
@@ -364,6 +398,7 @@ impl Clients {
                     ep.wait_idle().await;
                 }
             }
+            Clients::Noq(noq) => noq.wait_idle().await,
         }
     }
 }
@@ -385,6 +420,7 @@ impl Conn {
                 send.finish()?;
                 recv.read_to_end(limit).await?
             }
+            Conn::Noq(c) => crate::noq_client::download(c, size, limit).await?,
         };
         verify(&body, size)
     }
@@ -394,6 +430,7 @@ impl Conn {
         match self {
             Conn::Mpquic(c) => c.close(0, b"done"),
             Conn::Quinn(c) => c.close(0u32.into(), b"done"),
+            Conn::Noq(c) => c.close(0u32.into(), b"done"),
         }
     }
 }
