@@ -25,10 +25,8 @@ impl Streams {
     /// Whether stream data (new or to retransmit) waits to be sent. Flow control never
     /// holds buffered data back: credit is reserved when the application writes.
     pub(crate) fn has_pending_data(&self) -> bool {
-        self.retx_queue
-            .iter()
-            .chain(self.send_queue.iter())
-            .any(|id| self.send.get(id).is_some_and(|s| s.has_pending()))
+        let pending = |id| self.send.get(&id).is_some_and(|s| s.has_pending());
+        self.retx_queue.any(pending) || self.send_queue.any(pending)
     }
 
     /// What the schedulers see of the send side (`scheduler::Backlog`): the bytes written and
@@ -38,12 +36,12 @@ impl Streams {
     pub(crate) fn send_backlog(&self) -> (u64, u64) {
         let mut unsent = 0u64;
         let mut stream_room = 0u64;
-        for s in self.send_queue.iter().filter_map(|id| self.send.get(id)) {
-            if s.has_pending() {
+        self.send_queue.for_each(|id| {
+            if let Some(s) = self.send.get(&id).filter(|s| s.has_pending()) {
                 unsent += s.buf.unsent_len();
                 stream_room += s.max_data.saturating_sub(s.buf.sent_offset());
             }
-        }
+        });
         let sent = self.data_written.saturating_sub(unsent);
         let conn_room = self.peer_max_data.saturating_sub(sent);
         (unsent, stream_room.min(conn_room))

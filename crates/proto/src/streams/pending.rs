@@ -43,8 +43,27 @@ impl PendingStreams {
     }
 
     /// Every queued stream, highest priority first.
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = &StreamId> + '_ {
         self.levels.iter().flat_map(|(_, q)| q.iter())
+    }
+
+    /// Whether `f` holds for a queued stream. A loop per level rather than a flattened
+    /// iterator: this runs after every packet and the flattened form costs more per stream.
+    pub(crate) fn any(&self, mut f: impl FnMut(StreamId) -> bool) -> bool {
+        for (_, q) in &self.levels {
+            if q.iter().any(|&id| f(id)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Calls `f` for every queued stream, highest priority first.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(StreamId)) {
+        for (_, q) in &self.levels {
+            q.iter().for_each(|&id| f(id));
+        }
     }
 
     /// Removes `id` wherever it is queued.
