@@ -58,6 +58,10 @@ impl<V> SeqMap<V> {
     }
 }
 
+/// Retirements not yet acknowledged allowed per pool, in multiples of our
+/// active_connection_id_limit (RFC 9000 §5.1.2 asks for at least 2).
+const RETIRE_LIMIT_FACTOR: u64 = 4;
+
 /// Connection IDs we issued for one path ID; the peer uses them as destination.
 #[derive(Debug, Default)]
 pub(crate) struct LocalCids {
@@ -141,6 +145,9 @@ pub(crate) struct RemoteCids {
     retire_prior_to: u64,
     /// Sequence numbers to retire with (PATH_)RETIRE_CONNECTION_ID.
     pending_retire: Vec<u64>,
+    /// Sequence numbers retired whose frame is pending or sent but not yet acknowledged
+    /// (a superset of `pending_retire`), bounded by [`RemoteCids::on_new_cid`].
+    unacked_retire: Vec<u64>,
 }
 
 impl RemoteCids {
@@ -171,9 +178,10 @@ impl RemoteCids {
             return Ok(());
         }
         if seq < self.retire_prior_to {
-            // Already retired: retire it again immediately (RFC 9000 §19.15).
-            self.pending_retire.push(seq);
-            return Ok(());
+            // Already retired: retire it again immediately, "unless it has already done so for
+            // that sequence number" (RFC 9000 §19.15).
+            self.queue_retire(seq);
+            return self.check_retirements(limit);
         }
         self.available.insert(seq, (cid, Some(token)));
         if retire_prior_to > self.retire_prior_to {
@@ -185,7 +193,7 @@ impl RemoteCids {
                 .collect();
             for s in old {
                 self.available.remove(s);
-                self.pending_retire.push(s);
+                self.queue_retire(s);
             }
             if self.in_use.is_some_and(|u| u < retire_prior_to) {
                 self.in_use = self.available.keys().next();
@@ -200,7 +208,36 @@ impl RemoteCids {
         if self.in_use.is_none() {
             self.in_use = self.available.keys().next();
         }
+        self.check_retirements(limit)
+    }
+
+    /// RFC 9000 §5.1.2: "An endpoint SHOULD limit the number of connection IDs it has retired
+    /// locally for which RETIRE_CONNECTION_ID frames have not yet been acknowledged" (at least
+    /// twice active_connection_id_limit), and "MAY choose to treat having connection IDs in need
+    /// of retirement that exceed this limit as a connection error of type
+    /// CONNECTION_ID_LIMIT_ERROR". Without it a peer sending CIDs below its Retire Prior To, and
+    /// not acknowledging our frames, makes us owe retirements without bound.
+    fn check_retirements(&self, limit: u64) -> Result<(), TransportError> {
+        if self.unacked_retire.len() as u64 > limit.saturating_mul(RETIRE_LIMIT_FACTOR) {
+            return Err(TransportError::new(
+                TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
+                "too many connection IDs to retire not yet acknowledged",
+            ));
+        }
         Ok(())
+    }
+
+    /// Owe a RETIRE_CONNECTION_ID for `seq`, once until it is acknowledged.
+    fn queue_retire(&mut self, seq: u64) {
+        if !self.unacked_retire.contains(&seq) {
+            self.unacked_retire.push(seq);
+            self.pending_retire.push(seq);
+        }
+    }
+
+    /// The frame retiring `seq` was acknowledged.
+    pub(crate) fn on_retire_acked(&mut self, seq: u64) {
+        self.unacked_retire.retain(|&s| s != seq);
     }
 
     /// The CID to send to, if any.
@@ -226,7 +263,7 @@ impl RemoteCids {
     /// Retire CID `seq` (one a move left), unless it is in use or already gone.
     pub(crate) fn retire(&mut self, seq: u64) {
         if self.in_use != Some(seq) && self.available.remove(seq).is_some() {
-            self.pending_retire.push(seq);
+            self.queue_retire(seq);
         }
     }
 
@@ -261,8 +298,10 @@ impl RemoteCids {
         std::mem::take(&mut self.pending_retire)
     }
 
+    /// The frame retiring `seq` was lost: send it again, unless it was acknowledged meanwhile
+    /// (in another packet) or is already queued.
     pub(crate) fn requeue_retire(&mut self, seq: u64) {
-        if !self.pending_retire.contains(&seq) {
+        if self.unacked_retire.contains(&seq) && !self.pending_retire.contains(&seq) {
             self.pending_retire.push(seq);
         }
     }
@@ -333,6 +372,42 @@ mod tests {
         pool.switch_back(1);
         assert_eq!(pool.current(), Some(cid(3)));
         assert!(!pool.has_pending_retire());
+    }
+
+    #[test]
+    fn retirements_not_yet_acknowledged_are_bounded() {
+        let limit = 2;
+        let mut pool = RemoteCids::with_initial(cid(0));
+        pool.on_new_cid(100, 100, cid(100), ResetToken([1; 16]), limit)
+            .unwrap();
+        assert_eq!(pool.take_pending_retire(), vec![0], "only what we held");
+        // The same CID below Retire Prior To again and again: retired once until acknowledged.
+        for _ in 0..3 {
+            pool.on_new_cid(1, 0, cid(1), ResetToken([1; 16]), limit)
+                .unwrap();
+        }
+        assert_eq!(pool.take_pending_retire(), vec![1]);
+        pool.on_retire_acked(0);
+        pool.on_retire_acked(1);
+        // Distinct CIDs below it, none acknowledged: the bound closes the connection.
+        let mut result = Ok(());
+        for seq in 2..100 {
+            result = pool.on_new_cid(seq, 0, cid(seq as u8), ResetToken([1; 16]), limit);
+            if result.is_err() {
+                assert_eq!(seq, 2 + limit * RETIRE_LIMIT_FACTOR);
+                break;
+            }
+        }
+        assert_eq!(
+            result.unwrap_err().code,
+            TransportErrorCode::CONNECTION_ID_LIMIT_ERROR
+        );
+        // A lost frame is sent again only while it is unacknowledged.
+        pool.take_pending_retire();
+        pool.on_retire_acked(2);
+        pool.requeue_retire(2);
+        pool.requeue_retire(3);
+        assert_eq!(pool.take_pending_retire(), vec![3]);
     }
 
     #[test]

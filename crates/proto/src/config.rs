@@ -148,7 +148,8 @@ pub struct TransportConfig {
     pub qlog: Option<crate::qlog::QlogConfig>,
     /// DATAGRAM frames (RFC 9221): Some(bytes) advertises max_datagram_frame_size (65535, or
     /// `bytes` if smaller) and keeps up to `bytes` of received datagram payload for the
-    /// application, dropping the oldest beyond it. None: not offered (a peer's DATAGRAM frame
+    /// application (each datagram counted with its queue entry's size, so that empty ones
+    /// cannot queue without bound), dropping the oldest beyond it. None: not offered (a peer's DATAGRAM frame
     /// is then a PROTOCOL_VIOLATION) and sending is disabled too. Default Some(1,250,000), as
     /// quinn's `datagram_receive_buffer_size`. Written `false` when None.
     #[serde(with = "forms::datagram_receive_buffer")]

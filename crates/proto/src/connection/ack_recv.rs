@@ -390,6 +390,13 @@ impl Connection {
             }
         }
         self.streams.on_frames_acked(&packet.frames.streams);
+        for frame in &packet.frames.path_frames {
+            if let crate::sent_frames::PathFrame::RetireCid { path, sequence } = *frame {
+                if let Some(pool) = self.remote_cids.get_mut(&path) {
+                    pool.on_retire_acked(sequence);
+                }
+            }
+        }
         self.stats.datagram_frames.acked += packet.frames.datagrams;
         if self.ack_policy().prunes_acked_ranges() {
             for (space, ranges) in &packet.frames.acks {

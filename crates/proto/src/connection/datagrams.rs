@@ -36,6 +36,28 @@ use crate::sent_frames::SentFrames;
 /// 65535 ("any DATAGRAM frame that fits inside a QUIC packet"); quinn sends the same.
 pub(super) const MAX_DATAGRAM_FRAME_SIZE: u64 = 65535;
 
+/// What a queued received datagram costs beyond its payload (its `Bytes` handle in the queue).
+/// Charged against the receive buffer so that empty or tiny datagrams cannot queue without
+/// bound: a buffer counted in payload bytes alone never fills with empty ones.
+const QUEUED_DATAGRAM_OVERHEAD: usize = std::mem::size_of::<Bytes>();
+
+/// Received datagrams smaller than this are copied out of the packet that carried them, so that
+/// a tiny datagram does not keep a whole received datagram alive while it waits to be read
+/// (larger ones keep at most a packet per this many payload bytes).
+const SMALL_DATAGRAM: usize = 256;
+
+fn queued_cost(data: &Bytes) -> usize {
+    data.len() + QUEUED_DATAGRAM_OVERHEAD
+}
+
+fn detach_small(data: Bytes) -> Bytes {
+    if data.len() < SMALL_DATAGRAM {
+        Bytes::copy_from_slice(&data)
+    } else {
+        data
+    }
+}
+
 /// Largest packet number length (RFC 9000 §17.1), assumed by [`Connection::max_datagram_size`].
 const MAX_PN_LEN: usize = 4;
 
@@ -90,6 +112,7 @@ pub(crate) struct DatagramState {
     outgoing: VecDeque<Bytes>,
     outgoing_bytes: usize,
     incoming: VecDeque<Bytes>,
+    /// What `incoming` is charged: payload plus [`QUEUED_DATAGRAM_OVERHEAD`] per datagram.
     incoming_bytes: usize,
     /// The oldest outgoing datagram did not fit behind the other frames (ACKs, control) of a
     /// data packet: the next data packet writes it first, so a datagram of
@@ -150,7 +173,7 @@ impl Connection {
     /// The oldest received datagram not yet read.
     pub fn recv_datagram(&mut self) -> Option<Bytes> {
         let data = self.datagrams.incoming.pop_front()?;
-        self.datagrams.incoming_bytes -= data.len();
+        self.datagrams.incoming_bytes -= queued_cost(&data);
         Some(data)
     }
 
@@ -295,6 +318,8 @@ impl Connection {
             return violation("DATAGRAM frame larger than max_datagram_frame_size");
         }
         let len = frame.data.len();
+        let data = detach_small(frame.data);
+        let cost = queued_cost(&data);
         self.stats.datagram_frames.received += 1;
         self.stats.datagram_frames.bytes_received += len as u64;
         if let Some(p) = self.paths.get_mut(&path) {
@@ -304,15 +329,15 @@ impl Connection {
         // them; quinn does the same).
         let limit = self.config.datagram_receive_buffer.unwrap_or(0);
         let queue = &mut self.datagrams;
-        while !queue.incoming.is_empty() && queue.incoming_bytes + len > limit {
+        while !queue.incoming.is_empty() && queue.incoming_bytes + cost > limit {
             if let Some(old) = queue.incoming.pop_front() {
-                queue.incoming_bytes -= old.len();
+                queue.incoming_bytes -= queued_cost(&old);
             }
             self.stats.datagram_frames.recv_dropped += 1;
         }
         let was_empty = queue.incoming.is_empty();
-        queue.incoming_bytes += len;
-        queue.incoming.push_back(frame.data);
+        queue.incoming_bytes += cost;
+        queue.incoming.push_back(data);
         if was_empty {
             self.events.push_back(Event::DatagramReceived);
         }

@@ -1,7 +1,7 @@
 //! Path ID limits of a connection (RFC 10069 §2.1, §7.7): ours, the peer's, and whether we owe
 //! the peer a MAX_PATH_ID frame.
 
-use std::collections::BTreeSet;
+use mpquic_wire::range_set::RangeSet;
 
 use crate::path::PathId;
 
@@ -14,10 +14,11 @@ pub(crate) struct PathIdLimits {
     remote: PathId,
     /// Our limit is still to be sent in a MAX_PATH_ID frame.
     grant_pending: bool,
-    /// Every path ID below this one is closed.
-    closed_below: u32,
-    /// Closed path IDs above `closed_below` (paths need not close in order).
-    closed_above: BTreeSet<u32>,
+    /// Closed path IDs, as ranges. Each close raises `local` by one, so at most the initial
+    /// limit plus one IDs up to `local` are not closed, and the ranges stay as few however many
+    /// paths came and went, even while path 0 or another early path stays open (paths need not
+    /// close in order).
+    closed: RangeSet,
 }
 
 impl PathIdLimits {
@@ -27,8 +28,7 @@ impl PathIdLimits {
             local,
             remote: PathId::ZERO,
             grant_pending: false,
-            closed_below: 0,
-            closed_above: BTreeSet::new(),
+            closed: RangeSet::new(),
         }
     }
 
@@ -69,27 +69,33 @@ impl PathIdLimits {
     /// MAX_PATH_ID frame), and owe it the new limit. Returns whether the limit rose (not past
     /// 2^32-1).
     pub(crate) fn close(&mut self, id: PathId) -> bool {
-        if self.is_closed(id) {
+        if !self.closed.insert_one(u64::from(id.as_u32())) {
             return false;
-        }
-        self.closed_above.insert(id.as_u32());
-        while self.closed_above.remove(&self.closed_below) {
-            self.closed_below += 1;
         }
         self.replace_closed()
     }
 
     /// Whether path ID `id` was closed for good ([`Self::close`]).
     pub(crate) fn is_closed(&self, id: PathId) -> bool {
-        id.as_u32() < self.closed_below || self.closed_above.contains(&id.as_u32())
+        self.closed.contains(u64::from(id.as_u32()))
     }
 
-    /// The path IDs above 0 that may still be in use or opened, from the first not closed up
-    /// to [`Self::usable`] (closed ones above the first are in it: check [`Self::is_closed`]).
-    /// Scans start there, so a connection whose paths came and went many times does not walk
-    /// its whole history on each.
-    pub(crate) fn open_range(&self) -> std::ops::RangeInclusive<u32> {
-        self.closed_below.max(1)..=self.usable().as_u32()
+    /// The path IDs above 0 up to [`Self::usable`] that are not closed: those that may still be
+    /// in use or opened. The closed ranges are skipped, so a connection whose paths came and
+    /// went many times does not walk its whole history on each scan.
+    pub(crate) fn open_ids(&self) -> impl Iterator<Item = PathId> + '_ {
+        let end = u64::from(self.usable().as_u32()) + 1;
+        let mut from = 1;
+        // The gaps between closed ranges, then what follows the last one.
+        let closed = self.closed.iter().map(|r| (r.start, r.end));
+        closed
+            .chain(std::iter::once((end, end)))
+            .flat_map(move |(start, resume)| {
+                let gap = from..start.min(end).max(from);
+                from = from.max(resume);
+                gap
+            })
+            .map(|id| PathId::new(id as u32))
     }
 
     fn replace_closed(&mut self) -> bool {
@@ -150,14 +156,33 @@ mod tests {
             .filter(|&i| limits.is_closed(PathId::new(i)))
             .collect();
         assert_eq!(closed, [0, 1, 2]);
-        assert!(
-            limits.closed_above.is_empty(),
-            "compacted into closed_below"
+        assert_eq!(limits.closed.len(), 1, "compacted into one range");
+        let open: Vec<PathId> = limits.open_ids().collect();
+        assert_eq!(
+            open,
+            [3, 4, 5].map(PathId::new),
+            "each close allowed one more"
         );
-        assert_eq!(limits.open_range(), 3..=5, "each close allowed one more");
         let mut top = PathIdLimits::new(PathId::new(u32::MAX));
         assert!(!top.close(PathId::new(3)), "no path ID above 2^32-1");
         assert!(!top.grant_pending());
         assert!(top.is_closed(PathId::new(3)));
+    }
+
+    /// Class 5 of tests/hostile_peer.rs: a peer that keeps path 0 (or any early path) open and
+    /// opens and closes paths in a loop. The closed IDs stay a few ranges and scans skip them.
+    #[test]
+    fn closed_path_ids_stay_a_few_ranges_while_path_zero_is_open() {
+        let mut limits = PathIdLimits::new(PathId::new(4));
+        limits.set_remote(PathId::new(u32::MAX));
+        // Paths 0 and 2 stay open; every other ID is opened and closed in turn.
+        for id in (1..10_000).filter(|&id| id != 2) {
+            assert!(limits.close(PathId::new(id)));
+        }
+        assert!(limits.closed.len() <= 3, "{} ranges", limits.closed.len());
+        let open: Vec<PathId> = limits.open_ids().collect();
+        assert_eq!(open.len(), 4, "{open:?}");
+        assert_eq!(open[0], PathId::new(2));
+        assert!(!limits.is_closed(PathId::ZERO) && limits.is_closed(PathId::new(9_999)));
     }
 }

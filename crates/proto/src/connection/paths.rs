@@ -70,8 +70,7 @@ impl Connection {
         let unused = |id: &PathId| !self.paths.contains_key(id) && !self.path_ids.is_closed(*id);
         let id = self
             .path_ids
-            .open_range()
-            .map(PathId::new)
+            .open_ids()
             .find(|id| {
                 unused(id)
                     && self
@@ -80,18 +79,11 @@ impl Connection {
                         .is_some_and(|c| c.current().is_some())
                     && self.local_cids.contains_key(id)
             })
-            .ok_or(
-                if self
-                    .path_ids
-                    .open_range()
-                    .map(PathId::new)
-                    .any(|id| unused(&id))
-                {
-                    PathError::NoConnectionId
-                } else {
-                    PathError::PathIdLimit
-                },
-            )?;
+            .ok_or(if self.path_ids.open_ids().any(|id| unused(&id)) {
+                PathError::NoConnectionId
+            } else {
+                PathError::PathIdLimit
+            })?;
         self.create_path(now, id, local, remote);
         Ok(id)
     }
@@ -348,8 +340,9 @@ impl Connection {
         if !self.layout.is_multipath() {
             return;
         }
-        for id in self.path_ids.open_range().map(PathId::new) {
-            if self.paths.get(&id).is_some_and(|p| !p.is_active()) || self.path_ids.is_closed(id) {
+        let ids: Vec<PathId> = self.path_ids.open_ids().collect();
+        for id in ids {
+            if self.paths.get(&id).is_some_and(|p| !p.is_active()) {
                 continue;
             }
             self.issue_cids_for(id, self.cids_wanted(id));

@@ -14,6 +14,19 @@ const DEFRAG_MIN_CHUNKS: usize = 64;
 /// each pin a whole received datagram in memory (RFC 9000 §21.10).
 const DEFRAG_SMALL_CHUNK: usize = 256;
 
+/// A piece smaller than [`DEFRAG_SMALL_CHUNK`] is copied out of the datagram that carried it:
+/// a `Bytes` slice keeps its whole datagram alive, so one-byte frames in full-size datagrams
+/// would otherwise hold a datagram per buffered byte until the next defragmentation (which only
+/// runs when the chunk count doubles: up to half the chunks, RFC 9000 §21.10). Larger pieces
+/// keep at most a datagram's size per `DEFRAG_SMALL_CHUNK` bytes buffered.
+fn detach_small(piece: Bytes) -> Bytes {
+    if piece.len() < DEFRAG_SMALL_CHUNK {
+        Bytes::copy_from_slice(&piece)
+    } else {
+        piece
+    }
+}
+
 /// Error from [`Assembler::insert`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum AssemblerError {
@@ -92,7 +105,7 @@ impl Assembler {
             if gap_end > start {
                 let piece = data.slice((start - offset) as usize..(gap_end - offset) as usize);
                 added += piece.len();
-                self.chunks.insert(start, piece);
+                self.chunks.insert(start, detach_small(piece));
             }
             start = next.map_or(end, |(_, e)| e);
         }
@@ -246,6 +259,22 @@ mod tests {
         let mut buf = vec![0u8; 4000];
         assert_eq!(a.read(&mut buf), 2000);
         assert!(buf[..2000].iter().enumerate().all(|(i, &x)| x == i as u8));
+    }
+
+    #[test]
+    fn small_pieces_do_not_keep_their_datagram() {
+        let datagram = Bytes::from(vec![1u8; 1200]);
+        let range = datagram.as_ptr_range();
+        let mut a = Assembler::new();
+        a.insert(1, datagram.slice(10..11)).unwrap();
+        a.insert(100, datagram.slice(100..100 + DEFRAG_SMALL_CHUNK))
+            .unwrap();
+        let held = |off: u64| a.chunks[&off].as_ptr();
+        assert!(!range.contains(&held(1)), "a one-byte piece was copied out");
+        assert!(
+            range.contains(&held(100)),
+            "a large piece is kept without copying"
+        );
     }
 
     #[test]
