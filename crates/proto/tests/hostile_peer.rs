@@ -218,47 +218,50 @@ fn crypto(offset: u64, data: &'static [u8]) -> Frame {
     }
 }
 
-/// Class 1 for one kind of reassembly buffer: `frame(offset)` carries one byte at `offset`.
-/// First one frame per full-size datagram (each byte must not keep its datagram alive), then
-/// as many frames per packet as fit, at every other offset up to `window`; one byte beyond
-/// `window` must close the connection with `over`.
+/// Class 1 for one kind of reassembly buffer: `frame(offset)` carries `piece` bytes at
+/// `offset`. First one frame per full-size datagram (each piece must not keep its datagram
+/// alive), then as many frames per packet as fit, a one-byte gap after each piece, up to
+/// `window`; one piece beyond `window` must close the connection with `over`.
 fn gapped_flood(
     label: &str,
     server: TransportConfig,
-    frame: fn(u64) -> Frame,
+    (frame, piece): (fn(u64) -> Frame, u64),
     window: u64,
     over: Code,
 ) {
+    let stride = piece + 1;
     let (mut pair, ch, sh) = established(TransportConfig::default(), server);
     settle(&mut pair);
     let base = heap();
     const SPARSE: u64 = 2000;
     for i in 0..SPARSE {
-        send_raw(&mut pair, true, ch, padded(&[frame(2 * i + 1)]));
+        send_raw(&mut pair, true, ch, padded(&[frame(stride * i + 1)]));
     }
     settle(&mut pair);
     assert_open(&pair, sh);
     let sparse = heap() - base;
-    eprintln!("{label}: {SPARSE} one-byte frames in full datagrams: {sparse} heap bytes");
-    // RFC 9000 §21.10: memory committed per buffered byte, not per datagram that carried it.
+    eprintln!("{label}: {SPARSE} {piece}-byte frames in full datagrams: {sparse} heap bytes");
+    // RFC 9000 §21.10: memory committed per buffered piece, not per datagram that carried it.
     assert!(
         sparse < 256 * SPARSE as isize,
-        "{label}: {sparse} heap bytes for {SPARSE} buffered bytes"
+        "{label}: {sparse} heap bytes for {SPARSE} buffered pieces"
     );
-    let mut offset = 2 * SPARSE + 1;
-    while offset < window {
+    let mut offset = stride * SPARSE + 1;
+    while offset + piece <= window {
         let mut frames = Vec::new();
-        while offset < window && encode(&frames).len() + 16 < ROOM {
+        while offset + piece <= window && encode(&frames).len() + 16 + (piece as usize) < ROOM {
             frames.push(frame(offset));
-            offset += 2;
+            offset += stride;
         }
         send_raw(&mut pair, true, ch, encode(&frames));
     }
     settle(&mut pair);
     assert_open(&pair, sh);
     let full = heap() - base;
-    let buffered = window as isize / 2;
-    eprintln!("{label}: {buffered} one-byte chunks up to the window: {full} heap bytes");
+    let buffered = (window / stride * piece) as isize;
+    eprintln!(
+        "{label}: {buffered} bytes in {piece}-byte pieces up to the window: {full} heap bytes"
+    );
     assert!(
         full < 256 * buffered,
         "{label}: {full} heap bytes for {buffered} bytes"
@@ -276,6 +279,12 @@ fn stream_byte(offset: u64) -> Frame {
     stream(client_bidi(0), offset, b"s")
 }
 
+/// 32 bytes: pieces of this mean size are not the scraps that close the connection at once
+/// (`streams/recv.rs` MIN_MEAN_FRAGMENT), so the window bounds them.
+fn stream_piece(offset: u64) -> Frame {
+    stream(client_bidi(0), offset, &[b's'; 32])
+}
+
 fn crypto_byte(offset: u64) -> Frame {
     crypto(offset, b"c")
 }
@@ -284,16 +293,54 @@ fn crypto_byte(offset: u64) -> Frame {
 #[test]
 fn gapped_stream_data_is_bounded_by_the_window() {
     let _serial = serial();
-    const WINDOW: u64 = 64 * 1024;
+    const WINDOW: u64 = 256 * 1024;
     let mut server = TransportConfig::default();
     server.streams.max_stream_data_bidi_remote = WINDOW;
     gapped_flood(
         "STREAM",
         server,
-        stream_byte,
+        (stream_piece, 32),
         WINDOW,
         Code::FLOW_CONTROL_ERROR,
     );
+}
+
+/// Class 1, one-byte scraps: a stream holding thousands of gapped pieces averaging under
+/// 32 bytes closes the connection (RFC 9000 §21.10, `streams/recv.rs` is_shredded) long before
+/// the window (default 1.5 MB) is reached, and the STREAM_DATA_BLOCKED reports a peer may send
+/// meanwhile do not grow the window.
+#[test]
+fn scraps_of_stream_data_close_the_connection_and_grow_no_window() {
+    let _serial = serial();
+    let (mut pair, ch, sh) = established(TransportConfig::default(), TransportConfig::default());
+    settle(&mut pair);
+    let base = heap();
+    let id = client_bidi(0);
+    let mut offset = 1;
+    let mut packets = 0;
+    while server_error(&pair, sh).is_none() && packets < 100 {
+        let mut frames = Vec::new();
+        while encode(&frames).len() + 32 < ROOM {
+            frames.push(stream_byte(offset));
+            offset += 2;
+        }
+        // "Blocked" at the limit it has not reached: no window growth may follow.
+        frames.push(Frame::StreamDataBlocked {
+            id,
+            limit: 1_536 * 1024,
+        });
+        send_raw(&mut pair, true, ch, encode(&frames));
+        settle(&mut pair);
+        packets += 1;
+    }
+    let held = heap() - base;
+    eprintln!(
+        "scraps: closed after {packets} packets, {} pieces sent, heap +{held}",
+        offset / 2
+    );
+    assert_eq!(server_error(&pair, sh), Some(Code::PROTOCOL_VIOLATION.0));
+    assert!(offset / 2 < 4096, "{} pieces before the close", offset / 2);
+    assert!(held < NOISE + 1024 * 1024, "heap +{held}");
 }
 
 /// Class 1: CRYPTO frames with gaps in the 1-RTT space, up to the CRYPTO buffer (RFC 9000 §7.5:
@@ -304,7 +351,7 @@ fn gapped_crypto_data_is_bounded_by_the_crypto_buffer() {
     gapped_flood(
         "CRYPTO",
         TransportConfig::default(),
-        crypto_byte,
+        (crypto_byte, 1),
         64 * 1024,
         Code::CRYPTO_BUFFER_EXCEEDED,
     );

@@ -170,8 +170,7 @@ impl Assembler {
         self.buffered
     }
 
-    /// Number of disjoint chunks held.
-    #[cfg(test)]
+    /// Number of chunks held (adjacent ones may be separate).
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
     }

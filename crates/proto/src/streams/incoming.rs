@@ -38,6 +38,14 @@ impl Streams {
         self.charge_conn(delta, frame_type)?;
         let r = self.recv.get_mut(&id).expect("checked");
         let added = r.on_data(offset, data, fin);
+        if r.is_shredded() {
+            // RFC 9000 §21.10: "limiting the size of tracking data structures".
+            return Err(TransportError::for_frame(
+                TransportErrorCode::PROTOCOL_VIOLATION,
+                frame_type,
+                "stream data in thousands of gapped scraps (RFC 9000 §21.10)",
+            ));
+        }
         self.stats.bytes_received += added as u64;
         self.after_recv_update(id);
         Ok(())
@@ -135,7 +143,9 @@ impl Streams {
     /// wait).
     pub(crate) fn on_data_blocked(&mut self, limit: u64) {
         tracing::trace!(limit, "peer blocked by connection flow control");
-        if self.conn_window.on_peer_blocked(limit) {
+        // Growth needs the data held to be packets' worth (see `on_stream_data_blocked`).
+        let scraps = self.recv.values().any(|r| !r.holds_packet_sized_pieces());
+        if !scraps && self.conn_window.on_peer_blocked(limit) {
             self.max_data_pending = true;
         }
     }
@@ -151,7 +161,10 @@ impl Streams {
         self.check_recv_id(id, ty::STREAM_DATA_BLOCKED)?;
         tracing::trace!(%id, limit, "peer blocked by stream flow control");
         if let Some(r) = self.recv.get_mut(&id) {
-            if r.window.on_peer_blocked(limit) && r.wants_credit() && !r.in_msd_queue {
+            // A report is evidence that the window held the sender back only if what it sent
+            // is packets' worth of data, not scraps with gaps between them (RFC 9000 §21.10).
+            let grows = r.holds_packet_sized_pieces() && r.window.on_peer_blocked(limit);
+            if grows && r.wants_credit() && !r.in_msd_queue {
                 r.in_msd_queue = true;
                 self.msd_queue.push_back(id);
             }

@@ -4,6 +4,17 @@ use bytes::Bytes;
 use mpquic_wire::error::TransportErrorCode;
 
 use super::assembler::Assembler;
+
+/// Pieces of out-of-order stream data a stream may hold before their mean size is checked
+/// ([`RecvStream::is_shredded`]).
+pub(super) const FRAGMENTS_CHECKED: usize = 2048;
+/// Smallest mean size of the pieces beyond [`FRAGMENTS_CHECKED`] of them.
+pub(super) const MIN_MEAN_FRAGMENT: usize = 32;
+/// Mean piece size that counts as packets' worth of data (a full packet carries over 1,100
+/// bytes of one stream; half of that leaves room for packets shared with other frames).
+const PACKET_SIZED_PIECE: usize = 512;
+/// Pieces that count as few whatever their size.
+const FEW_PIECES: usize = 16;
 use super::flow::RecvWindow;
 use crate::error::TransportError;
 
@@ -125,6 +136,25 @@ impl RecvStream {
         let added = self.assembler.insert(offset, data).unwrap_or(0);
         self.check_all_received();
         added
+    }
+
+    /// Whether the data held is in many small pieces, as a sender leaving gaps on purpose
+    /// would send it (RFC 9000 §21.10): more than [`FRAGMENTS_CHECKED`] pieces averaging
+    /// under [`MIN_MEAN_FRAGMENT`] bytes. Each piece costs about 80 bytes of bookkeeping,
+    /// so such data would cost the receiver many times the flow-control window it fits
+    /// in. Legitimate reordering leaves packet-sized pieces (about a kilobyte).
+    pub(super) fn is_shredded(&self) -> bool {
+        let pieces = self.assembler.chunk_count();
+        pieces > FRAGMENTS_CHECKED && self.assembler.bytes_buffered() < pieces * MIN_MEAN_FRAGMENT
+    }
+
+    /// Whether the data held arrived in pieces large enough to be packets' worth: the
+    /// evidence a STREAM_DATA_BLOCKED needs to grow the window (`flow.rs`), so that a peer
+    /// cannot report itself blocked to make us buffer up to `max_window` of gapped scraps.
+    /// A few pieces of any size are no such scraps.
+    pub(super) fn holds_packet_sized_pieces(&self) -> bool {
+        let pieces = self.assembler.chunk_count();
+        pieces <= FEW_PIECES || self.assembler.bytes_buffered() >= pieces * PACKET_SIZED_PIECE
     }
 
     /// RFC 9000 §3.2: "Size Known" -> "Data Recvd" once all data up to the final size

@@ -163,3 +163,39 @@ fn application_reset_reaches_the_peer() {
     assert_eq!(s.read(id, &mut [0; 10]), Err(ReadError::Reset(99)));
     assert_eq!(s.read(id, &mut [0; 10]), Err(ReadError::ClosedStream));
 }
+
+/// A STREAM_DATA_BLOCKED or DATA_BLOCKED at our limit grows the window only when the data held
+/// is packets' worth: scraps with gaps between them (RFC 9000 §21.10) grow nothing.
+#[test]
+fn blocked_reports_grow_windows_only_for_packet_sized_data() {
+    let config = StreamsConfig {
+        max_data: 1000,
+        max_stream_data_bidi_remote: 1000,
+        max_window: 8000,
+        ..StreamsConfig::default()
+    };
+    let blocked_then_updates = |pieces: &[(u64, usize)]| {
+        let (c, mut s) = connected(config.clone(), config.clone());
+        let id = crate::streams::StreamId::new(c.side, Dir::Bi, 0);
+        for &(offset, len) in pieces {
+            let data = vec![7u8; len];
+            dispatch(
+                &mut s,
+                Frame::Stream(super::stream_frame(id, offset, &data, false)),
+            )
+            .unwrap();
+        }
+        dispatch(&mut s, Frame::StreamDataBlocked { id, limit: 1000 }).unwrap();
+        dispatch(&mut s, Frame::DataBlocked { limit: 1000 }).unwrap();
+        control_frames(&mut s).0
+    };
+    // Two large pieces with a gap: both windows double and the updates go out at once.
+    let grown = blocked_then_updates(&[(0, 400), (500, 400)]);
+    assert!(grown.contains(&Frame::MaxData(2000)), "{grown:?}");
+    assert!(grown
+        .iter()
+        .any(|f| matches!(f, Frame::MaxStreamData { max: 2000, .. })));
+    // A hundred one-byte scraps: no update at all.
+    let scraps: Vec<(u64, usize)> = (0..100).map(|i| (2 * i + 1, 1)).collect();
+    assert_eq!(blocked_then_updates(&scraps), vec![]);
+}
