@@ -1,5 +1,5 @@
 //! `mpquic client --migrate-to`: a download through `mpquic emulate` (20 Mbit/s, so it lasts
-//! about a second) moves from 127.0.0.2 to 127.0.0.3 part-way, with a server that does not do
+//! about two seconds) moves from 127.0.0.2 to 127.0.0.3 part-way, with a server that does not do
 //! multipath; the emulator relays each client address from a socket of its own, so the server
 //! sees its peer move as it would behind a real network change (RFC 9000 §9).
 
@@ -10,7 +10,9 @@ use common::{run, served_file, start, start_file_server};
 #[test]
 fn client_moves_to_another_address_mid_download() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (root, data) = served_file(dir.path(), "file.bin", 2_000_000);
+    // 4 MB at 20 Mbit/s: 1.6 s, time enough for a second PATH_CHALLENGE (666 ms after the
+    // first, twice the initial RTT) should a queue drop the first exchange.
+    let (root, data) = served_file(dir.path(), "file.bin", 4_000_000);
     let root = root.as_str();
     let (_server, server) = start_file_server(root, "single");
     let (_emulator, listen) = start(

@@ -26,9 +26,7 @@ fn server() -> (
 }
 
 /// Every server connection of the run had a second path, and its client got the file.
-async fn check_server_side(
-    conns: &mut tokio::sync::mpsc::UnboundedReceiver<mpquic::Connection>,
-) {
+async fn check_server_side(conns: &mut tokio::sync::mpsc::UnboundedReceiver<mpquic::Connection>) {
     for i in 0..CLIENTS {
         let conn = within("server connection", conns.recv()).await.unwrap();
         let paths = conn.path_stats();
@@ -51,7 +49,11 @@ async fn a_crowd_of_noq_multipath_clients_downloads_from_our_server() {
             let (client, conn) = noq_client(addr, true).await;
             open_noq_path(&conn, addr, second).await;
             let got = noq_get(&conn).await;
-            assert!(got == payload(SIZE, 9), "a noq client got {} bytes", got.len());
+            assert!(
+                got == payload(SIZE, 9),
+                "a noq client got {} bytes",
+                got.len()
+            );
             conn.close(0u32.into(), b"done");
             client.wait_idle().await;
         });
@@ -90,12 +92,17 @@ async fn a_crowd_of_our_multipath_clients_downloads_from_our_server() {
             let locals = ["127.0.0.1:0", "127.0.0.2:0"];
             let (client, conn) = connect_from(&locals, addr, transport(MultipathMode::Auto)).await;
             let second = client.local_addrs()[1];
-            tokio::time::timeout(TEST_TIMEOUT, conn.open_path(second, None, PathStatus::Available))
-                .await
-                .expect("validation of the second path in time")
-                .expect("second path");
+            tokio::time::timeout(
+                TEST_TIMEOUT,
+                conn.open_path(second, None, PathStatus::Available),
+            )
+            .await
+            .expect("validation of the second path in time")
+            .expect("second path");
             let mut recv = hq::request(&conn, "/file.bin").await.expect("request");
-            let got = within("download", recv.read_to_end(2 * SIZE)).await.unwrap();
+            let got = within("download", recv.read_to_end(2 * SIZE))
+                .await
+                .unwrap();
             assert!(got == payload(SIZE, 9), "a client got {} bytes", got.len());
             conn.close(0, b"done");
         });

@@ -259,6 +259,10 @@ pub struct ClientConfig {
     /// Where address-validation tokens from NEW_TOKEN frames are kept for later connections to
     /// the same server (RFC 9000 §8.1.3); None: tokens are ignored.
     pub token_store: Option<Arc<dyn TokenStore>>,
+    /// Where round-trip times are kept for later connections over the same addresses (RFC 9002
+    /// §6.2.2; [`ClientConfig::with_rtt_memory`]); None (the default): every connection starts
+    /// from `transport.initial_rtt`.
+    pub rtt_store: Option<Arc<dyn crate::RttStore>>,
 }
 
 impl ClientConfig {
@@ -269,7 +273,18 @@ impl ClientConfig {
             tls,
             transport,
             token_store: Some(Arc::new(TokenMemoryStore::default())),
+            rtt_store: None,
         }
+    }
+
+    /// The same configuration remembering round-trip times in memory ([`crate::RttMemoryStore`]):
+    /// a connection made with a clone of it from the local address and to the server address of
+    /// an earlier one starts from that connection's smoothed RTT instead of
+    /// `transport.initial_rtt` (RFC 9002 §6.2.2), so a lost first Initial costs about three RTTs
+    /// rather than a second.
+    pub fn with_rtt_memory(mut self) -> Self {
+        self.rtt_store = Some(Arc::new(crate::RttMemoryStore::default()));
+        self
     }
 }
 

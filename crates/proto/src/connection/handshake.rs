@@ -24,7 +24,7 @@ use crate::path::{Path, PathId};
 use crate::small_map::SmallMap;
 use crate::space::{negotiate, SpaceId};
 use crate::streams::Streams;
-use crate::time::Timestamp;
+use crate::time::{Duration, Timestamp};
 
 /// Everything needed to create a connection besides TLS.
 #[derive(Debug, Clone)]
@@ -109,6 +109,10 @@ pub(crate) fn random_cid(rng: &mut ChaCha20Rng, len: usize) -> ConnectionId {
     ConnectionId::new(&bytes[..len]).expect("length clamped to 20")
 }
 
+/// Longest remembered RTT a connection starts from (the configuration's bound on
+/// `initial_rtt`); anything else recalled is ignored.
+const MAX_RECALLED_RTT: Duration = Duration::from_secs(60);
+
 impl Connection {
     /// A client connection; the first Initial is produced by `poll_transmit`.
     pub fn new_client(
@@ -126,10 +130,20 @@ impl Connection {
         encoded.extend_from_slice(&config.transport.raw_transport_params);
         let tls = TlsSession::new_client(config.tls.clone(), server_name, encoded)
             .map_err(|e| ConnectError::Tls(e.to_string()))?;
-        let handshake = HandshakeState::client(dcid, server_name, config.token_store.clone());
+        let mut handshake = HandshakeState::client(dcid, server_name, config.token_store.clone());
+        handshake.rtt_store = config.rtt_store.clone();
+        // RFC 9002 §6.2.2: the final smoothed RTT of an earlier connection over the same
+        // addresses, if remembered, instead of the configured initial RTT.
+        let initial_rtt = config
+            .rtt_store
+            .as_ref()
+            .and_then(|store| store.recall(params.local, params.remote))
+            .filter(|rtt| !rtt.is_zero() && *rtt <= MAX_RECALLED_RTT)
+            .unwrap_or(config.transport.initial_rtt);
         let mut conn = Connection::assemble(
             Side::Client,
             config.transport.clone(),
+            initial_rtt,
             tls,
             rng,
             local_params,
@@ -172,6 +186,7 @@ impl Connection {
         let mut conn = Connection::assemble(
             Side::Server,
             config.transport.clone(),
+            config.transport.initial_rtt,
             tls,
             rng,
             local_params,
@@ -195,6 +210,7 @@ impl Connection {
     fn assemble(
         side: Side,
         config: Arc<TransportConfig>,
+        initial_rtt: Duration,
         tls: TlsSession,
         rng: ChaCha20Rng,
         local_params: TransportParameters,
@@ -212,7 +228,7 @@ impl Connection {
             params.local,
             params.remote,
             cc,
-            config.initial_rtt,
+            initial_rtt,
             mtu,
             params.now,
         );
@@ -483,8 +499,23 @@ impl Connection {
         self.ack_frequency
             .request(peer_supports && self.config.ack.request_ack_frequency.is_some());
         self.keys.on_handshake_confirmed();
+        self.remember_rtts();
         self.discard_keys(now, Epoch::Handshake);
         self.discard_keys(now, Epoch::Initial);
+    }
+
+    /// Client with an RTT store: record each validated path's smoothed RTT, keyed by its
+    /// addresses, for later connections (RFC 9002 §6.2.2). At handshake confirmation and when
+    /// the connection drains.
+    pub(crate) fn remember_rtts(&self) {
+        let Some(store) = &self.handshake.rtt_store else {
+            return;
+        };
+        for path in self.paths.values() {
+            if path.rtt.has_sample() && path.is_validated() {
+                store.remember(path.local, path.remote, path.rtt.smoothed());
+            }
+        }
     }
 
     /// RFC 9001 §4.9: discard a level's keys and its recovery state (RFC 9002 §6.4).

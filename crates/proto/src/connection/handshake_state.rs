@@ -25,6 +25,8 @@ pub(crate) struct HandshakeState {
     server_name: String,
     /// Client: where tokens from NEW_TOKEN frames go (RFC 9000 §8.1.3).
     token_store: Option<Arc<dyn TokenStore>>,
+    /// Client: where the paths' round-trip times go for later connections (RFC 9002 §6.2.2).
+    pub(super) rtt_store: Option<Arc<dyn crate::RttStore>>,
     /// Server: the NEW_TOKEN token to send (again, if lost) once the handshake is confirmed.
     new_token: Option<Bytes>,
     /// Server: `new_token` waits to be sent.
@@ -57,6 +59,7 @@ impl HandshakeState {
             initial_token: Bytes::new(),
             server_name: String::new(),
             token_store: None,
+            rtt_store: None,
             new_token: None,
             new_token_pending: false,
             confirmed: false,

@@ -368,6 +368,7 @@ impl Connection {
 
     pub(crate) fn drain(&mut self) {
         if self.state != State::Drained {
+            self.remember_rtts();
             self.state = State::Drained;
             self.endpoint_events.push_back(EndpointEvent::Drained);
         }
