@@ -167,7 +167,10 @@ impl Streams {
             return Err(ReadError::ClosedStream);
         }
         r.stop_code = Some(error_code);
+        let before = r.assembler.chunk_count();
         r.assembler.clear();
+        self.on_pieces_changed(before, 0);
+        let r = self.recv.get_mut(&id).expect("still held");
         // RFC 9000 §3.5: STOP_SENDING is useful in "Recv"; in "Size Known" the peer has
         // sent everything and its retransmissions are acknowledged at packet level, and
         // in other states there is nothing left to stop: the part can go.
@@ -262,7 +265,12 @@ impl Streams {
             self.remove_recv(id);
             return Err(ReadError::Reset(error_code));
         }
-        if let Some((n, out)) = f(&mut r.assembler) {
+        let before = r.assembler.chunk_count();
+        let read = f(&mut r.assembler);
+        let after = r.assembler.chunk_count();
+        self.on_pieces_changed(before, after);
+        let r = self.recv.get_mut(&id).expect("still held");
+        if let Some((n, out)) = read {
             self.stats.bytes_read += n as u64;
             // Half the stream window consumed: MAX_STREAM_DATA (only in "Recv").
             if r.window.consume(n as u64) && r.wants_credit() && !r.in_msd_queue {

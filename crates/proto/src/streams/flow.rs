@@ -61,7 +61,6 @@ impl RecvWindow {
     }
 
     /// Current window size.
-    #[cfg(test)]
     pub(crate) fn window(&self) -> u64 {
         self.window
     }

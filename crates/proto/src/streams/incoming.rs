@@ -9,6 +9,13 @@ use super::assembler::MAX_STREAM_OFFSET;
 use super::{StreamEvent, Streams, MAX_STREAM_COUNT};
 use crate::error::TransportError;
 
+/// Pieces of out-of-order data all streams of a connection may hold together: at least this
+/// many, or one per [`CONN_WINDOW_BYTES_PER_PIECE`] bytes of the connection window. Data that
+/// arrives in packets' worth stays far below (16 MB of window out of order is ~14,000 pieces);
+/// scraps spread over many streams, each below the per-stream bound, reach it.
+const CONN_PIECES_FLOOR: usize = 16_384;
+const CONN_WINDOW_BYTES_PER_PIECE: u64 = 64;
+
 impl Streams {
     /// A STREAM frame (RFC 9000 §19.8).
     pub(crate) fn on_stream_frame(&mut self, frame: StreamFrame) -> Result<(), TransportError> {
@@ -37,8 +44,11 @@ impl Streams {
         let delta = self.recv[&id].validate_data(end, fin, frame_type)?;
         self.charge_conn(delta, frame_type)?;
         let r = self.recv.get_mut(&id).expect("checked");
+        let before = r.assembler.chunk_count();
         let added = r.on_data(offset, data, fin);
-        if r.is_shredded() {
+        let (after, shredded) = (r.assembler.chunk_count(), r.is_shredded());
+        self.on_pieces_changed(before, after);
+        if shredded || self.is_shredded() {
             // RFC 9000 §21.10: "limiting the size of tracking data structures".
             return Err(TransportError::for_frame(
                 TransportErrorCode::PROTOCOL_VIOLATION,
@@ -49,6 +59,16 @@ impl Streams {
         self.stats.bytes_received += added as u64;
         self.after_recv_update(id);
         Ok(())
+    }
+
+    /// Whether the connection's streams hold more out-of-order pieces than its window justifies
+    /// (RFC 9000 §21.10), see [`CONN_PIECES_FLOOR`].
+    fn is_shredded(&self) -> bool {
+        let per_window = self.conn_window.window() / CONN_WINDOW_BYTES_PER_PIECE;
+        let limit = usize::try_from(per_window)
+            .unwrap_or(usize::MAX)
+            .max(CONN_PIECES_FLOOR);
+        self.reassembly_pieces > limit
     }
 
     /// A RESET_STREAM frame (RFC 9000 §19.4).
@@ -68,10 +88,11 @@ impl Streams {
         // it counts toward the stream and connection limits.
         let delta = self.recv[&id].validate_data(final_size, true, frame_type)?;
         self.charge_conn(delta, frame_type)?;
-        self.recv
-            .get_mut(&id)
-            .expect("checked")
-            .on_reset(error_code, final_size);
+        let r = self.recv.get_mut(&id).expect("checked");
+        let before = r.assembler.chunk_count();
+        r.on_reset(error_code, final_size);
+        let after = r.assembler.chunk_count();
+        self.on_pieces_changed(before, after);
         self.after_recv_update(id);
         Ok(())
     }

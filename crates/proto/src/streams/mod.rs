@@ -342,6 +342,9 @@ pub(crate) struct Streams {
     stop_queue: VecDeque<StreamId>,
     events: VecDeque<StreamEvent>,
     stats: StreamStats,
+    /// Pieces held by all receiving parts' assemblers, kept exact at every change (insert,
+    /// read, clear, removal) for the connection-wide fragmentation bound (`incoming.rs`).
+    reassembly_pieces: usize,
 }
 
 impl Streams {
@@ -374,6 +377,7 @@ impl Streams {
             stop_queue: VecDeque::new(),
             events: VecDeque::new(),
             stats: StreamStats::default(),
+            reassembly_pieces: 0,
         }
     }
 
@@ -524,9 +528,22 @@ impl Streams {
 
     /// Removes the receiving part of `id` (terminal state reached or reading stopped).
     fn remove_recv(&mut self, id: StreamId) {
-        if self.recv.remove(&id).is_some() {
+        if let Some(r) = self.recv.remove(&id) {
+            self.on_pieces_changed(r.assembler.chunk_count(), 0);
             self.on_part_removed(id);
         }
+    }
+
+    /// An assembler went from `before` to `after` pieces.
+    fn on_pieces_changed(&mut self, before: usize, after: usize) {
+        self.reassembly_pieces = (self.reassembly_pieces + after).saturating_sub(before);
+    }
+
+    /// The pieces all assemblers hold, counted afresh (tests check the running count).
+    #[cfg(test)]
+    pub(crate) fn recount_pieces(&self) -> (usize, usize) {
+        let counted = self.recv.values().map(|r| r.assembler.chunk_count()).sum();
+        (self.reassembly_pieces, counted)
     }
 
     /// When both parts of a peer-initiated stream are gone, the peer may open one

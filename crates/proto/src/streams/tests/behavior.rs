@@ -199,3 +199,66 @@ fn blocked_reports_grow_windows_only_for_packet_sized_data() {
     let scraps: Vec<(u64, usize)> = (0..100).map(|i| (2 * i + 1, 1)).collect();
     assert_eq!(blocked_then_updates(&scraps), vec![]);
 }
+
+/// The connection-wide count of reassembly pieces follows inserts, reads, resets, STOP_SENDING
+/// and removals exactly; scraps spread over many streams, each under the per-stream bound,
+/// close the connection once the count passes the connection's bound (RFC 9000 §21.10).
+#[test]
+fn reassembly_pieces_are_counted_across_streams() {
+    let config = StreamsConfig {
+        max_streams_bidi: 100,
+        ..StreamsConfig::default()
+    };
+    let (c, mut s) = connected(config.clone(), config);
+    let id = |n| crate::streams::StreamId::new(c.side, Dir::Bi, n);
+    let check = |s: &Streams| {
+        let (running, counted) = s.recount_pieces();
+        assert_eq!(running, counted);
+        running
+    };
+    let scrap = |s: &mut Streams, n, offset| {
+        dispatch(
+            s,
+            Frame::Stream(super::stream_frame(id(n), offset, b"x", false)),
+        )
+    };
+    for n in 0..4 {
+        for k in 0..10 {
+            scrap(&mut s, n, 2 * k).unwrap();
+        }
+    }
+    assert_eq!(check(&s), 40);
+    // Reading stream 0 takes its first piece; a reset clears stream 1; STOP_SENDING stream 2.
+    let mut buf = [0u8; 64];
+    assert_eq!(s.read(id(0), &mut buf), Ok(Some(1)));
+    dispatch(
+        &mut s,
+        Frame::ResetStream {
+            id: id(1),
+            error_code: 7,
+            final_size: 100,
+        },
+    )
+    .unwrap();
+    s.stop_sending(id(2), 9).unwrap();
+    assert_eq!(check(&s), 19);
+    assert_eq!(s.read(id(1), &mut buf), Err(ReadError::Reset(7)));
+    assert_eq!(check(&s), 19);
+    // 1,900 scraps on each of 96 streams stay under the per-stream bound (2,048) but pass the
+    // connection's (one piece per 64 bytes of the default 3 MB window: 49,152).
+    let mut result = Ok(());
+    'fill: for n in 4..100 {
+        for k in 0..1_900 {
+            result = scrap(&mut s, n, 2 * k + 1);
+            if result.is_err() {
+                break 'fill;
+            }
+        }
+    }
+    let error = result.expect_err("the connection-wide bound closes the connection");
+    assert_eq!(
+        error.code,
+        mpquic_wire::error::TransportErrorCode::PROTOCOL_VIOLATION
+    );
+    assert_eq!(check(&s), 49_153);
+}
