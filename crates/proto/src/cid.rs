@@ -143,11 +143,10 @@ pub(crate) struct RemoteCids {
     /// Sequence number of the CID in use.
     in_use: Option<u64>,
     retire_prior_to: u64,
-    /// Sequence numbers to retire with (PATH_)RETIRE_CONNECTION_ID.
-    pending_retire: Vec<u64>,
-    /// Sequence numbers retired whose frame is pending or sent but not yet acknowledged
-    /// (a superset of `pending_retire`), bounded by [`RemoteCids::on_new_cid`].
-    unacked_retire: Vec<u64>,
+    /// Sequence numbers retired whose (PATH_)RETIRE_CONNECTION_ID is not yet acknowledged,
+    /// each with whether its frame waits to be sent (again); bounded by
+    /// [`RemoteCids::on_new_cid`]. One vector for both: a pool per path ID, mostly empty.
+    retirements: Vec<(u64, bool)>,
 }
 
 impl RemoteCids {
@@ -218,7 +217,7 @@ impl RemoteCids {
     /// CONNECTION_ID_LIMIT_ERROR". Without it a peer sending CIDs below its Retire Prior To, and
     /// not acknowledging our frames, makes us owe retirements without bound.
     fn check_retirements(&self, limit: u64) -> Result<(), TransportError> {
-        if self.unacked_retire.len() as u64 > limit.saturating_mul(RETIRE_LIMIT_FACTOR) {
+        if self.retirements.len() as u64 > limit.saturating_mul(RETIRE_LIMIT_FACTOR) {
             return Err(TransportError::new(
                 TransportErrorCode::CONNECTION_ID_LIMIT_ERROR,
                 "too many connection IDs to retire not yet acknowledged",
@@ -229,15 +228,14 @@ impl RemoteCids {
 
     /// Owe a RETIRE_CONNECTION_ID for `seq`, once until it is acknowledged.
     fn queue_retire(&mut self, seq: u64) {
-        if !self.unacked_retire.contains(&seq) {
-            self.unacked_retire.push(seq);
-            self.pending_retire.push(seq);
+        if !self.retirements.iter().any(|&(s, _)| s == seq) {
+            self.retirements.push((seq, true));
         }
     }
 
     /// The frame retiring `seq` was acknowledged.
     pub(crate) fn on_retire_acked(&mut self, seq: u64) {
-        self.unacked_retire.retain(|&s| s != seq);
+        self.retirements.retain(|&(s, _)| s != seq);
     }
 
     /// The CID to send to, if any.
@@ -295,19 +293,25 @@ impl RemoteCids {
     }
 
     pub(crate) fn take_pending_retire(&mut self) -> Vec<u64> {
-        std::mem::take(&mut self.pending_retire)
+        let mut due = Vec::new();
+        for (seq, pending) in &mut self.retirements {
+            if std::mem::take(pending) {
+                due.push(*seq);
+            }
+        }
+        due
     }
 
     /// The frame retiring `seq` was lost: send it again, unless it was acknowledged meanwhile
     /// (in another packet) or is already queued.
     pub(crate) fn requeue_retire(&mut self, seq: u64) {
-        if self.unacked_retire.contains(&seq) && !self.pending_retire.contains(&seq) {
-            self.pending_retire.push(seq);
+        if let Some((_, pending)) = self.retirements.iter_mut().find(|(s, _)| *s == seq) {
+            *pending = true;
         }
     }
 
     pub(crate) fn has_pending_retire(&self) -> bool {
-        !self.pending_retire.is_empty()
+        self.retirements.iter().any(|&(_, pending)| pending)
     }
 }
 
