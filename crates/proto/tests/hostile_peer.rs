@@ -193,6 +193,24 @@ fn growth(pair: &mut Pair, n: usize, mut round: impl FnMut(&mut Pair, usize)) ->
     (first, heap() - base)
 }
 
+/// The connection is still open and the heap grew by less than [`NOISE`] between the end of the
+/// first and of the last rounds of [`growth`] (`first`, `total`); prints the figures.
+fn assert_flat(
+    pair: &Pair,
+    sh: ConnectionHandle,
+    what: &str,
+    (first, total): (isize, isize),
+    (short, long): (&str, &str),
+) {
+    eprintln!("{what}: heap +{first} after {short}, +{total} after {long}");
+    assert_open(pair, sh);
+    assert!(
+        total - first < NOISE,
+        "{what}: grew by {} bytes",
+        total - first
+    );
+}
+
 /// Bytes of heap that may come and go for reasons other than the hostile input: buffers that
 /// reach their working size only after a few thousand packets (measured with plain PINGs: up to
 /// ~180 KB over the first 5000, then flat over the next 50000), the test harness.
@@ -373,9 +391,13 @@ fn repeated_and_overlapping_data_does_not_grow() {
         ];
         send_raw(p, true, ch, padded(&frames));
     });
-    eprintln!("overlap: heap +{first} after 100 packets, +{total} after 1000");
-    assert_open(&pair, sh);
-    assert!(total - first < NOISE, "grew by {} bytes", total - first);
+    assert_flat(
+        &pair,
+        sh,
+        "overlap",
+        (first, total),
+        ("100 packets", "1000"),
+    );
 }
 
 /// Class 3: many PATH_CHALLENGEs per packet, many packets: the PATH_RESPONSEs owed are bounded
@@ -390,9 +412,13 @@ fn path_challenge_floods_owe_bounded_responses() {
             .collect();
         send_raw(p, true, ch, encode(&frames));
     });
-    eprintln!("PATH_CHALLENGE: heap +{first} after 100 packets, +{total} after 1000");
-    assert_open(&pair, sh);
-    assert!(total - first < NOISE, "grew by {} bytes", total - first);
+    assert_flat(
+        &pair,
+        sh,
+        "PATH_CHALLENGE",
+        (first, total),
+        ("100 packets", "1000"),
+    );
 }
 
 fn cid(n: u64) -> ConnectionId {
@@ -435,9 +461,13 @@ fn connection_id_churn_does_not_grow() {
         ];
         send_raw(p, true, ch, encode(&frames));
     });
-    eprintln!("CID churn: heap +{first} after 10 packets, +{total} after 100");
-    assert_open(&pair, sh);
-    assert!(total - first < NOISE, "grew by {} bytes", total - first);
+    assert_flat(
+        &pair,
+        sh,
+        "CID churn",
+        (first, total),
+        ("10 packets", "100"),
+    );
 }
 
 /// Class 4: a NEW_CONNECTION_ID whose Retire Prior To jumps far ahead, then CIDs below it, which
@@ -573,9 +603,13 @@ fn path_status_and_max_path_id_floods_do_not_grow() {
         send_raw(p, true, ch, encode(&frames));
         drain_events(p, ch, sh);
     });
-    eprintln!("PATH_STATUS / MAX_PATH_ID: heap +{first} after 100 packets, +{total} after 1000");
-    assert_open(&pair, sh);
-    assert!(total - first < NOISE, "grew by {} bytes", total - first);
+    assert_flat(
+        &pair,
+        sh,
+        "PATH_STATUS / MAX_PATH_ID",
+        (first, total),
+        ("100 packets", "1000"),
+    );
 }
 
 /// Class 5: the client's address changes on every packet (a NAT rebinding each time): the server
@@ -598,9 +632,13 @@ fn an_address_change_on_every_packet_does_not_grow() {
         send_raw(p, true, ch, encode(&[Frame::Ping]));
         drain_events(p, ch, sh);
     });
-    eprintln!("rebinding: heap +{first} after 100 addresses, +{total} after 1000");
-    assert_open(&pair, sh);
-    assert!(total - first < NOISE, "grew by {} bytes", total - first);
+    assert_flat(
+        &pair,
+        sh,
+        "rebinding",
+        (first, total),
+        ("100 addresses", "1000"),
+    );
 }
 
 /// Class 6: RESET_STREAM, STOP_SENDING, MAX_STREAM_DATA and STREAM_DATA_BLOCKED for the same
@@ -638,9 +676,13 @@ fn stream_control_floods_owe_bounded_replies() {
             .collect();
         send_raw(p, true, ch, encode(&frames));
     });
-    eprintln!("stream control: heap +{first} after 100 packets, +{total} after 1000");
-    assert_open(&pair, sh);
-    assert!(total - first < NOISE, "grew by {} bytes", total - first);
+    assert_flat(
+        &pair,
+        sh,
+        "stream control",
+        (first, total),
+        ("100 packets", "1000"),
+    );
 }
 
 static DATAGRAM_PAYLOAD: [u8; 1] = [9];
@@ -656,9 +698,13 @@ fn unread_datagrams_are_bounded() {
     let (first, total) = growth(&mut pair, 100, |p, _| {
         send_raw(p, true, ch, encode(&vec![empty.clone(); 450]));
     });
-    eprintln!("empty DATAGRAMs: heap +{first} after 100 packets, +{total} after 1000");
-    assert_open(&pair, sh);
-    assert!(total - first < NOISE, "grew by {} bytes", total - first);
+    assert_flat(
+        &pair,
+        sh,
+        "empty DATAGRAMs",
+        (first, total),
+        ("100 packets", "1000"),
+    );
     let tiny = Frame::Datagram(DatagramFrame {
         data: Bytes::from_static(&DATAGRAM_PAYLOAD),
     });
