@@ -164,6 +164,12 @@ impl Streams {
     /// wait).
     pub(crate) fn on_data_blocked(&mut self, limit: u64) {
         tracing::trace!(limit, "peer blocked by connection flow control");
+        // Each limit is judged once: the check below walks every stream, and a peer repeating
+        // the report must not make us walk them per frame.
+        if self.data_blocked_judged.is_some_and(|judged| limit <= judged) {
+            return;
+        }
+        self.data_blocked_judged = Some(limit);
         // Growth needs the data held to be packets' worth (see `on_stream_data_blocked`).
         let scraps = self.recv.values().any(|r| !r.holds_packet_sized_pieces());
         if !scraps && self.conn_window.on_peer_blocked(limit) {

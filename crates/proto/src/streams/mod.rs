@@ -345,6 +345,8 @@ pub(crate) struct Streams {
     /// Pieces held by all receiving parts' assemblers, kept exact at every change (insert,
     /// read, clear, removal) for the connection-wide fragmentation bound (`incoming.rs`).
     reassembly_pieces: usize,
+    /// The highest DATA_BLOCKED limit already judged for window growth (`incoming.rs`).
+    data_blocked_judged: Option<u64>,
 }
 
 impl Streams {
@@ -378,6 +380,7 @@ impl Streams {
             events: VecDeque::new(),
             stats: StreamStats::default(),
             reassembly_pieces: 0,
+            data_blocked_judged: None,
         }
     }
 
