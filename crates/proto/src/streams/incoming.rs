@@ -166,7 +166,10 @@ impl Streams {
         tracing::trace!(limit, "peer blocked by connection flow control");
         // Each limit is judged once: the check below walks every stream, and a peer repeating
         // the report must not make us walk them per frame.
-        if self.data_blocked_judged.is_some_and(|judged| limit <= judged) {
+        if self
+            .data_blocked_judged
+            .is_some_and(|judged| limit <= judged)
+        {
             return;
         }
         self.data_blocked_judged = Some(limit);

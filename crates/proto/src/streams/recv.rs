@@ -4,19 +4,19 @@ use bytes::Bytes;
 use mpquic_wire::error::TransportErrorCode;
 
 use super::assembler::Assembler;
+use super::flow::RecvWindow;
+use crate::error::TransportError;
 
 /// Pieces of out-of-order stream data a stream may hold before their mean size is checked
 /// ([`RecvStream::is_shredded`]).
-pub(super) const FRAGMENTS_CHECKED: usize = 2048;
+const FRAGMENTS_CHECKED: usize = 2048;
 /// Smallest mean size of the pieces beyond [`FRAGMENTS_CHECKED`] of them.
-pub(super) const MIN_MEAN_FRAGMENT: usize = 32;
+const MIN_MEAN_FRAGMENT: usize = 32;
 /// Mean piece size that counts as packets' worth of data (a full packet carries over 1,100
 /// bytes of one stream; half of that leaves room for packets shared with other frames).
 const PACKET_SIZED_PIECE: usize = 512;
 /// Pieces that count as few whatever their size.
 const FEW_PIECES: usize = 16;
-use super::flow::RecvWindow;
-use crate::error::TransportError;
 
 /// States of the receiving part of a stream (RFC 9000 §3.2, Figure 3).
 ///
