@@ -655,26 +655,52 @@ impl Download {
     }
 }
 
+/// First wait before a path that failed validation is tried again; doubled per failure.
+const PATH_RETRY_FIRST: Duration = Duration::from_secs(1);
+/// Longest wait between two attempts at a path.
+const PATH_RETRY_MAX: Duration = Duration::from_secs(8);
+
 /// Open one extra path from each local address (to its remote, or the connection's), in
-/// order, beside the transfer; a path that cannot be opened or fails validation is reported
-/// on stderr (one line each). The transfer does not wait for them.
+/// order, beside the transfer; the transfer does not wait for them. A path that cannot be
+/// opened is reported on stderr (one line each); one that fails validation (its network may
+/// not be up yet, or be down for a while) is reported once and tried again, after 1 s and
+/// then twice as long each time up to 8 s, for as long as the transfer lasts.
 fn open_paths(
     conn: &Connection,
     paths: &[(SocketAddr, Option<SocketAddr>)],
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let mut tasks = Vec::new();
     for &(local, remote) in paths {
-        let open = conn.open_path(local, remote, PathStatus::Available);
+        let mut open = conn.open_path(local, remote, PathStatus::Available);
         // Without a remote the path goes to path 0's remote, if of `local`'s family.
         let same_family = |r: &SocketAddr| r.is_ipv4() == local.is_ipv4();
         let to = remote.or(conn.remote_address().filter(same_family));
         let to = to.map_or(String::new(), |r| format!(" to {r}"));
+        let conn = conn.clone();
         tasks.push(tokio::spawn(async move {
-            match open.await {
-                Ok(_) => {}
-                // The transfer ended (and closed the connection) first.
-                Err(OpenPathError::Connection(_)) => {}
-                Err(e) => crate::warn(format_args!("path from {local}{to} failed: {e}")),
+            let mut wait = PATH_RETRY_FIRST;
+            loop {
+                match open.await {
+                    Ok(_) => return,
+                    // The transfer ended (and closed the connection) first.
+                    Err(OpenPathError::Connection(_)) => return,
+                    Err(
+                        e @ (OpenPathError::ValidationFailed(_) | OpenPathError::Abandoned { .. }),
+                    ) => {
+                        if wait == PATH_RETRY_FIRST {
+                            crate::warn(format_args!(
+                                "path from {local}{to} failed: {e}; trying again while the transfer lasts"
+                            ));
+                        }
+                        tokio::time::sleep(wait).await;
+                        wait = (wait * 2).min(PATH_RETRY_MAX);
+                        open = conn.open_path(local, remote, PathStatus::Available);
+                    }
+                    Err(e) => {
+                        crate::warn(format_args!("path from {local}{to} failed: {e}"));
+                        return;
+                    }
+                }
             }
         }));
     }

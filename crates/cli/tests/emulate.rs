@@ -279,3 +279,29 @@ fn race_keeps_the_fast_path_as_path_0() {
         raced.summary
     );
 }
+
+/// The second interface's network is down when the client starts and comes up 8 s later: the
+/// first validation of its path fails, the client tries again (after 1 s, then 2 s, ...) while
+/// the download lasts, and the path then carries part of the file.
+#[test]
+fn a_path_that_failed_validation_is_tried_again_while_the_transfer_lasts() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (root, data) = served_file(dir.path(), 40_000_000);
+    let late = format!("{},down_at=0s,up_at=8s", PATHS[1]);
+    let t = transfer(dir.path(), &root, &[PATHS[0], &late], "mpns");
+    assert!(t.body == data, "the download differs");
+    let paths = t.summary["paths"].as_array().expect("paths");
+    let late_bytes: u64 = paths
+        .iter()
+        .filter(|p| {
+            p["local"]
+                .as_str()
+                .is_some_and(|l| l.starts_with("127.0.0.3"))
+        })
+        .map(|p| p["bytes_received"].as_u64().unwrap_or(0))
+        .sum();
+    let seconds = t.summary["seconds"].as_f64().expect("seconds");
+    eprintln!("late path: {late_bytes} bytes in {seconds:.2} s; paths {paths:?}");
+    assert!(late_bytes > 2_000_000, "{paths:?}\n{}", t.emulator);
+}
