@@ -205,13 +205,21 @@ async fn respond(
     // Each chunk read from the file goes into the stream as it is (no copy into the send
     // buffer); the stream drops it once the peer has acknowledged its bytes.
     let mut sent = 0u64;
-    loop {
+    let mut end = false;
+    while !end {
+        // Filled before it is handed over: the stream keeps the whole allocation alive until
+        // the peer acknowledges the chunk, so a short read must not pin 256 kB for a few bytes.
         let mut chunk = BytesMut::with_capacity(FILE_CHUNK);
-        if file.read_buf(&mut chunk).await? == 0 {
-            break;
+        while chunk.len() < FILE_CHUNK {
+            if file.read_buf(&mut chunk).await? == 0 {
+                end = true;
+                break;
+            }
         }
-        sent += chunk.len() as u64;
-        send.write_chunk(chunk.freeze()).await?;
+        if !chunk.is_empty() {
+            sent += chunk.len() as u64;
+            send.write_chunk(chunk.freeze()).await?;
+        }
     }
     send.finish()?;
     Ok(sent)
