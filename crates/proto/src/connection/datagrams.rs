@@ -41,21 +41,8 @@ pub(super) const MAX_DATAGRAM_FRAME_SIZE: u64 = 65535;
 /// bound: a buffer counted in payload bytes alone never fills with empty ones.
 const QUEUED_DATAGRAM_OVERHEAD: usize = std::mem::size_of::<Bytes>();
 
-/// Received datagrams smaller than this are copied out of the packet that carried them, so that
-/// a tiny datagram does not keep a whole received datagram alive while it waits to be read
-/// (larger ones keep at most a packet per this many payload bytes).
-const SMALL_DATAGRAM: usize = 256;
-
 fn queued_cost(data: &Bytes) -> usize {
     data.len() + QUEUED_DATAGRAM_OVERHEAD
-}
-
-fn detach_small(data: Bytes) -> Bytes {
-    if data.len() < SMALL_DATAGRAM {
-        Bytes::copy_from_slice(&data)
-    } else {
-        data
-    }
 }
 
 /// Largest packet number length (RFC 9000 §17.1), assumed by [`Connection::max_datagram_size`].
@@ -318,7 +305,9 @@ impl Connection {
             return violation("DATAGRAM frame larger than max_datagram_frame_size");
         }
         let len = frame.data.len();
-        let data = detach_small(frame.data);
+        // A tiny datagram must not keep its whole received packet alive while it waits to be
+        // read: copied out, as small stream pieces are.
+        let data = crate::streams::assembler::detach_small(frame.data);
         let cost = queued_cost(&data);
         self.stats.datagram_frames.received += 1;
         self.stats.datagram_frames.bytes_received += len as u64;

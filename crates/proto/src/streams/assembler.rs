@@ -18,8 +18,9 @@ const DEFRAG_SMALL_CHUNK: usize = 256;
 /// a `Bytes` slice keeps its whole datagram alive, so one-byte frames in full-size datagrams
 /// would otherwise hold a datagram per buffered byte until the next defragmentation (which only
 /// runs when the chunk count doubles: up to half the chunks, RFC 9000 §21.10). Larger pieces
-/// keep at most a datagram's size per `DEFRAG_SMALL_CHUNK` bytes buffered.
-fn detach_small(piece: Bytes) -> Bytes {
+/// keep at most a datagram's size per `DEFRAG_SMALL_CHUNK` bytes buffered. Received DATAGRAM
+/// payloads waiting to be read follow the same rule (`connection/datagrams.rs`).
+pub(crate) fn detach_small(piece: Bytes) -> Bytes {
     if piece.len() < DEFRAG_SMALL_CHUNK {
         Bytes::copy_from_slice(&piece)
     } else {
