@@ -4,9 +4,9 @@
 
 mod common;
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
-use common::noq::{noq_client, noq_get, our_server};
+use common::noq::{noq_client, noq_get, noq_open_path, our_server};
 use common::{connect_from, payload, root_with, transport, within, TEST_TIMEOUT};
 use mpquic::{hq, MultipathMode, PathStatus};
 use tokio::task::JoinSet;
@@ -47,7 +47,7 @@ async fn a_crowd_of_noq_multipath_clients_downloads_from_our_server() {
     for _ in 0..CLIENTS {
         clients.spawn(async move {
             let (client, conn) = noq_client(addr, true).await;
-            open_noq_path(&conn, addr, second).await;
+            noq_open_path(&conn, addr, second).await;
             let got = noq_get(&conn).await;
             assert!(
                 got == payload(SIZE, 9),
@@ -62,24 +62,6 @@ async fn a_crowd_of_noq_multipath_clients_downloads_from_our_server() {
         r.expect("noq client");
     }
     check_server_side(&mut conns).await;
-}
-
-/// noq opens a path once it holds a connection ID of ours for a new path ID (sent right
-/// after the handshake): until then it says `RemoteCidsExhausted`.
-async fn open_noq_path(conn: &noq::Connection, server: SocketAddr, local: IpAddr) {
-    within("noq open_path", async {
-        loop {
-            let tuple = noq::FourTuple::new(server, Some(local));
-            match conn.open_path(tuple, noq::PathStatus::Available).await {
-                Ok(_) => break,
-                Err(noq::PathError::RemoteCidsExhausted) => {
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await
-                }
-                Err(e) => panic!("noq could not open a path from {local}: {e}"),
-            }
-        }
-    })
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -35,22 +35,7 @@ async fn noq_client_downloads_through_the_emulator_over_two_paths() {
         .expect("our connection");
     assert_eq!(ours.design(), Some(Design::Mpns));
     let second_ip: IpAddr = "127.0.0.2".parse().expect("ip");
-    within("noq open_path", async {
-        loop {
-            let open = conn.open_path(
-                noq::FourTuple::new(listen, Some(second_ip)),
-                noq::PathStatus::Available,
-            );
-            match open.await {
-                Ok(_) => break,
-                Err(noq::PathError::RemoteCidsExhausted) => {
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await
-                }
-                Err(e) => panic!("noq could not open a path from {second_ip}: {e}"),
-            }
-        }
-    })
-    .await;
+    common::noq::noq_open_path(&conn, listen, second_ip).await;
 
     let started = std::time::Instant::now();
     let got = noq_get(&conn).await;

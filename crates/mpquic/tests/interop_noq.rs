@@ -319,22 +319,7 @@ async fn noq_download_over_two_paths(scheduler: SchedulerKind) {
     // Our server issues path 1's connection IDs (PATH_NEW_CONNECTION_ID) right after the
     // handshake; noq refuses to open a path until it has one.
     let second_ip: IpAddr = "127.0.0.2".parse().expect("ip");
-    let path = within("noq open_path", async {
-        loop {
-            let open = conn.open_path(
-                noq::FourTuple::new(server_addr, Some(second_ip)),
-                noq::PathStatus::Available,
-            );
-            match open.await {
-                Ok(path) => break path,
-                Err(noq::PathError::RemoteCidsExhausted) => {
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await
-                }
-                Err(e) => panic!("noq could not open a path from {second_ip}: {e}"),
-            }
-        }
-    })
-    .await;
+    let path = common::noq::noq_open_path(&conn, server_addr, second_ip).await;
     assert_eq!(path.local_ip().expect("open path"), Some(second_ip));
 
     let got = noq_get(&conn).await;

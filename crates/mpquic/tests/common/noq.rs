@@ -67,3 +67,26 @@ pub async fn noq_get(conn: &noq::Connection) -> Vec<u8> {
         .await
         .expect("noq read")
 }
+
+/// noq opens a path from `local` to `server` (and waits for its validation); noq refuses while
+/// it holds no connection ID of ours for a new path ID (our server issues them right after the
+/// handshake): `RemoteCidsExhausted` is retried every 20 ms, within the test timeout.
+pub async fn noq_open_path(
+    conn: &noq::Connection,
+    server: SocketAddr,
+    local: std::net::IpAddr,
+) -> noq::Path {
+    within("noq open_path", async {
+        loop {
+            let tuple = noq::FourTuple::new(server, Some(local));
+            match conn.open_path(tuple, noq::PathStatus::Available).await {
+                Ok(path) => break path,
+                Err(noq::PathError::RemoteCidsExhausted) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await
+                }
+                Err(e) => panic!("noq could not open a path from {local}: {e}"),
+            }
+        }
+    })
+    .await
+}
