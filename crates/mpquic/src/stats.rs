@@ -76,6 +76,9 @@ pub struct PathStats {
     pub counters: PathCounters,
     /// ECN validation state and counts (RFC 9000 §13.4).
     pub ecn: EcnPathStats,
+    /// Loss detection's packet threshold on the path (RFC 9002 §6.1.1): 3, raised by
+    /// reordering up to `TransportConfig::max_packet_threshold`.
+    pub packet_threshold: u64,
 }
 
 impl From<mpquic_proto::PathStats> for PathStats {
@@ -99,6 +102,7 @@ impl From<mpquic_proto::PathStats> for PathStats {
             congestion: p.cc,
             counters: p.counters,
             ecn: p.ecn,
+            packet_threshold: p.packet_threshold,
         }
     }
 }

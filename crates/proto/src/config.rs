@@ -126,6 +126,12 @@ pub struct TransportConfig {
     pub key_update_interval: Option<u64>,
     /// Consecutive PTOs after which a path is considered failed and its data moved to others.
     pub path_failure_ptos: u32,
+    /// Highest packet threshold of loss detection (RFC 9002 §6.1.1, kPacketThreshold = 3):
+    /// when a packet declared lost by the packet threshold is acknowledged after all, its
+    /// path's threshold rises past the reordering that showed, up to this value (§6.1.1 allows
+    /// it; [`crate::recovery`]'s `reordering`). 3 keeps the threshold fixed at kPacketThreshold.
+    #[serde(skip_serializing_if = "is_default_max_packet_threshold")]
+    pub max_packet_threshold: u64,
     /// Abandon a path that received nothing for this long while another path is active
     /// (RFC 10069 §3.5 leaves per-path idle timeouts to the implementation). None: never.
     #[serde(with = "forms::opt_duration", skip_serializing_if = "Option::is_none")]
@@ -209,6 +215,13 @@ impl TransportConfig {
     }
 }
 
+/// Default of [`TransportConfig::max_packet_threshold`].
+pub const DEFAULT_MAX_PACKET_THRESHOLD: u64 = 64;
+
+fn is_default_max_packet_threshold(value: &u64) -> bool {
+    *value == DEFAULT_MAX_PACKET_THRESHOLD
+}
+
 impl Default for TransportConfig {
     fn default() -> Self {
         Self {
@@ -230,6 +243,7 @@ impl Default for TransportConfig {
             pacing: true,
             key_update_interval: None,
             path_failure_ptos: 3,
+            max_packet_threshold: DEFAULT_MAX_PACKET_THRESHOLD,
             path_idle_timeout: None,
             reinjection: crate::reinjection::ReinjectionMode::default(),
             reinjection_factory: None,

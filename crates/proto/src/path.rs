@@ -132,6 +132,10 @@ pub struct PathStats {
     pub counters: PathCounters,
     /// ECN validation state and counts (RFC 9000 §13.4).
     pub ecn: crate::ecn::EcnPathStats,
+    /// The packet threshold of the path's loss detection (RFC 9002 §6.1.1): 3, or higher once
+    /// reordering made losses it declared spurious
+    /// ([`TransportConfig::max_packet_threshold`](crate::TransportConfig::max_packet_threshold)).
+    pub packet_threshold: u64,
 }
 
 /// A delivery-rate sample older than this many smoothed RTTs no longer stands for the path.
@@ -558,6 +562,7 @@ impl Path {
             mtu: u64::from(self.mtu.current()),
             mtu_phase: self.mtu.phase(),
             mtu_counters: self.mtu.counters,
+            packet_threshold: self.ledgers[epoch_index(Epoch::Data)].packet_threshold(),
             cc: self.cc.stats(),
             counters: self.counters.clone(),
             ecn: self.ecn.stats(),

@@ -52,6 +52,7 @@ setters! {
     pacing: bool,
     key_update_interval: Option<u64>,
     path_failure_ptos: u32,
+    max_packet_threshold: u64,
     path_idle_timeout: Option<Duration>,
     reinjection: ReinjectionMode,
     qoe_feedback: bool,

@@ -223,6 +223,17 @@ impl TransportConfig {
                 "at least 2 (RFC 9000 §18.2)",
             ));
         }
+        // RFC 9002 §6.1.1: the packet threshold SHOULD NOT be below 3; above 2^16 a path
+        // could not hold that many packets in flight anyway.
+        if !(crate::recovery::ledger::PACKET_THRESHOLD..=65_536)
+            .contains(&self.max_packet_threshold)
+        {
+            return Err(ConfigError::out_of_range(
+                "max_packet_threshold",
+                self.max_packet_threshold,
+                "3 (fixed, RFC 9002 §6.1.1) to 65536",
+            ));
+        }
         if self.path_failure_ptos == 0 {
             return Err(ConfigError::out_of_range(
                 "path_failure_ptos",

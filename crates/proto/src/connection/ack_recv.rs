@@ -8,10 +8,10 @@ use super::Connection;
 use crate::cc::{AckEvent, Coupling};
 use crate::crypto::Epoch;
 use crate::error::TransportError;
-use crate::path::PathId;
+use crate::path::{epoch_index, PathId};
 use crate::recovery::sampling::{plan_samples_into, LargestAcked, PathAcked, SampleKind};
 use crate::recovery::{AckedOutcome, LossCause, SentPacket};
-use crate::space::SpaceId;
+use crate::space::{SpaceId, SpuriousLoss};
 use crate::time::{Duration, Timestamp};
 
 /// Packet numbers of an ACK frame searched for a path's newest reported packet (loss
@@ -73,7 +73,7 @@ impl Connection {
         send_space.take_spuriously_lost(&ack.ranges, &mut scratch.spurious);
         let prior_largest = send_space.largest_acked();
         send_space.on_largest_acked(ack.largest);
-        self.on_spurious_losses(scratch.spurious.drain(..));
+        self.on_spurious_losses(epoch, scratch.spurious.drain(..));
         let ack_delay = self.decode_ack_delay(epoch, ack.ack_delay);
         // Grouped by path (one ledger each), in path order; within a path in ACK order (stable).
         acked.sort_by_key(|&(_, path, _)| path);
@@ -139,12 +139,25 @@ impl Connection {
     }
 
     /// Packets declared lost were acknowledged after all (spurious losses).
-    fn on_spurious_losses(&mut self, spurious: impl Iterator<Item = (u64, PathId, LossCause)>) {
-        for (pn, path, cause) in spurious {
+    fn on_spurious_losses(&mut self, epoch: Epoch, spurious: impl Iterator<Item = SpuriousLoss>) {
+        let max_threshold = self.config.max_packet_threshold;
+        for SpuriousLoss {
+            pn,
+            path,
+            cause,
+            seq,
+        } in spurious
+        {
             if let Some(p) = self.paths.get_mut(&path) {
                 p.counters.spurious_losses += 1;
-                if cause == LossCause::TimeThreshold {
-                    p.counters.time_threshold_spurious += 1;
+                match cause {
+                    LossCause::TimeThreshold => p.counters.time_threshold_spurious += 1,
+                    // RFC 9002 §6.1.1: reordering beyond the threshold may raise it.
+                    LossCause::PacketThreshold => {
+                        p.ledgers[epoch_index(epoch)]
+                            .on_spurious_packet_threshold_loss(seq, max_threshold);
+                    }
+                    LossCause::PathGone => {}
                 }
                 // RFC 9438 §4.9: undo only once every loss behind the reduction was spurious.
                 if p.loss_episode.on_spurious(pn) {

@@ -185,7 +185,7 @@ impl ConnRng {
 #[derive(Debug, Default)]
 pub(crate) struct AckScratch {
     pub(crate) acked: Vec<(u64, crate::path::PathId, u64)>,
-    pub(crate) spurious: Vec<(u64, crate::path::PathId, crate::recovery::LossCause)>,
+    pub(crate) spurious: Vec<crate::space::SpuriousLoss>,
     pub(crate) seqs: Vec<u64>,
     pub(crate) outcomes: Vec<(crate::path::PathId, crate::recovery::AckedOutcome)>,
     /// Paths that took an RTT sample from the ACK frame being processed.

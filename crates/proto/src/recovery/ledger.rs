@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use mpquic_wire::range_set::RangeSet;
 
 use crate::cc::PacketDeliveryState;
+use crate::recovery::reordering::PacketThreshold;
 use crate::recovery::rtt::RttEstimator;
 use crate::sent_frames::SentFrames;
 use crate::time::{Duration, Timestamp};
@@ -155,6 +156,8 @@ pub(crate) struct Ledger {
     time_of_last_ack_eliciting: Option<Timestamp>,
     ack_eliciting_in_flight: u64,
     bytes_in_flight: u64,
+    /// RFC 9002 §6.1.1 kPacketThreshold, raised by reordering ([`PacketThreshold`]).
+    packet_threshold: PacketThreshold,
 }
 
 impl Ledger {
@@ -243,6 +246,21 @@ impl Ledger {
         shown
     }
 
+    /// The packet with sequence number `seq`, declared lost by the packet threshold, was
+    /// acknowledged after all: raise the threshold past the reordering it showed (the packets
+    /// of the path acknowledged before it), up to `max` ([`PacketThreshold`]).
+    pub(crate) fn on_spurious_packet_threshold_loss(&mut self, seq: u64, max: u64) -> bool {
+        let displacement = self
+            .largest_acked_seq
+            .map_or(0, |largest| largest.saturating_sub(seq));
+        self.packet_threshold.on_spurious_loss(displacement, max)
+    }
+
+    /// The packet threshold loss detection uses now.
+    pub(crate) fn packet_threshold(&self) -> u64 {
+        self.packet_threshold.get()
+    }
+
     fn untrack(&mut self, packet: &SentPacket) {
         if packet.in_flight {
             if !packet.old_route {
@@ -282,7 +300,7 @@ impl Ledger {
                 Behind::Beyond => break,
             };
             let when = packet.time_sent + loss_delay + extra;
-            if behind >= PACKET_THRESHOLD {
+            if behind >= self.packet_threshold.get() {
                 lost_seqs.push((seq, LossCause::PacketThreshold));
             } else if when <= now {
                 lost_seqs.push((seq, LossCause::TimeThreshold));

@@ -94,8 +94,19 @@ impl crate::connection::Connection {
     }
 }
 
-/// A packet declared lost: (packet number, path, when, why).
-type Lost = (u64, PathId, crate::time::Timestamp, LossCause);
+/// A packet declared lost: (packet number, path, when, why, per-path sequence number).
+type Lost = (u64, PathId, crate::time::Timestamp, LossCause, u64);
+
+/// A packet declared lost that an ACK frame acknowledged after all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SpuriousLoss {
+    pub pn: u64,
+    pub path: PathId,
+    /// Why it had been declared lost.
+    pub cause: LossCause,
+    /// Its sequence number in its path's ledger.
+    pub seq: u64,
+}
 
 /// [`gallop_down`] after a few single steps: the entries between two ranges of a frame are
 /// its gaps, usually one or two packets.
@@ -201,8 +212,8 @@ impl SendSpace {
 
     /// An outstanding packet was declared lost at `now`.
     pub(crate) fn on_lost(&mut self, pn: u64, now: crate::time::Timestamp, cause: LossCause) {
-        if let Some((path, _)) = self.outstanding.remove(pn) {
-            let entry = (pn, path, now, cause);
+        if let Some((path, seq)) = self.outstanding.remove(pn) {
+            let entry = (pn, path, now, cause, seq);
             match self.recently_lost.back() {
                 Some(last) if last.0 >= pn => {
                     match self.recently_lost.binary_search_by_key(&pn, |e| e.0) {
@@ -221,7 +232,7 @@ impl SendSpace {
     pub(crate) fn take_spuriously_lost(
         &mut self,
         ranges: &[std::ops::RangeInclusive<u64>],
-        out: &mut Vec<(u64, PathId, LossCause)>,
+        out: &mut Vec<SpuriousLoss>,
     ) {
         let lost = &mut self.recently_lost;
         // Entries below `upper` are below the previous (higher) range. The entries between two
@@ -241,7 +252,12 @@ impl SendSpace {
             if lo < hi {
                 out.extend(
                     lost.drain(lo..hi)
-                        .map(|(pn, path, _, cause)| (pn, path, cause)),
+                        .map(|(pn, path, _, cause, seq)| SpuriousLoss {
+                            pn,
+                            path,
+                            cause,
+                            seq,
+                        }),
                 );
             }
             upper = lo;
@@ -294,7 +310,7 @@ impl SendSpace {
         while self
             .recently_lost
             .front()
-            .is_some_and(|&(_, _, t, _)| t < horizon)
+            .is_some_and(|&(_, _, t, _, _)| t < horizon)
         {
             self.recently_lost.pop_front();
         }
@@ -364,8 +380,11 @@ mod tests {
             let mut expected = Vec::new();
             let mut left: Vec<u64> = lost_pns.iter().copied().collect();
             for r in &ranges {
-                expected.extend(left.iter().filter(|pn| r.contains(pn)).map(|&pn| {
-                    (pn, PathId::new((pn % 3) as u32), LossCause::PacketThreshold)
+                expected.extend(left.iter().filter(|pn| r.contains(pn)).map(|&pn| SpuriousLoss {
+                    pn,
+                    path: PathId::new((pn % 3) as u32),
+                    cause: LossCause::PacketThreshold,
+                    seq: pn,
                 }));
                 left.retain(|pn| !r.contains(pn));
             }

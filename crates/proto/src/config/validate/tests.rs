@@ -118,6 +118,16 @@ fn each_bad_field_is_named() {
             "at least 1",
         ),
         (
+            TransportConfig::default().max_packet_threshold(2),
+            "max_packet_threshold",
+            "3 (fixed, RFC 9002 §6.1.1) to 65536",
+        ),
+        (
+            TransportConfig::default().max_packet_threshold(1 << 20),
+            "max_packet_threshold",
+            "3 (fixed",
+        ),
+        (
             TransportConfig::default().key_update_interval(Some(0)),
             "key_update_interval",
             "at least 1",

@@ -1,0 +1,89 @@
+//! The adaptive packet threshold (RFC 9002 §6.1.1): on a path that reorders packets by more
+//! than kPacketThreshold, losses declared by the packet threshold prove spurious; the path's
+//! threshold then rises, and later reordering no longer resends data or shrinks the window.
+
+mod common;
+
+use common::{payload, NetConfig, Pair};
+use mpquic_proto::{Duration, TransportConfig, DEFAULT_MAX_PACKET_THRESHOLD};
+
+/// What an upload over a jittery network (nothing dropped) left on the client's path.
+struct Outcome {
+    spurious: u64,
+    lost: u64,
+    threshold: u64,
+    virtual_time: Duration,
+}
+
+/// Upload `len` bytes from a client with `max_packet_threshold` over a network whose packets
+/// take 10 ms plus up to `jitter` (uniform): reordering, but no loss.
+fn upload_with_jitter(seed: u64, max_packet_threshold: u64, jitter_ms: u64, len: usize) -> Outcome {
+    let net = NetConfig {
+        jitter: Duration::from_millis(jitter_ms),
+        ..NetConfig::default()
+    };
+    let client = TransportConfig::default().max_packet_threshold(max_packet_threshold);
+    let mut pair = Pair::new(seed, client, TransportConfig::default(), net);
+    let data = payload(len, seed as u8);
+    let start = pair.now;
+    let (ch, _, received) = pair.upload(&data, Duration::from_secs(120));
+    assert!(
+        received == data,
+        "seed {seed}: the upload arrived short or corrupted"
+    );
+    let conn = pair.client.connection(ch).expect("client connection");
+    let path = &conn.path_stats()[0];
+    Outcome {
+        spurious: path.counters.spurious_losses,
+        lost: path.counters.packets_lost,
+        threshold: path.packet_threshold,
+        virtual_time: pair.now - start,
+    }
+}
+
+#[test]
+fn reordering_raises_the_packet_threshold_and_ends_spurious_losses() {
+    for seed in 1..4 {
+        let fixed = upload_with_jitter(seed, 3, 4, 1_500_000);
+        let adaptive = upload_with_jitter(seed, DEFAULT_MAX_PACKET_THRESHOLD, 4, 1_500_000);
+        // Nothing is dropped: every loss declared is spurious (those whose late ACK came
+        // after the transfer's end, or after the record of the loss expired, are not counted).
+        assert!(fixed.spurious * 10 >= fixed.lost * 9, "seed {seed}");
+        assert!(adaptive.spurious * 10 >= adaptive.lost * 9, "seed {seed}");
+        assert_eq!(
+            fixed.threshold, 3,
+            "seed {seed}: max 3 keeps kPacketThreshold"
+        );
+        assert!(
+            fixed.spurious >= 20,
+            "seed {seed}: 4 ms of jitter should reorder past 3 packets ({} spurious)",
+            fixed.spurious
+        );
+        assert!(
+            adaptive.threshold > 3 && adaptive.threshold <= DEFAULT_MAX_PACKET_THRESHOLD,
+            "seed {seed}: threshold {}",
+            adaptive.threshold
+        );
+        assert!(
+            adaptive.spurious * 4 <= fixed.spurious,
+            "seed {seed}: {} spurious losses with the adaptive threshold, {} with 3",
+            adaptive.spurious,
+            fixed.spurious
+        );
+        eprintln!(
+            "seed {seed}: fixed {} spurious in {:?}; adaptive {} spurious (threshold {}) in {:?}",
+            fixed.spurious,
+            fixed.virtual_time,
+            adaptive.spurious,
+            adaptive.threshold,
+            adaptive.virtual_time
+        );
+    }
+}
+
+#[test]
+fn a_path_without_reordering_keeps_the_rfc_threshold() {
+    let outcome = upload_with_jitter(7, DEFAULT_MAX_PACKET_THRESHOLD, 0, 500_000);
+    assert_eq!(outcome.spurious, 0);
+    assert_eq!(outcome.threshold, 3);
+}
