@@ -10,6 +10,7 @@ use mpquic_proto::{Duration, TransportConfig, DEFAULT_MAX_PACKET_THRESHOLD};
 /// What an upload over a jittery network (nothing dropped) left on the client's path.
 struct Outcome {
     spurious: u64,
+    by_time: u64,
     lost: u64,
     threshold: u64,
     virtual_time: Duration,
@@ -35,6 +36,7 @@ fn upload_with_jitter(seed: u64, max_packet_threshold: u64, jitter_ms: u64, len:
     let path = &conn.path_stats()[0];
     Outcome {
         spurious: path.counters.spurious_losses,
+        by_time: path.counters.time_threshold_spurious,
         lost: path.counters.packets_lost,
         threshold: path.packet_threshold,
         virtual_time: pair.now - start,
@@ -71,10 +73,12 @@ fn reordering_raises_the_packet_threshold_and_ends_spurious_losses() {
             fixed.spurious
         );
         eprintln!(
-            "seed {seed}: fixed {} spurious in {:?}; adaptive {} spurious (threshold {}) in {:?}",
+            "seed {seed}: fixed {} spurious ({} by time) in {:?}; adaptive {} spurious ({} by time, threshold {}) in {:?}",
             fixed.spurious,
+            fixed.by_time,
             fixed.virtual_time,
             adaptive.spurious,
+            adaptive.by_time,
             adaptive.threshold,
             adaptive.virtual_time
         );
