@@ -70,8 +70,26 @@ pub struct Common {
     /// each of them to the server before its work (RFC 10069 multipath, the default `auto`).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub paths: usize,
+    /// UDP port of the server on 127.0.0.1 (0: any free port).
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
+    pub server_port: u16,
+    /// The clients send to this loopback address instead of the server's: a relay in front of
+    /// the server, e.g. `mpquic emulate --listen 127.0.0.1:14500 --server 127.0.0.1:PORT --path
+    /// SPEC` with `--server-port PORT` here, to put both stacks behind the same emulated path.
+    #[arg(long, value_name = "ADDR", value_parser = parse_loopback)]
+    pub via: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub limits: Limits,
+}
+
+/// A socket address on a loopback interface (the load test never leaves the machine).
+fn parse_loopback(s: &str) -> Result<std::net::SocketAddr, String> {
+    let addr: std::net::SocketAddr = s.parse().map_err(|e| format!("{e}"))?;
+    if addr.ip().is_loopback() {
+        Ok(addr)
+    } else {
+        Err(format!("{addr} is not a loopback address"))
+    }
 }
 
 #[derive(Debug, Args)]

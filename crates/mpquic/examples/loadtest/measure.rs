@@ -22,10 +22,15 @@ pub struct ServerChild {
 impl ServerChild {
     /// Start `loadtest serve`; it lives at most `lifetime` and ends when our end of its stdin
     /// closes (so that it cannot outlive this process).
-    pub fn spawn(imp: Impl, limits: &Limits, lifetime: Duration) -> anyhow::Result<Self> {
+    pub fn spawn(
+        imp: Impl,
+        limits: &Limits,
+        lifetime: Duration,
+        port: u16,
+    ) -> anyhow::Result<Self> {
         let exe = std::env::current_exe().context("finding the loadtest executable")?;
         let mut cmd = Command::new(exe);
-        cmd.args(["serve", "--impl", imp.name(), "--port", "0"])
+        cmd.args(["serve", "--impl", imp.name(), "--port", &port.to_string()])
             .args(["--lifetime", &lifetime.as_secs().max(1).to_string()])
             .args(["--retry", &limits.retry])
             .args(["--accept", limits.accept.name()])

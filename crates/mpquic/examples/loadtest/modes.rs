@@ -159,16 +159,24 @@ fn start_server(common: &Common, open: usize) -> anyhow::Result<ServerChild> {
         println!("quinn server: quinn's default server and transport configuration");
     }
     let lifetime = Duration::from_secs(common.timeout) + Duration::from_secs(30);
-    let server = ServerChild::spawn(common.imp, &limits, lifetime)?;
+    let server = ServerChild::spawn(common.imp, &limits, lifetime, common.server_port)?;
     println!(
-        "server ({}) pid {} on {}; {} client endpoint(s); TLS settings: {}",
+        "server ({}) pid {} on {}{}; {} client endpoint(s); TLS settings: {}",
         common.imp.name(),
         server.pid(),
         server.addr,
+        common
+            .via
+            .map_or(String::new(), |v| format!(", clients send to {v}")),
         common.client_endpoints,
         limits.tls.name()
     );
     Ok(server)
+}
+
+/// Where the clients send: `--via` if given, else the server itself.
+fn target(common: &Common, server: &ServerChild) -> std::net::SocketAddr {
+    common.via.unwrap_or(server.addr)
 }
 
 fn deadline_of(common: &Common) -> Instant {
@@ -241,7 +249,7 @@ pub async fn download(args: &DownloadArgs) -> anyhow::Result<bool> {
     let started = Instant::now();
     let mut tasks = JoinSet::new();
     for i in 0..n {
-        let (clients, addr, size) = (clients.clone(), server.addr, args.size);
+        let (clients, addr, size) = (clients.clone(), target(common, &server), args.size);
         tasks.spawn(async move {
             let t0 = Instant::now();
             let conn = clients
@@ -287,13 +295,13 @@ pub async fn idle(args: &IdleArgs) -> anyhow::Result<bool> {
         common.limits.tls,
         tickets.as_ref(),
     )?);
-    warm_up(&clients, server.addr).await?;
+    warm_up(&clients, target(common, &server)).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let before = server.memory()?;
     let gate = Arc::new(tokio::sync::Semaphore::new(IDLE_OPEN_AT_ONCE));
     let mut tasks = JoinSet::new();
     for i in 0..n {
-        let (clients, addr, gate) = (clients.clone(), server.addr, gate.clone());
+        let (clients, addr, gate) = (clients.clone(), target(common, &server), gate.clone());
         tasks.spawn(async move {
             let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
             clients.connect(i, addr).await.map_err(|e| format!("{e:#}"))
@@ -350,7 +358,7 @@ pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
         common.limits.tls,
         tickets.as_ref(),
     )?);
-    warm_up(&clients, server.addr).await?;
+    warm_up(&clients, target(common, &server)).await?;
     let mut all_ok = true;
     for workers in [1, concurrency] {
         let phase = Phase {
@@ -361,7 +369,7 @@ pub async fn handshakes(args: &HandshakeArgs) -> anyhow::Result<bool> {
             tickets: tickets.clone(),
         };
         let resumed_before = tickets.as_ref().map_or(0, |t| t.taken());
-        let (done, failed, elapsed) = phase.run(&clients, server.addr).await;
+        let (done, failed, elapsed) = phase.run(&clients, target(common, &server)).await;
         let resumed = match &tickets {
             Some(t) => format!(" (resumed: {})", t.taken() - resumed_before),
             None => String::new(),
