@@ -79,6 +79,9 @@ pub struct PathStats {
     /// Loss detection's packet threshold on the path (RFC 9002 §6.1.1): 3, raised by
     /// reordering up to `TransportConfig::max_packet_threshold`.
     pub packet_threshold: u64,
+    /// Loss detection's time threshold on the path in RTTs (RFC 9002 §6.1.2): 1.125, raised
+    /// by reordering up to `TransportConfig::max_time_threshold`.
+    pub time_threshold: f64,
 }
 
 impl From<mpquic_proto::PathStats> for PathStats {
@@ -103,6 +106,7 @@ impl From<mpquic_proto::PathStats> for PathStats {
             counters: p.counters,
             ecn: p.ecn,
             packet_threshold: p.packet_threshold,
+            time_threshold: p.time_threshold,
         }
     }
 }

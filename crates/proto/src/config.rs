@@ -132,6 +132,12 @@ pub struct TransportConfig {
     /// it; [`crate::recovery`]'s `reordering`). 3 keeps the threshold fixed at kPacketThreshold.
     #[serde(skip_serializing_if = "is_default_max_packet_threshold")]
     pub max_packet_threshold: u64,
+    /// Highest time threshold of loss detection, in RTTs (RFC 9002 §6.1.2, kTimeThreshold =
+    /// 9/8): each round trip in which a packet declared lost by the time threshold is
+    /// acknowledged after all adds an eighth of an RTT to its path's threshold, up to this
+    /// value (rounded down to eighths). 1.125 keeps it fixed at kTimeThreshold.
+    #[serde(skip_serializing_if = "is_default_max_time_threshold")]
+    pub max_time_threshold: f64,
     /// Abandon a path that received nothing for this long while another path is active
     /// (RFC 10069 §3.5 leaves per-path idle timeouts to the implementation). None: never.
     #[serde(with = "forms::opt_duration", skip_serializing_if = "Option::is_none")]
@@ -175,6 +181,16 @@ pub struct TransportConfig {
 }
 
 impl TransportConfig {
+    /// [`Self::max_time_threshold`] in eighths of an RTT (at least kTimeThreshold's 9).
+    pub(crate) fn max_time_threshold_eighths(&self) -> u32 {
+        let eighths = (self.max_time_threshold * 8.0).floor();
+        if eighths.is_finite() {
+            (eighths as u32).max(crate::recovery::reordering::TIME_THRESHOLD_EIGHTHS)
+        } else {
+            crate::recovery::reordering::TIME_THRESHOLD_EIGHTHS
+        }
+    }
+
     /// The congestion controller a path uses, by name (ignores
     /// `congestion_controller_factory`; see [`Self::controller_factory_for`]).
     pub fn congestion_for(&self, path: crate::path::PathId) -> CcAlgorithm {
@@ -222,6 +238,13 @@ fn is_default_max_packet_threshold(value: &u64) -> bool {
     *value == DEFAULT_MAX_PACKET_THRESHOLD
 }
 
+/// Default of [`TransportConfig::max_time_threshold`], in RTTs.
+pub const DEFAULT_MAX_TIME_THRESHOLD: f64 = 2.0;
+
+fn is_default_max_time_threshold(value: &f64) -> bool {
+    *value == DEFAULT_MAX_TIME_THRESHOLD
+}
+
 impl Default for TransportConfig {
     fn default() -> Self {
         Self {
@@ -244,6 +267,7 @@ impl Default for TransportConfig {
             key_update_interval: None,
             path_failure_ptos: 3,
             max_packet_threshold: DEFAULT_MAX_PACKET_THRESHOLD,
+            max_time_threshold: DEFAULT_MAX_TIME_THRESHOLD,
             path_idle_timeout: None,
             reinjection: crate::reinjection::ReinjectionMode::default(),
             reinjection_factory: None,

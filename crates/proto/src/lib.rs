@@ -32,7 +32,7 @@ pub use ack::{AckConfig, AckFrequencyRequest, RangeOrder};
 pub use config::{
     ClientConfig, ConfigError, EndpointConfig, MultipathMode, RetryPolicy, ServerConfig, TokenKeys,
     TokenMemoryStore, TokenStore, TransportConfig, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES,
-    DEFAULT_MAX_PACKET_THRESHOLD, MAX_ACK_RANGES,
+    DEFAULT_MAX_PACKET_THRESHOLD, DEFAULT_MAX_TIME_THRESHOLD, MAX_ACK_RANGES,
 };
 pub use connection::{
     ConnectError, Connection, ConnectionError, ConnectionStats, DatagramStats, Event, PathError,

@@ -136,6 +136,10 @@ pub struct PathStats {
     /// reordering made losses it declared spurious
     /// ([`TransportConfig::max_packet_threshold`](crate::TransportConfig::max_packet_threshold)).
     pub packet_threshold: u64,
+    /// The time threshold of the path's loss detection in RTTs (RFC 9002 §6.1.2): 1.125, or
+    /// more once reordering made losses it declared spurious
+    /// ([`TransportConfig::max_time_threshold`](crate::TransportConfig::max_time_threshold)).
+    pub time_threshold: f64,
 }
 
 /// A delivery-rate sample older than this many smoothed RTTs no longer stands for the path.
@@ -563,6 +567,9 @@ impl Path {
             mtu_phase: self.mtu.phase(),
             mtu_counters: self.mtu.counters,
             packet_threshold: self.ledgers[epoch_index(Epoch::Data)].packet_threshold(),
+            time_threshold: f64::from(
+                self.ledgers[epoch_index(Epoch::Data)].time_threshold_eighths(),
+            ) / 8.0,
             cc: self.cc.stats(),
             counters: self.counters.clone(),
             ecn: self.ecn.stats(),

@@ -53,6 +53,7 @@ setters! {
     key_update_interval: Option<u64>,
     path_failure_ptos: u32,
     max_packet_threshold: u64,
+    max_time_threshold: f64,
     path_idle_timeout: Option<Duration>,
     reinjection: ReinjectionMode,
     qoe_feedback: bool,

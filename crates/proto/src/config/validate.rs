@@ -234,6 +234,15 @@ impl TransportConfig {
                 "3 (fixed, RFC 9002 §6.1.1) to 65536",
             ));
         }
+        // RFC 9002 §6.1.2: the time threshold SHOULD NOT be below 9/8; beyond 8 RTTs the PTO
+        // would always come first.
+        if !(1.125..=8.0).contains(&self.max_time_threshold) {
+            return Err(ConfigError::out_of_range(
+                "max_time_threshold",
+                self.max_time_threshold,
+                "1.125 (fixed, RFC 9002 §6.1.2) to 8 RTTs",
+            ));
+        }
         if self.path_failure_ptos == 0 {
             return Err(ConfigError::out_of_range(
                 "path_failure_ptos",

@@ -73,7 +73,7 @@ impl Connection {
         send_space.take_spuriously_lost(&ack.ranges, &mut scratch.spurious);
         let prior_largest = send_space.largest_acked();
         send_space.on_largest_acked(ack.largest);
-        self.on_spurious_losses(epoch, scratch.spurious.drain(..));
+        self.on_spurious_losses(now, epoch, scratch.spurious.drain(..));
         let ack_delay = self.decode_ack_delay(epoch, ack.ack_delay);
         // Grouped by path (one ledger each), in path order; within a path in ACK order (stable).
         acked.sort_by_key(|&(_, path, _)| path);
@@ -139,8 +139,14 @@ impl Connection {
     }
 
     /// Packets declared lost were acknowledged after all (spurious losses).
-    fn on_spurious_losses(&mut self, epoch: Epoch, spurious: impl Iterator<Item = SpuriousLoss>) {
+    fn on_spurious_losses(
+        &mut self,
+        now: Timestamp,
+        epoch: Epoch,
+        spurious: impl Iterator<Item = SpuriousLoss>,
+    ) {
         let max_threshold = self.config.max_packet_threshold;
+        let max_time_eighths = self.config.max_time_threshold_eighths();
         for SpuriousLoss {
             pn,
             path,
@@ -151,7 +157,16 @@ impl Connection {
             if let Some(p) = self.paths.get_mut(&path) {
                 p.counters.spurious_losses += 1;
                 match cause {
-                    LossCause::TimeThreshold => p.counters.time_threshold_spurious += 1,
+                    LossCause::TimeThreshold => {
+                        p.counters.time_threshold_spurious += 1;
+                        // RFC 9002 §6.1.2: the time threshold may adapt too.
+                        let srtt = p.rtt.smoothed();
+                        p.ledgers[epoch_index(epoch)].on_spurious_time_threshold_loss(
+                            now,
+                            srtt,
+                            max_time_eighths,
+                        );
+                    }
                     // RFC 9002 §6.1.1: reordering beyond the threshold may raise it.
                     LossCause::PacketThreshold => {
                         p.ledgers[epoch_index(epoch)]

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use mpquic_wire::range_set::RangeSet;
 
 use crate::cc::PacketDeliveryState;
-use crate::recovery::reordering::PacketThreshold;
+use crate::recovery::reordering::{PacketThreshold, TimeThreshold};
 use crate::recovery::rtt::RttEstimator;
 use crate::sent_frames::SentFrames;
 use crate::time::{Duration, Timestamp};
@@ -158,6 +158,8 @@ pub(crate) struct Ledger {
     bytes_in_flight: u64,
     /// RFC 9002 §6.1.1 kPacketThreshold, raised by reordering ([`PacketThreshold`]).
     packet_threshold: PacketThreshold,
+    /// RFC 9002 §6.1.2 kTimeThreshold, raised by reordering ([`TimeThreshold`]).
+    time_threshold: TimeThreshold,
 }
 
 impl Ledger {
@@ -261,6 +263,22 @@ impl Ledger {
         self.packet_threshold.get()
     }
 
+    /// A packet declared lost by the time threshold was acknowledged after all: raise the
+    /// threshold ([`TimeThreshold::on_spurious_loss`]).
+    pub(crate) fn on_spurious_time_threshold_loss(
+        &mut self,
+        now: Timestamp,
+        srtt: Duration,
+        max_eighths: u32,
+    ) -> bool {
+        self.time_threshold.on_spurious_loss(now, srtt, max_eighths)
+    }
+
+    /// The time threshold loss detection uses now, in eighths of an RTT.
+    pub(crate) fn time_threshold_eighths(&self) -> u32 {
+        self.time_threshold.eighths()
+    }
+
     fn untrack(&mut self, packet: &SentPacket) {
         if packet.in_flight {
             if !packet.old_route {
@@ -285,7 +303,7 @@ impl Ledger {
     ) -> LostPackets {
         let mut lost = LostPackets::default();
         self.loss_time = None;
-        let loss_delay = rtt.loss_delay();
+        let loss_delay = self.time_threshold.loss_delay(rtt);
         let mut lost_seqs = Vec::new();
         for (i, packet) in self.sent.iter().enumerate() {
             let Some(packet) = packet else { continue };

@@ -13,8 +13,20 @@
 //! then found by the time threshold (RFC 9002 §6.1.2) at the latest, about an eighth of an RTT
 //! later than by the packet threshold, and by the packet threshold once enough later packets
 //! are acknowledged.
+//!
+//! The time threshold adapts the same way (§6.1.2: "Implementations MAY experiment with ...
+//! adaptive thresholds"): on a path whose delay varies by more than an eighth of its RTT (5 ms
+//! of jitter on a 10 ms path) packets overtaken by later ones are declared lost by time, then
+//! acknowledged. Each round trip that shows such a spurious loss adds an eighth of an RTT to
+//! the path's loss delay, up to a maximum (2 RTTs by default: RACK's reordering window grows
+//! to one smoothed RTT, RFC 8985 §6.2, which is about the same).
 
 use crate::recovery::ledger::PACKET_THRESHOLD;
+use crate::recovery::rtt::{RttEstimator, GRANULARITY};
+use crate::time::{Duration, Timestamp};
+
+/// RFC 9002 §6.1.2 kTimeThreshold, 9/8, in eighths of an RTT.
+pub(crate) const TIME_THRESHOLD_EIGHTHS: u32 = 9;
 
 /// Loss detection's packet threshold on one path at one level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +55,54 @@ impl PacketThreshold {
         } else {
             false
         }
+    }
+}
+
+/// Loss detection's time threshold on one path at one level, in eighths of
+/// max(smoothed_rtt, latest_rtt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TimeThreshold {
+    eighths: u32,
+    /// When it last rose: it rises at most once per smoothed RTT (the spurious losses of one
+    /// round trip are one piece of evidence).
+    raised_at: Option<Timestamp>,
+}
+
+impl Default for TimeThreshold {
+    fn default() -> Self {
+        TimeThreshold {
+            eighths: TIME_THRESHOLD_EIGHTHS,
+            raised_at: None,
+        }
+    }
+}
+
+impl TimeThreshold {
+    /// RFC 9002 §6.1.2: max(threshold * max(smoothed_rtt, latest_rtt), kGranularity).
+    pub(crate) fn loss_delay(self, rtt: &RttEstimator) -> Duration {
+        (rtt.smoothed().max(rtt.latest()) * self.eighths / 8).max(GRANULARITY)
+    }
+
+    /// The threshold in eighths of an RTT.
+    pub(crate) fn eighths(self) -> u32 {
+        self.eighths
+    }
+
+    /// A packet declared lost by this threshold was acknowledged after all: add an eighth of
+    /// an RTT, up to `max_eighths`, unless it already rose within the last `srtt`. Returns
+    /// whether it rose.
+    pub(crate) fn on_spurious_loss(
+        &mut self,
+        now: Timestamp,
+        srtt: Duration,
+        max_eighths: u32,
+    ) -> bool {
+        if self.eighths >= max_eighths || self.raised_at.is_some_and(|t| now < t + srtt) {
+            return false;
+        }
+        self.eighths += 1;
+        self.raised_at = Some(now);
+        true
     }
 }
 

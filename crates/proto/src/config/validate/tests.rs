@@ -123,6 +123,16 @@ fn each_bad_field_is_named() {
             "3 (fixed, RFC 9002 §6.1.1) to 65536",
         ),
         (
+            TransportConfig::default().max_time_threshold(1.0),
+            "max_time_threshold",
+            "1.125 (fixed, RFC 9002 §6.1.2) to 8 RTTs",
+        ),
+        (
+            TransportConfig::default().max_time_threshold(f64::NAN),
+            "max_time_threshold",
+            "to 8 RTTs",
+        ),
+        (
             TransportConfig::default().max_packet_threshold(1 << 20),
             "max_packet_threshold",
             "3 (fixed",
