@@ -181,3 +181,37 @@ fn mtu_updates_are_logged_per_path() {
     assert!((1260..=1280).contains(&narrow), "{updates:?}");
     assert!(updates.iter().all(|e| e["data"]["old"].is_u64()));
 }
+
+/// Reordering that makes losses spurious raises the path's loss thresholds (RFC 9002 §6.1.1,
+/// §6.1.2), and the server logs each rise as `quic:recovery_parameters_set`; the thresholds
+/// logged never fall.
+#[test]
+fn raised_loss_thresholds_are_logged() {
+    let s = download(
+        &["rate=20mbit,rtt=10ms,queue=1bdp,jitter=5ms,reorder=true"],
+        1_000_000,
+        MultipathMode::Single,
+        3,
+    );
+    let logs = run_logged(&s);
+    let server = records(&logs.server);
+    let sets: Vec<(u64, f64)> = server
+        .iter()
+        .filter(|e| e["name"] == "quic:recovery_parameters_set")
+        .map(|e| {
+            assert_eq!(e["data"]["path_id"], 0);
+            (
+                e["data"]["reordering_threshold"].as_u64().unwrap(),
+                e["data"]["time_threshold"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(sets.len() >= 2, "{sets:?}");
+    assert!(
+        sets.windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1),
+        "{sets:?}"
+    );
+    let (packets, time) = *sets.last().unwrap();
+    assert!(packets > 3 && time > 1.125, "{sets:?}");
+}

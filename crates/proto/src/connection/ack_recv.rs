@@ -154,31 +154,34 @@ impl Connection {
             seq,
         } in spurious
         {
+            let mut raised = false;
             if let Some(p) = self.paths.get_mut(&path) {
                 p.counters.spurious_losses += 1;
-                match cause {
+                let ledger = &mut p.ledgers[epoch_index(epoch)];
+                raised = match cause {
                     LossCause::TimeThreshold => {
                         p.counters.time_threshold_spurious += 1;
                         // RFC 9002 §6.1.2: the time threshold may adapt too.
-                        let srtt = p.rtt.smoothed();
-                        p.ledgers[epoch_index(epoch)].on_spurious_time_threshold_loss(
+                        ledger.on_spurious_time_threshold_loss(
                             now,
-                            srtt,
+                            p.rtt.smoothed(),
                             max_time_eighths,
-                        );
+                        )
                     }
                     // RFC 9002 §6.1.1: reordering beyond the threshold may raise it.
                     LossCause::PacketThreshold => {
-                        p.ledgers[epoch_index(epoch)]
-                            .on_spurious_packet_threshold_loss(seq, max_threshold);
+                        ledger.on_spurious_packet_threshold_loss(seq, max_threshold)
                     }
-                    LossCause::PathGone => {}
-                }
+                    LossCause::PathGone => false,
+                };
                 // RFC 9438 §4.9: undo only once every loss behind the reduction was spurious.
                 if p.loss_episode.on_spurious(pn) {
                     p.counters.congestion_undos += 1;
                     p.cc.on_spurious_congestion_event();
                 }
+            }
+            if raised {
+                self.qlog_loss_thresholds(now, path, epoch);
             }
             self.stats.spurious_losses += 1;
         }

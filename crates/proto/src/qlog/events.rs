@@ -53,6 +53,9 @@ pub enum QlogEvent {
     /// §"mtu_updated" (path MTU discovery, RFC 9000 §14.3), per path.
     #[serde(rename = "quic:mtu_updated")]
     MtuUpdated(MtuUpdated),
+    /// §"recovery_parameters_set", per path, when reordering raised a loss threshold.
+    #[serde(rename = "quic:recovery_parameters_set")]
+    RecoveryParametersSet(RecoveryParametersSet),
 }
 
 impl QlogEvent {
@@ -72,6 +75,7 @@ impl QlogEvent {
             QlogEvent::KeyUpdated(_) => "quic:key_updated",
             QlogEvent::KeyDiscarded(_) => "quic:key_discarded",
             QlogEvent::MtuUpdated(_) => "quic:mtu_updated",
+            QlogEvent::RecoveryParametersSet(_) => "quic:recovery_parameters_set",
         }
     }
 
@@ -83,6 +87,7 @@ impl QlogEvent {
             QlogEvent::RecoveryMetricsUpdated(m) => m.path_id,
             QlogEvent::CongestionStateUpdated(c) => c.path_id,
             QlogEvent::MtuUpdated(m) => m.path_id,
+            QlogEvent::RecoveryParametersSet(r) => r.path_id,
             _ => None,
         }
     }
@@ -383,6 +388,19 @@ pub struct KeyEvent {
     pub key_phase: Option<u64>,
     /// tls, remote_update or local_update.
     pub trigger: &'static str,
+}
+
+/// §"recovery_parameters_set": the loss-detection thresholds of a path after reordering raised
+/// one (RFC 9002 §6.1.1, §6.1.2; `recovery::reordering`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecoveryParametersSet {
+    /// The packet threshold (`reordering_threshold`), packets.
+    pub reordering_threshold: u64,
+    /// The time threshold (`time_threshold`), in RTTs.
+    pub time_threshold: f64,
+    /// Multipath extension: the path whose thresholds changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_id: Option<u64>,
 }
 
 /// §"mtu_updated": the path's maximum datagram size changed; `done` when the search ended.
