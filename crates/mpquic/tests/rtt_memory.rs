@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{addr, client_config, root_with, start_server, transport, within};
+use common::{addr, client_config, root_with, spawn_quinn_server, start_server, transport, within};
 use mpquic::MultipathMode;
 use tokio::net::UdpSocket;
 
@@ -43,13 +43,18 @@ async fn relay(server: SocketAddr, drop_next: Arc<AtomicBool>) -> SocketAddr {
     listen
 }
 
-/// A first connection through the relay (closed and drained), then a second one whose first
-/// datagram is dropped: how long its handshake took.
+/// [`second_handshake_to`] our own server.
 async fn second_handshake(config: mpquic::ClientConfig) -> Duration {
     let (_dir, root) = root_with("f", b"x");
     let server = start_server(root, transport(MultipathMode::Auto));
+    second_handshake_to(config, server.local_addr()).await
+}
+
+/// A first connection to `server` through the relay (closed and drained), then a second one
+/// whose first datagram is dropped: how long its handshake took.
+async fn second_handshake_to(config: mpquic::ClientConfig, server: SocketAddr) -> Duration {
     let drop_next = Arc::new(AtomicBool::new(false));
-    let via = relay(server.local_addr(), drop_next.clone()).await;
+    let via = relay(server, drop_next.clone()).await;
     let client = mpquic::Endpoint::client(&[addr("127.0.0.1:0")]).unwrap();
     let connect = || {
         client
@@ -90,5 +95,20 @@ async fn without_the_rtt_store_a_lost_first_initial_waits_about_a_second() {
     assert!(
         took > Duration::from_millis(900),
         "second handshake took {took:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_rtt_is_remembered_against_a_quinn_server_too() {
+    // The memory is the client's: a quinn server (which knows nothing of it) sees the same
+    // early retransmission of the lost Initial.
+    let (_endpoint, server) = spawn_quinn_server(|conn| async move {
+        let _ = conn.closed().await;
+    });
+    let config = client_config(transport(MultipathMode::Auto));
+    let took = second_handshake_to(config, server).await;
+    assert!(
+        took < Duration::from_millis(500),
+        "second handshake with quinn took {took:?}"
     );
 }
