@@ -217,6 +217,8 @@ pub(crate) struct Path {
     pub counters: PathCounters,
     /// The losses behind the controller's last window reduction (RFC 9438 §4.9 undo).
     pub loss_episode: crate::recovery::LossEpisode,
+    /// Loss detection's packet and time thresholds, raised by reordering (RFC 9002 §6.1).
+    pub loss_thresholds: crate::recovery::reordering::LossThresholds,
     /// Path MTU discovery: the path's current datagram size and its search (RFC 9000 §14.3).
     pub mtu: crate::mtud::Mtud,
     /// ECN validation and counters of this path (RFC 9000 §13.4).
@@ -271,6 +273,7 @@ impl Path {
             abandon_pending: None,
             counters: PathCounters::default(),
             loss_episode: Default::default(),
+            loss_thresholds: Default::default(),
             mtu,
             ecn: Default::default(),
         }
@@ -566,10 +569,8 @@ impl Path {
             mtu: u64::from(self.mtu.current()),
             mtu_phase: self.mtu.phase(),
             mtu_counters: self.mtu.counters,
-            packet_threshold: self.ledgers[epoch_index(Epoch::Data)].packet_threshold(),
-            time_threshold: f64::from(
-                self.ledgers[epoch_index(Epoch::Data)].time_threshold_eighths(),
-            ) / 8.0,
+            packet_threshold: self.loss_thresholds.packet.get(),
+            time_threshold: f64::from(self.loss_thresholds.time.eighths()) / 8.0,
             cc: self.cc.stats(),
             counters: self.counters.clone(),
             ecn: self.ecn.stats(),

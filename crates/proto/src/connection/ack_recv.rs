@@ -157,20 +157,21 @@ impl Connection {
             let mut raised = false;
             if let Some(p) = self.paths.get_mut(&path) {
                 p.counters.spurious_losses += 1;
-                let ledger = &mut p.ledgers[epoch_index(epoch)];
+                let thresholds = &mut p.loss_thresholds;
                 raised = match cause {
                     LossCause::TimeThreshold => {
                         p.counters.time_threshold_spurious += 1;
                         // RFC 9002 §6.1.2: the time threshold may adapt too.
-                        ledger.on_spurious_time_threshold_loss(
-                            now,
-                            p.rtt.smoothed(),
-                            max_time_eighths,
-                        )
+                        thresholds
+                            .time
+                            .on_spurious_loss(now, p.rtt.smoothed(), max_time_eighths)
                     }
                     // RFC 9002 §6.1.1: reordering beyond the threshold may raise it.
                     LossCause::PacketThreshold => {
-                        ledger.on_spurious_packet_threshold_loss(seq, max_threshold)
+                        let displacement = p.ledgers[epoch_index(epoch)].displacement(seq);
+                        thresholds
+                            .packet
+                            .on_spurious_loss(displacement, max_threshold)
                     }
                     LossCause::PathGone => false,
                 };
@@ -181,7 +182,7 @@ impl Connection {
                 }
             }
             if raised {
-                self.qlog_loss_thresholds(now, path, epoch);
+                self.qlog_loss_thresholds(now, path);
             }
             self.stats.spurious_losses += 1;
         }

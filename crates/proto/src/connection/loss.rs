@@ -23,7 +23,12 @@ impl Connection {
         let Some(path) = self.paths.get_mut(&path_id) else {
             return;
         };
-        let lost = path.ledgers[epoch_index(epoch)].detect_lost(now, &path.rtt, reference);
+        let lost = path.ledgers[epoch_index(epoch)].detect_lost(
+            now,
+            &path.rtt,
+            reference,
+            &path.loss_thresholds,
+        );
         self.on_packets_lost(now, path_id, epoch, lost, true);
     }
 

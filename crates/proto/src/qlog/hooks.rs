@@ -15,7 +15,7 @@ use super::events::{
 use super::{MetricValues, Qlog, QlogContext, QlogEvent, QlogFrame, QlogSink};
 use crate::connection::{Connection, ConnectionError, State};
 use crate::crypto::Epoch;
-use crate::path::{epoch_index, Path, PathId};
+use crate::path::{Path, PathId};
 use crate::recovery::LossCause;
 use crate::space::SpaceId;
 use crate::time::Timestamp;
@@ -388,20 +388,16 @@ impl Connection {
     }
 
     /// Reordering raised a loss threshold of `path`: §"recovery_parameters_set" with both.
-    pub(crate) fn qlog_loss_thresholds(&mut self, now: Timestamp, path: PathId, epoch: Epoch) {
+    pub(crate) fn qlog_loss_thresholds(&mut self, now: Timestamp, path: PathId) {
         let Some(q) = self.qlog.as_mut() else {
             return;
         };
-        let Some(ledger) = self
-            .paths
-            .get(&path)
-            .map(|p| &p.ledgers[epoch_index(epoch)])
-        else {
+        let Some(thresholds) = self.paths.get(&path).map(|p| p.loss_thresholds) else {
             return;
         };
         let event = super::events::RecoveryParametersSet {
-            reordering_threshold: ledger.packet_threshold(),
-            time_threshold: f64::from(ledger.time_threshold_eighths()) / 8.0,
+            reordering_threshold: thresholds.packet.get(),
+            time_threshold: f64::from(thresholds.time.eighths()) / 8.0,
             path_id: Some(u64::from(path)),
         };
         q.emit(now, QlogEvent::RecoveryParametersSet(event));

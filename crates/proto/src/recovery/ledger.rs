@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use mpquic_wire::range_set::RangeSet;
 
 use crate::cc::PacketDeliveryState;
-use crate::recovery::reordering::{PacketThreshold, TimeThreshold};
+use crate::recovery::reordering::LossThresholds;
 use crate::recovery::rtt::RttEstimator;
 use crate::sent_frames::SentFrames;
 use crate::time::{Duration, Timestamp};
@@ -156,10 +156,6 @@ pub(crate) struct Ledger {
     time_of_last_ack_eliciting: Option<Timestamp>,
     ack_eliciting_in_flight: u64,
     bytes_in_flight: u64,
-    /// RFC 9002 §6.1.1 kPacketThreshold, raised by reordering ([`PacketThreshold`]).
-    packet_threshold: PacketThreshold,
-    /// RFC 9002 §6.1.2 kTimeThreshold, raised by reordering ([`TimeThreshold`]).
-    time_threshold: TimeThreshold,
 }
 
 impl Ledger {
@@ -248,35 +244,11 @@ impl Ledger {
         shown
     }
 
-    /// The packet with sequence number `seq`, declared lost by the packet threshold, was
-    /// acknowledged after all: raise the threshold past the reordering it showed (the packets
-    /// of the path acknowledged before it), up to `max` ([`PacketThreshold`]).
-    pub(crate) fn on_spurious_packet_threshold_loss(&mut self, seq: u64, max: u64) -> bool {
-        let displacement = self
-            .largest_acked_seq
-            .map_or(0, |largest| largest.saturating_sub(seq));
-        self.packet_threshold.on_spurious_loss(displacement, max)
-    }
-
-    /// The packet threshold loss detection uses now.
-    pub(crate) fn packet_threshold(&self) -> u64 {
-        self.packet_threshold.get()
-    }
-
-    /// A packet declared lost by the time threshold was acknowledged after all: raise the
-    /// threshold ([`TimeThreshold::on_spurious_loss`]).
-    pub(crate) fn on_spurious_time_threshold_loss(
-        &mut self,
-        now: Timestamp,
-        srtt: Duration,
-        max_eighths: u32,
-    ) -> bool {
-        self.time_threshold.on_spurious_loss(now, srtt, max_eighths)
-    }
-
-    /// The time threshold loss detection uses now, in eighths of an RTT.
-    pub(crate) fn time_threshold_eighths(&self) -> u32 {
-        self.time_threshold.eighths()
+    /// How many packets of the path sent after the packet with sequence number `seq` have
+    /// been acknowledged (the reordering it showed when it is acknowledged late).
+    pub(crate) fn displacement(&self, seq: u64) -> u64 {
+        self.largest_acked_seq
+            .map_or(0, |largest| largest.saturating_sub(seq))
     }
 
     fn untrack(&mut self, packet: &SentPacket) {
@@ -290,7 +262,8 @@ impl Ledger {
         }
     }
 
-    /// RFC 9002 §6.1 DetectAndRemoveLostPackets over this ledger, using this path's RTT.
+    /// RFC 9002 §6.1 DetectAndRemoveLostPackets over this ledger, using this path's RTT and
+    /// loss thresholds.
     ///
     /// `reference` says what "sent before the largest acknowledged packet" means: this path's
     /// own send order (Alibaba report §2.1) or the shared space's packet numbers (one detector
@@ -300,10 +273,11 @@ impl Ledger {
         now: Timestamp,
         rtt: &RttEstimator,
         reference: LossReference,
+        thresholds: &LossThresholds,
     ) -> LostPackets {
         let mut lost = LostPackets::default();
         self.loss_time = None;
-        let loss_delay = self.time_threshold.loss_delay(rtt);
+        let loss_delay = thresholds.time.loss_delay(rtt);
         let mut lost_seqs = Vec::new();
         for (i, packet) in self.sent.iter().enumerate() {
             let Some(packet) = packet else { continue };
@@ -318,7 +292,7 @@ impl Ledger {
                 Behind::Beyond => break,
             };
             let when = packet.time_sent + loss_delay + extra;
-            if behind >= self.packet_threshold.get() {
+            if behind >= thresholds.packet.get() {
                 lost_seqs.push((seq, LossCause::PacketThreshold));
             } else if when <= now {
                 lost_seqs.push((seq, LossCause::TimeThreshold));
@@ -493,6 +467,7 @@ mod tests {
             LossReference::PathSequence {
                 grace: Duration::ZERO,
             },
+            &LossThresholds::default(),
         );
         assert!(lost.packets.is_empty());
         // ACK of pn 7 (seq 3): pn 1 (seq 0) is now 3 behind: lost. pn 2 (seq 1) is 2 behind: kept.
@@ -504,6 +479,7 @@ mod tests {
             LossReference::PathSequence {
                 grace: Duration::ZERO,
             },
+            &LossThresholds::default(),
         );
         assert_eq!(
             lost.packets.iter().map(|p| p.pn).collect::<Vec<_>>(),
@@ -520,6 +496,7 @@ mod tests {
             LossReference::PathSequence {
                 grace: Duration::ZERO,
             },
+            &LossThresholds::default(),
         );
         assert_eq!(
             lost.packets.iter().map(|p| p.pn).collect::<Vec<_>>(),
@@ -551,7 +528,7 @@ mod tests {
             "no packet of this path reported"
         );
         assert!(per_path
-            .detect_lost(at(1), &rtt, reference)
+            .detect_lost(at(1), &rtt, reference, &LossThresholds::default())
             .packets
             .is_empty());
         assert_eq!(
@@ -563,12 +540,17 @@ mod tests {
         let mut shared = sent();
         let reference = LossReference::for_rules(&naive, Some(10), Duration::ZERO);
         assert_eq!(
-            pns(&shared.detect_lost(at(1), &rtt, reference)),
+            pns(&shared.detect_lost(at(1), &rtt, reference, &LossThresholds::default())),
             vec![1, 2, 6, 7]
         );
         // Space largest 8: 1 and 2 are 7 and 6 behind (lost); 6 and 7 are 2 and 1 behind.
         let mut shared = sent();
-        let lost = shared.detect_lost(at(1), &rtt, LossReference::SpacePacketNumber(Some(8)));
+        let lost = shared.detect_lost(
+            at(1),
+            &rtt,
+            LossReference::SpacePacketNumber(Some(8)),
+            &LossThresholds::default(),
+        );
         assert_eq!(pns(&lost), vec![1, 2]);
         assert!(
             shared.loss_time().is_some(),
@@ -601,27 +583,33 @@ mod tests {
             ledger
         };
         let mut ledger = sent();
-        assert!(ledger.detect_lost(at(1), &rtt, per_path).packets.is_empty());
+        assert!(ledger
+            .detect_lost(at(1), &rtt, per_path, &LossThresholds::default())
+            .packets
+            .is_empty());
         // 9/8 * 100 ms + 25 ms after they were sent.
         assert_eq!(
             ledger.loss_time(),
             Some(at(137) + Duration::from_micros(500))
         );
         assert!(ledger
-            .detect_lost(at(137), &rtt, per_path)
+            .detect_lost(at(137), &rtt, per_path, &LossThresholds::default())
             .packets
             .is_empty());
-        let lost = ledger.detect_lost(at(138), &rtt, per_path);
+        let lost = ledger.detect_lost(at(138), &rtt, per_path, &LossThresholds::default());
         assert_eq!(pns(&lost), vec![1, 2]);
         assert_eq!(lost.causes, vec![LossCause::TimeThreshold; 2]);
         let mut ledger = sent();
         // A frame spanning 1 and 2 but reporting no later packet of this path (sent before
         // one arrived) is no evidence either.
         assert!(!ledger.on_ack_frame(0, None));
-        assert!(ledger.detect_lost(at(2), &rtt, per_path).packets.is_empty());
+        assert!(ledger
+            .detect_lost(at(2), &rtt, per_path, &LossThresholds::default())
+            .packets
+            .is_empty());
         // A frame that reports 6 and spans 1 and 2 without them: now they are lost.
         assert!(ledger.on_ack_frame(0, Some(6)));
-        let lost = ledger.detect_lost(at(3), &rtt, per_path);
+        let lost = ledger.detect_lost(at(3), &rtt, per_path, &LossThresholds::default());
         assert_eq!(pns(&lost), vec![1, 2]);
         assert_eq!(lost.causes, vec![LossCause::PacketThreshold; 2]);
     }

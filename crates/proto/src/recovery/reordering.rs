@@ -28,29 +28,41 @@ use crate::time::{Duration, Timestamp};
 /// RFC 9002 §6.1.2 kTimeThreshold, 9/8, in eighths of an RTT.
 pub(crate) const TIME_THRESHOLD_EIGHTHS: u32 = 9;
 
-/// Loss detection's packet threshold on one path at one level.
+/// The loss-detection thresholds of one path (all its levels: the reordering is the
+/// network path's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LossThresholds {
+    pub packet: PacketThreshold,
+    pub time: TimeThreshold,
+}
+
+/// Loss detection's packet threshold on one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PacketThreshold(u64);
+pub(crate) struct PacketThreshold(u32);
 
 impl Default for PacketThreshold {
     fn default() -> Self {
-        PacketThreshold(PACKET_THRESHOLD)
+        PacketThreshold(PACKET_THRESHOLD as u32)
     }
 }
 
 impl PacketThreshold {
     /// The threshold: packets of the path acknowledged after a packet before it is lost.
     pub(crate) fn get(self) -> u64 {
-        self.0
+        u64::from(self.0)
     }
 
     /// A packet declared lost by this threshold was acknowledged after all, `displacement`
     /// packets of the path after it having been acknowledged first: raise the threshold past
-    /// that reordering, up to `max`. Returns whether it rose.
+    /// that reordering, up to `max` (at most 2^16, `TransportConfig::validate`). Returns
+    /// whether it rose.
     pub(crate) fn on_spurious_loss(&mut self, displacement: u64, max: u64) -> bool {
-        let wanted = displacement.saturating_add(1).min(max);
-        if wanted > self.0 {
-            self.0 = wanted;
+        let wanted = displacement
+            .saturating_add(1)
+            .min(max)
+            .min(u64::from(u32::MAX));
+        if wanted > self.get() {
+            self.0 = wanted as u32;
             true
         } else {
             false
@@ -58,8 +70,7 @@ impl PacketThreshold {
     }
 }
 
-/// Loss detection's time threshold on one path at one level, in eighths of
-/// max(smoothed_rtt, latest_rtt).
+/// Loss detection's time threshold on one path, in eighths of max(smoothed_rtt, latest_rtt).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TimeThreshold {
     eighths: u32,
