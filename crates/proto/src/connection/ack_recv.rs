@@ -183,6 +183,10 @@ impl Connection {
             }
             if raised {
                 self.qlog_loss_thresholds(now, path);
+                if let Some(request) = self.config.ack.request_ack_frequency {
+                    let reordering = self.reordering_to_request(request.reordering_threshold);
+                    self.ack_frequency.on_reordering_threshold(reordering);
+                }
             }
             self.stats.spurious_losses += 1;
         }

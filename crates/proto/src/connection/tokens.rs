@@ -99,6 +99,19 @@ impl Connection {
         true
     }
 
+    /// The Reordering Threshold our ACK_FREQUENCY request carries for a configured one
+    /// ([`super::ack_frequency::reordering_to_request`]).
+    pub(crate) fn reordering_to_request(&self, configured: u64) -> u64 {
+        let lowest = self
+            .paths
+            .values()
+            .filter(|p| p.is_active())
+            .map(|p| p.loss_thresholds.packet.get())
+            .min()
+            .unwrap_or(crate::recovery::ledger::PACKET_THRESHOLD);
+        super::ack_frequency::reordering_to_request(configured, lowest)
+    }
+
     /// Our ACK_FREQUENCY request (draft-ietf-quic-ack-frequency), once the handshake is
     /// confirmed, to a peer that advertised min_ack_delay; a resend gets a new sequence number.
     pub(crate) fn write_ack_frequency(
@@ -116,7 +129,8 @@ impl Connection {
             self.ack_frequency.cancel();
             return false;
         };
-        let request = request.for_peer(peer_min);
+        let mut request = request.for_peer(peer_min);
+        request.reordering_threshold = self.reordering_to_request(request.reordering_threshold);
         let sequence = self.ack_frequency.next_sequence();
         let frame = Frame::AckFrequency {
             sequence,
@@ -128,7 +142,8 @@ impl Connection {
             return false;
         }
         frame.encode(packet);
-        self.ack_frequency.on_sent(sequence);
+        self.ack_frequency
+            .on_sent(sequence, request.reordering_threshold);
         sent.ack_frequency = Some(sequence);
         true
     }
