@@ -14,7 +14,8 @@ runs with their command lines; exits 1 if any was flagged.
 
 With `--extras` each scenario also gets a random `[transport]` table (key updates every 50 to
 1,000 packets, 2 to 5 PTOs before a path counts as failed, a re-injection mode, pacing off,
-ECN off), drawn from a generator of its own so that the scenarios themselves stay the same.
+ECN off, the largest loss thresholds, sometimes an ACK_FREQUENCY request), drawn from a
+generator of its own so that the scenarios themselves stay the same.
 
 With `--real` the same scenarios run on real sockets through the emulator (`mpquic sim
 --real`: the tokio runtime over loopback, in wall-clock time), without the options the emulator
@@ -124,6 +125,17 @@ def extras(rnd):
         lines.append("pacing = false")
     if rnd.random() < 0.2:
         lines.append("ecn = false")
+    # Drawn last, so that the draws above stay those of earlier sessions' campaigns.
+    lines.append(f"max_packet_threshold = {rnd.choice([3, 64, 1000])}")
+    lines.append(f"max_time_threshold = {rnd.choice([1.125, 2.0, 8.0])}")
+    if rnd.random() < 0.3:
+        reordering = rnd.choice([0, 1, 3])
+        lines.append(
+            "[transport.ack.request_ack_frequency]\n"
+            f"ack_eliciting_threshold = {rnd.choice([1, 9])}\n"
+            "max_ack_delay_us = 25000\n"
+            f"reordering_threshold = {reordering}"
+        )
     # `mpquic sim FILE` needs paths and a workload; the command line replaces both.
     return 'paths = ["rate=1mbit,rtt=10ms"]\n[workload]\ndownload = "1MB"\n' + "\n".join(lines) + "\n"
 
