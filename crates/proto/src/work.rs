@@ -1,0 +1,27 @@
+//! Counters of the work a peer can make us do, for the tests of a hostile peer
+//! (`tests/hostile_cpu.rs`), which may not time anything: each counts the steps of a loop
+//! whose length a peer could make grow with what it did. Kept per thread (a test drives its
+//! endpoints on one thread); nothing is counted without the `testing` feature.
+
+#[cfg(any(test, feature = "testing"))]
+use std::cell::Cell;
+
+#[cfg(any(test, feature = "testing"))]
+thread_local! {
+    static REINJECTION_SCAN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// `n` sent packets were examined in a search for one to re-inject (`connection/xlink.rs`).
+#[inline]
+pub(crate) fn count_reinjection_scan(n: u64) {
+    #[cfg(any(test, feature = "testing"))]
+    REINJECTION_SCAN.with(|c| c.set(c.get() + n));
+    #[cfg(not(any(test, feature = "testing")))]
+    let _ = n;
+}
+
+/// Sent packets examined on this thread so far in searches for one to re-inject.
+#[cfg(any(test, feature = "testing"))]
+pub fn reinjection_scan_steps() -> u64 {
+    REINJECTION_SCAN.with(Cell::get)
+}
