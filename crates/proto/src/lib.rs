@@ -54,7 +54,7 @@ pub use streams::{ReadError, StreamEvent, StreamStats, StreamsConfig, WriteError
 #[cfg(any(test, feature = "testing"))]
 pub mod testing {
     pub use crate::streams::assembler::Assembler;
-    pub use crate::work::reinjection_scan_steps;
+    pub use crate::work::{ack_range_scan_steps, reinjection_scan_steps};
 }
 
 pub use error::TransportError;

@@ -9,6 +9,7 @@ use std::cell::Cell;
 #[cfg(any(test, feature = "testing"))]
 thread_local! {
     static REINJECTION_SCAN: Cell<u64> = const { Cell::new(0) };
+    static ACK_RANGE_SCAN: Cell<u64> = const { Cell::new(0) };
 }
 
 /// `n` sent packets were examined in a search for one to re-inject (`connection/xlink.rs`).
@@ -24,4 +25,19 @@ pub(crate) fn count_reinjection_scan(n: u64) {
 #[cfg(any(test, feature = "testing"))]
 pub fn reinjection_scan_steps() -> u64 {
     REINJECTION_SCAN.with(Cell::get)
+}
+
+/// `n` ranges still to acknowledge were examined for one to drop (`space/record.rs`).
+#[inline]
+pub(crate) fn count_ack_range_scan(n: u64) {
+    #[cfg(any(test, feature = "testing"))]
+    ACK_RANGE_SCAN.with(|c| c.set(c.get() + n));
+    #[cfg(not(any(test, feature = "testing")))]
+    let _ = n;
+}
+
+/// Ranges still to acknowledge examined on this thread so far for one to drop.
+#[cfg(any(test, feature = "testing"))]
+pub fn ack_range_scan_steps() -> u64 {
+    ACK_RANGE_SCAN.with(Cell::get)
 }

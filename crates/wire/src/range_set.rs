@@ -182,6 +182,11 @@ impl RangeSet {
         Iter(self.0.iter())
     }
 
+    /// Ranges starting at or after `start`, in ascending order.
+    pub fn iter_from(&self, start: u64) -> impl Iterator<Item = Range<u64>> + '_ {
+        self.0.range(start..).map(|(&s, &e)| s..e)
+    }
+
     /// Ranges in descending order (largest first, as in ACK frames).
     pub fn iter_rev(&self) -> std::iter::Rev<Iter<'_>> {
         self.iter().rev()
