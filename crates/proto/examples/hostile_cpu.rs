@@ -24,7 +24,9 @@ use mpquic_proto::wire::frame::{
     AckFrame, DatagramFrame, Frame, NewConnectionId, PathStatus, StreamFrame,
 };
 use mpquic_proto::wire::stream_id::{Dir, Side, StreamId};
-use mpquic_proto::{ConnectionHandle, Duration, MultipathMode, PathId, Timestamp, TransportConfig};
+use mpquic_proto::{
+    ConnectionHandle, Duration, MultipathMode, PathId, ReadError, Timestamp, TransportConfig,
+};
 
 /// Raw frame bytes per hostile packet: below any packet's room for frames.
 const ROOM: usize = 1000;
@@ -225,7 +227,7 @@ impl Bench {
         self.open.retain(|&id| loop {
             match s.read(id, &mut buf) {
                 Ok(Some(n)) if n > 0 => {}
-                Ok(Some(_)) => break true,
+                Ok(Some(_)) | Err(ReadError::Blocked) => break true,
                 _ => break false,
             }
         });
@@ -739,6 +741,44 @@ fn classes() -> Vec<Class> {
                     request_max_ack_delay_us: (1 << 14) * 1000 - 1,
                     reordering_threshold: (1 << 62) - 1,
                 }]));
+                b.drop_odd = true;
+            },
+            round: || Box::new(|_, _| encode(&[Frame::Ping])),
+        },
+        Class {
+            name: "ACK_FREQUENCY (reordering 3) then PN gaps, PING",
+            server: || {
+                let mut t = TransportConfig::default();
+                t.ack.min_ack_delay_us = Some(1000);
+                t
+            },
+            setup: |b| {
+                b.hostile(encode(&[Frame::AckFrequency {
+                    sequence: 1,
+                    ack_eliciting_threshold: 10,
+                    request_max_ack_delay_us: 25_000,
+                    reordering_threshold: 3,
+                }]));
+                b.drop_odd = true;
+            },
+            round: || Box::new(|_, _| encode(&[Frame::Ping])),
+        },
+        Class {
+            name: "SPNS, 2 paths, path 1 silent, ACK_FREQUENCY (reordering 3), PN gaps",
+            server: || {
+                let mut t = TransportConfig::default().multipath(MultipathMode::Spns);
+                t.ack.min_ack_delay_us = Some(1000);
+                t
+            },
+            setup: |b| {
+                b.open_paths(1);
+                b.hostile(encode(&[Frame::AckFrequency {
+                    sequence: 1,
+                    ack_eliciting_threshold: 10,
+                    request_max_ack_delay_us: 25_000,
+                    reordering_threshold: 3,
+                }]));
+                b.drop_from = Some(addr("10.0.2.1:4433"));
                 b.drop_odd = true;
             },
             round: || Box::new(|_, _| encode(&[Frame::Ping])),

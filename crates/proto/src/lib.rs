@@ -54,7 +54,9 @@ pub use streams::{ReadError, StreamEvent, StreamStats, StreamsConfig, WriteError
 #[cfg(any(test, feature = "testing"))]
 pub mod testing {
     pub use crate::streams::assembler::Assembler;
-    pub use crate::work::{ack_range_scan_steps, reinjection_scan_steps};
+    pub use crate::work::{
+        ack_range_scan_steps, received_range_walk_steps, reinjection_scan_steps,
+    };
 }
 
 pub use error::TransportError;

@@ -10,6 +10,7 @@ use std::cell::Cell;
 thread_local! {
     static REINJECTION_SCAN: Cell<u64> = const { Cell::new(0) };
     static ACK_RANGE_SCAN: Cell<u64> = const { Cell::new(0) };
+    static RECEIVED_RANGE_WALK: Cell<u64> = const { Cell::new(0) };
 }
 
 /// `n` sent packets were examined in a search for one to re-inject (`connection/xlink.rs`).
@@ -40,4 +41,19 @@ pub(crate) fn count_ack_range_scan(n: u64) {
 #[cfg(any(test, feature = "testing"))]
 pub fn ack_range_scan_steps() -> u64 {
     ACK_RANGE_SCAN.with(Cell::get)
+}
+
+/// `n` received ranges were walked looking for the first missing packet (`space/record.rs`).
+#[inline]
+pub(crate) fn count_received_range_walk(n: u64) {
+    #[cfg(any(test, feature = "testing"))]
+    RECEIVED_RANGE_WALK.with(|c| c.set(c.get() + n));
+    #[cfg(not(any(test, feature = "testing")))]
+    let _ = n;
+}
+
+/// Received ranges walked on this thread so far looking for the first missing packet.
+#[cfg(any(test, feature = "testing"))]
+pub fn received_range_walk_steps() -> u64 {
+    RECEIVED_RANGE_WALK.with(Cell::get)
 }

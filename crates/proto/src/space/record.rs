@@ -121,16 +121,22 @@ impl ReceiveRecord {
 
     /// The smallest packet number in `from..below` not received (packets under the
     /// duplicate-detection floor count as received).
+    /// The walk starts at the range holding `from`: the ranges below it (up to
+    /// HARD_MAX_RECEIVED_RANGES, kept while a slow path pins `settled`) ended before it, and a
+    /// peer leaving a gap after every packet under a Reordering Threshold had each of its
+    /// packets walk them all.
     pub(crate) fn first_missing_from(&self, from: u64, below: u64) -> Option<u64> {
         let mut next = from.max(self.floor);
-        for r in self.received.iter() {
-            if r.end <= next {
-                continue;
-            }
+        let start = self
+            .received
+            .range_containing(next)
+            .map_or(next, |r| r.start);
+        for r in self.received.iter_from(start) {
+            crate::work::count_received_range_walk(1);
             if r.start > next {
                 break;
             }
-            next = r.end;
+            next = next.max(r.end);
         }
         (next < below).then_some(next)
     }
