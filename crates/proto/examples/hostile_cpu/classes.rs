@@ -155,6 +155,49 @@ fn group_0() -> Vec<Class> {
 fn group_1() -> Vec<Class> {
     vec![
         Class {
+            name: "download; the client sends PINGs (its stack ACKs)",
+            server: default_server,
+            setup: |b| {
+                open_stream(b);
+                b.serve = true;
+                b.hostile(encode(&[Frame::Stream(StreamFrame {
+                    id: bidi(0),
+                    offset: 0,
+                    fin: false,
+                    data: Bytes::from_static(&DATA[..1]),
+                })]));
+            },
+            round: || Box::new(|_, _| encode(&[Frame::Ping])),
+        },
+        Class {
+            name: "download; ACK frames of a recent packet only, as many as fit",
+            server: default_server,
+            setup: |b| {
+                open_stream(b);
+                b.serve = true;
+                b.hostile(encode(&[Frame::Stream(StreamFrame {
+                    id: bidi(0),
+                    offset: 0,
+                    fin: false,
+                    data: Bytes::from_static(&DATA[..1]),
+                })]));
+            },
+            round: || {
+                Box::new(|b, _| {
+                    let l = b.server_pn();
+                    fill(|_| {
+                        Frame::Ack(AckFrame {
+                            path_id: None,
+                            largest: l,
+                            ack_delay: 0,
+                            ranges: vec![l..=l],
+                            ecn: None,
+                        })
+                    })
+                })
+            },
+        },
+        Class {
             name: "ACK: as many one-range ACK frames as fit (~200)",
             server: default_server,
             setup: no_setup,

@@ -76,6 +76,8 @@ struct Bench {
     spoof: Option<SocketAddr>,
     /// The server application reads streams and datagrams (untimed).
     reader: bool,
+    /// The server application writes on every bidirectional stream it accepted (untimed).
+    serve: bool,
     /// Client datagrams from this address are lost.
     drop_from: Option<SocketAddr>,
     /// Long-header (Handshake) packets put before each hostile 1-RTT packet in its datagram.
@@ -105,6 +107,7 @@ impl Bench {
             open: Vec::new(),
             deaf: false,
             drop_from: None,
+            serve: false,
             coalesce: 0,
         }
     }
@@ -230,6 +233,17 @@ impl Bench {
             }
         });
         while s.recv_datagram().is_some() {}
+        if self.serve {
+            // A download on every bidirectional stream: keep 256 kB queued.
+            static ZEROS: [u8; 65536] = [0; 65536];
+            for &id in self.open.iter().filter(|id| id.dir() == Dir::Bi) {
+                for _ in 0..4 {
+                    if !matches!(s.write(id, &ZEROS), Ok(n) if n > 0) {
+                        break;
+                    }
+                }
+            }
+        }
         self.pair.server.after_connection_call(self.sh);
     }
 }
