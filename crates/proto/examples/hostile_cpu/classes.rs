@@ -602,6 +602,27 @@ fn group_5() -> Vec<Class> {
 fn group_6() -> Vec<Class> {
     vec![
         Class {
+            name: "STREAM: 16 B with a gap on each of 100 streams, unread",
+            server: default_server,
+            setup: |b| b.reader = false,
+            round: || {
+                let mut offset = [1u64; 100];
+                Box::new(move |_, i| {
+                    fill(|j| {
+                        let s = (i * 37 + j) % 100;
+                        let f = Frame::Stream(StreamFrame {
+                            id: bidi(s as u64),
+                            offset: offset[s],
+                            fin: false,
+                            data: Bytes::from_static(&DATA[..16]),
+                        });
+                        offset[s] += 33;
+                        f
+                    })
+                })
+            },
+        },
+        Class {
             name: "SPNS, 2 paths, path 1 silent, PN gaps, PING",
             server: || TransportConfig::default().multipath(MultipathMode::Spns),
             setup: |b| {
