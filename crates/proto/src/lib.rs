@@ -27,6 +27,7 @@ mod spns_rules;
 mod streams;
 mod time;
 mod token;
+mod work;
 
 pub use ack::{AckConfig, AckFrequencyRequest, RangeOrder};
 pub use config::{
@@ -48,10 +49,14 @@ pub use spns_rules::{SpnsRule, SpnsRules};
 pub use streams::{ReadError, StreamEvent, StreamStats, StreamsConfig, WriteError};
 
 /// Internals for the core's benchmarks and tests (feature `testing`): the stream reassembly
-/// buffer. Packet protection helpers are in `crypto::testing`.
+/// buffer, counters of work a peer can cause. Packet protection helpers are in
+/// `crypto::testing`.
 #[cfg(any(test, feature = "testing"))]
 pub mod testing {
     pub use crate::streams::assembler::Assembler;
+    pub use crate::work::{
+        ack_range_scan_steps, received_range_walk_steps, reinjection_scan_steps,
+    };
 }
 
 pub use error::TransportError;

@@ -140,6 +140,15 @@ impl RangeSet {
             .is_some_and(|(_, &end)| end > v)
     }
 
+    /// The range holding `v`, if any (O(log n)).
+    pub fn range_containing(&self, v: u64) -> Option<Range<u64>> {
+        self.0
+            .range(..=v)
+            .next_back()
+            .filter(|(_, &end)| end > v)
+            .map(|(&start, &end)| start..end)
+    }
+
     /// Whether any value of `x` is in the set (O(log n)).
     pub fn intersects(&self, x: Range<u64>) -> bool {
         !x.is_empty()
@@ -180,6 +189,11 @@ impl RangeSet {
     /// Ranges in ascending order.
     pub fn iter(&self) -> Iter<'_> {
         Iter(self.0.iter())
+    }
+
+    /// Ranges starting at or after `start`, in ascending order.
+    pub fn iter_from(&self, start: u64) -> impl Iterator<Item = Range<u64>> + '_ {
+        self.0.range(start..).map(|(&s, &e)| s..e)
     }
 
     /// Ranges in descending order (largest first, as in ACK frames).

@@ -10,6 +10,7 @@ use mpquic_wire::frame::{Frame, QoeSignal};
 use super::{Connection, Transmit};
 use crate::crypto::Epoch;
 use crate::path::PathId;
+use crate::recovery::ledger::is_copyable;
 use crate::recovery::{Ledger, SentPacket};
 use crate::reinjection::{ReinjectionContext, SourcePath, TailCutoff};
 use crate::streams::SentStreamFrames;
@@ -163,11 +164,9 @@ impl Connection {
     /// Whether some path has an in-flight packet with stream data not yet re-injected (the
     /// condition of [`tail_candidates`]).
     fn has_reinjection_candidate(&self) -> bool {
-        self.paths.values().any(|p| {
-            p.ledgers[Epoch::Data.index()]
-                .outstanding()
-                .any(|(_, s)| !s.reinjected && !s.frames.streams.stream.is_empty())
-        })
+        self.paths
+            .values()
+            .any(|p| p.ledgers[Epoch::Data.index()].has_copyable())
     }
 
     /// The re-injection loop of [`Self::send_reinjection`], over `sources` slowest first.
@@ -230,12 +229,8 @@ impl Connection {
     /// first, BBR), and the burst overtook the server's one-byte packet-number window (68
     /// packets failed authentication). Test `a_copy_is_not_copied_again` (lab `multipath.rs`).
     pub(super) fn mark_newest_as_copy(&mut self, path: PathId) {
-        if let Some(p) = self
-            .paths
-            .get_mut(&path)
-            .and_then(|p| p.ledgers[Epoch::Data.index()].newest_mut())
-        {
-            p.reinjected = true;
+        if let Some(p) = self.paths.get_mut(&path) {
+            p.ledgers[Epoch::Data.index()].mark_newest_as_copy();
         }
     }
 
@@ -257,6 +252,7 @@ impl Connection {
         if cutoff.is_some_and(|c| c.copies_none_within(ledger.bytes_in_flight())) {
             return None;
         }
+        let (mut copied, mut found) = (0, None);
         for (ahead, packet) in tail_candidates(ledger) {
             let copies = match &cutoff {
                 Some(cutoff) => {
@@ -269,16 +265,19 @@ impl Connection {
                 continue;
             }
             packet.reinjected = true;
+            copied += 1;
             let copy = self.streams.retransmittable_copy(&packet.frames.streams);
             let stream_only = SentStreamFrames {
                 stream: copy.stream,
                 ..SentStreamFrames::default()
             };
             if !stream_only.stream.is_empty() {
-                return Some(stream_only);
+                found = Some(stream_only);
+                break;
             }
         }
-        None
+        ledger.note_copied(copied);
+        found
     }
 
     /// The usable path other than `source` that can send now with the lowest estimated delivery,
@@ -348,12 +347,12 @@ fn tail_candidates(ledger: &mut Ledger) -> impl Iterator<Item = (u64, &mut SentP
     ledger
         .outstanding_mut()
         .filter_map(move |(_, p)| {
+            crate::work::count_reinjection_scan(1);
             if p.in_flight {
                 ahead += p.size;
             }
             // Only stream data is copied: DATAGRAM frames (RFC 9221 §5.2) are never sent twice.
-            let candidate = !p.reinjected && !p.frames.streams.stream.is_empty();
-            candidate.then_some((ahead, p))
+            is_copyable(p).then_some((ahead, p))
         })
         .take(REINJECTION_SCAN)
 }
@@ -477,6 +476,7 @@ mod tests {
         for (_, p) in tail_candidates(&mut ledger).take(REINJECTION_SCAN) {
             p.reinjected = true;
         }
+        ledger.note_copied(REINJECTION_SCAN);
         let rest: Vec<(u64, u64)> = tail_candidates(&mut ledger)
             .map(|(ahead, p)| (ahead, p.pn))
             .collect();

@@ -156,6 +156,16 @@ pub(crate) struct Ledger {
     time_of_last_ack_eliciting: Option<Timestamp>,
     ack_eliciting_in_flight: u64,
     bytes_in_flight: u64,
+    /// Outstanding packets that [`is_copyable`]: whether there are any is asked before every
+    /// datagram sent, and a peer that acknowledges nothing makes the ledger grow by an
+    /// ACK-only packet every other packet it sends, so it is counted, not searched.
+    copyable: usize,
+}
+
+/// Whether re-injection may still copy `packet`: it carries stream data and is not itself a
+/// copy or copied already (`connection/xlink.rs`).
+pub(crate) fn is_copyable(packet: &SentPacket) -> bool {
+    !packet.reinjected && !packet.frames.streams.stream.is_empty()
 }
 
 impl Ledger {
@@ -173,6 +183,7 @@ impl Ledger {
         if self.sent.is_empty() {
             self.base = seq;
         }
+        self.copyable += usize::from(is_copyable(&packet));
         self.sent.push_back(Some(packet));
         self.live += 1;
         seq
@@ -187,6 +198,7 @@ impl Ledger {
     fn take(&mut self, seq: u64) -> Option<SentPacket> {
         let packet = self.slot(seq)?.take()?;
         self.live -= 1;
+        self.copyable -= usize::from(is_copyable(&packet));
         while matches!(self.sent.front(), Some(None)) {
             self.sent.pop_front();
             self.base += 1;
@@ -319,6 +331,7 @@ impl Ledger {
             .collect();
         self.base = self.next_seq;
         self.live = 0;
+        self.copyable = 0;
         self.bytes_in_flight = 0;
         self.ack_eliciting_in_flight = 0;
         self.loss_time = None;
@@ -368,9 +381,26 @@ impl Ledger {
         self.sent.iter().rev().find_map(Option::as_ref)
     }
 
-    /// The most recently sent outstanding packet, to amend its record.
-    pub(crate) fn newest_mut(&mut self) -> Option<&mut SentPacket> {
-        self.sent.iter_mut().rev().find_map(Option::as_mut)
+    /// Mark the most recently sent outstanding packet as a copy, never to be copied itself.
+    pub(crate) fn mark_newest_as_copy(&mut self) {
+        if let Some(p) = self.sent.iter_mut().rev().find_map(Option::as_mut) {
+            self.copyable -= usize::from(is_copyable(p));
+            p.reinjected = true;
+        }
+    }
+
+    /// `n` packets that were [`is_copyable`] were marked `reinjected` (copied).
+    pub(crate) fn note_copied(&mut self, n: usize) {
+        self.copyable = self.copyable.saturating_sub(n);
+    }
+
+    /// Whether some outstanding packet [`is_copyable`].
+    pub(crate) fn has_copyable(&self) -> bool {
+        debug_assert_eq!(
+            self.copyable,
+            self.outstanding().filter(|(_, p)| is_copyable(p)).count()
+        );
+        self.copyable > 0
     }
 
     pub(crate) fn loss_time(&self) -> Option<Timestamp> {

@@ -26,6 +26,12 @@ pub(crate) struct ReceiveRecord {
     to_ack: RangeSet,
     /// Packet numbers received since the last ACK frame for this space was sent.
     newly_received: RangeSet,
+    /// Every range of `to_ack` starting below this holds a newly received packet: the search
+    /// for a range to drop starts here. Raised when a search found none; back to 0 whenever
+    /// packets leave `newly_received` other than below the dropped lowest range. Without it,
+    /// a peer that asked for no ACK for a long while (ACK_FREQUENCY) and left a gap after every
+    /// packet had each of its packets search all MAX_TO_ACK_RANGES ranges.
+    all_newly_below: u64,
     /// Packets below this number are refused as duplicates or too old.
     floor: u64,
     /// Every path of the space has received a packet numbered at least this: a gap below it
@@ -76,13 +82,15 @@ impl ReceiveRecord {
             // sender would never see it acknowledged and declare it lost.
             let victim = self
                 .to_ack
-                .iter()
+                .iter_from(self.all_newly_below)
+                .inspect(|_| crate::work::count_ack_range_scan(1))
                 .find(|r| !self.newly_received.intersects(r.clone()));
             match victim {
                 Some(r) => {
                     self.to_ack.remove(r);
                 }
                 None => {
+                    self.all_newly_below = self.to_ack.max().unwrap_or(0);
                     if let Some(r) = self.to_ack.pop_min() {
                         // Never to be acknowledged now: not "new" either (keeps it bounded).
                         self.newly_received.remove(0..r.end);
@@ -113,16 +121,22 @@ impl ReceiveRecord {
 
     /// The smallest packet number in `from..below` not received (packets under the
     /// duplicate-detection floor count as received).
+    /// The walk starts at the range holding `from`: the ranges below it (up to
+    /// HARD_MAX_RECEIVED_RANGES, kept while a slow path pins `settled`) ended before it, and a
+    /// peer leaving a gap after every packet under a Reordering Threshold had each of its
+    /// packets walk them all.
     pub(crate) fn first_missing_from(&self, from: u64, below: u64) -> Option<u64> {
         let mut next = from.max(self.floor);
-        for r in self.received.iter() {
-            if r.end <= next {
-                continue;
-            }
+        let start = self
+            .received
+            .range_containing(next)
+            .map_or(next, |r| r.start);
+        for r in self.received.iter_from(start) {
+            crate::work::count_received_range_walk(1);
             if r.start > next {
                 break;
             }
-            next = r.end;
+            next = next.max(r.end);
         }
         (next < below).then_some(next)
     }
@@ -163,6 +177,7 @@ impl ReceiveRecord {
         if let Some(largest) = ranges.iter().map(|r| *r.end()).max() {
             self.largest_reported = Some(self.largest_reported.map_or(largest, |l| l.max(largest)));
         }
+        self.all_newly_below = 0;
         for r in ranges {
             // Descending ranges (an ACK frame's): once one ends below the newly received
             // packets, so do the rest; most of a frame's ranges are older than the last ACK.
@@ -183,6 +198,7 @@ impl ReceiveRecord {
         let Some(largest) = ranges.first().map(|r| *r.end()) else {
             return;
         };
+        self.all_newly_below = 0;
         for r in ranges {
             // Exclusive end; the largest itself is kept.
             let end = if *r.end() == largest {
@@ -201,6 +217,72 @@ impl ReceiveRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The eviction search that starts above the ranges found all holding new packets drops
+    /// the same ranges as one over every range (`all_newly_below` kept at 0), through gaps,
+    /// reordering, ACKs sent and ACKs acknowledged.
+    #[test]
+    fn eviction_from_the_mark_matches_a_full_search() {
+        let (mut fast, mut full) = (ReceiveRecord::default(), ReceiveRecord::default());
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut pn, mut capped, mut marked) = (0u64, false, false);
+        let mut sent = Vec::new();
+        for step in 0..30_000u32 {
+            let r = next();
+            // A long stretch without ACKs: every range holds new packets, the mark rises.
+            let kind = if (10_000..16_000).contains(&step) {
+                0
+            } else {
+                r % 1000
+            };
+            match kind {
+                // Mostly new packets with a gap, now and then one arriving late.
+                0..=989 => {
+                    pn += 1 + r / 1000 % 3;
+                    let p = if r % 7 == 0 {
+                        pn.saturating_sub(r / 1000 % 50)
+                    } else {
+                        pn
+                    };
+                    if !full.is_duplicate(p) {
+                        fast.on_received(p, Timestamp::ZERO);
+                        full.all_newly_below = 0;
+                        full.on_received(p, Timestamp::ZERO);
+                    }
+                }
+                990..=994 => {
+                    let ranges: Vec<_> = full
+                        .ack_ranges_desc(pn)
+                        .take(64)
+                        .map(|r| r.start..=r.end - 1)
+                        .collect();
+                    fast.on_ranges_reported(&ranges);
+                    full.on_ranges_reported(&ranges);
+                    sent.push(ranges);
+                }
+                // The peer acknowledged the oldest ACK frame sent not yet acknowledged.
+                _ if !sent.is_empty() => {
+                    let ranges = sent.remove(0);
+                    fast.on_ack_acked(&ranges);
+                    full.on_ack_acked(&ranges);
+                }
+                _ => {}
+            }
+            capped |= fast.to_ack.len() == MAX_TO_ACK_RANGES;
+            marked |= fast.all_newly_below > 0;
+            if step % 64 == 0 {
+                assert_eq!(fast.to_ack, full.to_ack, "step {step}");
+                assert_eq!(fast.newly_received, full.newly_received, "step {step}");
+            }
+        }
+        assert!(capped && marked, "capped {capped}, marked {marked}");
+    }
 
     #[test]
     fn reported_ranges_are_no_longer_new_but_the_rest_is() {
