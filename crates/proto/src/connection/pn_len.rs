@@ -45,7 +45,13 @@
 //! A space that only one path can ever use (single path, a path's own space in MPNS, Initial,
 //! Handshake) keeps A.2's length: packets there overtake each other only through reordering
 //! inside the network, and the distance from the largest acknowledged, about the packets in
-//! flight, is what one round trip numbers. Where every space has one path, nothing changes.
+//! flight, is what one round trip numbers. Reordering inside the network is measured: once a
+//! spurious loss showed that N packets of a path overtook one of its packets
+//! (`recovery::reordering`), that path's packet numbers cover twice N overtaking packets in
+//! every space. A randomized campaign found the need: on a 100 Mbit/s path with 20 ms of
+//! reordering jitter (about 185 packets) and a space of its own, one-byte numbers (126
+//! overtaking packets at most) decoded wrongly at the receiver and failed authentication, 7
+//! times in one download.
 
 use mpquic_wire::header::{pn_encode_len, pn_encode_len_overtaken};
 
@@ -87,10 +93,21 @@ impl Connection {
         pn: u64,
     ) -> usize {
         let largest_acked = self.send_space(space).largest_acked();
-        // A space of one path: A.2's length, and no numbering history to keep (only a shared
-        // space reads it). This skips the per-path RTT arithmetic on every packet sent.
+        // Reordering the path showed (0 until a spurious loss measured some).
+        let reordered = self
+            .paths
+            .get(&path)
+            .map_or(0, |p| p.loss_thresholds.packet.reordering_seen())
+            .saturating_mul(OVERTAKING_MARGIN);
+        // A space of one path: A.2's length (covering the reordering seen), and no numbering
+        // history to keep (only a shared space reads it). This skips the per-path RTT
+        // arithmetic on every packet sent.
         if !matches!(space, SpaceId::Data(_)) || !self.layout.shares_spaces() {
-            return pn_encode_len(pn, largest_acked);
+            return if reordered == 0 {
+                pn_encode_len(pn, largest_acked)
+            } else {
+                pn_encode_len_overtaken(pn, largest_acked, reordered)
+            };
         }
         let mds = self.max_udp_payload(path) as u64;
         let window = self
@@ -118,10 +135,13 @@ impl Connection {
         if sharing < 2 {
             // Alone in a space that other paths may join: a path opened (or validated) while
             // this packet is in transit can overtake it by more than one byte decodes.
-            return pn_encode_len(pn, largest_acked).max(SHARED_MIN_LEN);
+            return pn_encode_len_overtaken(pn, largest_acked, reordered).max(SHARED_MIN_LEN);
         }
         let past = send_space.numbered_since(now, window);
-        let overtaking = past.max(allowed).saturating_mul(OVERTAKING_MARGIN);
+        let overtaking = past
+            .max(allowed)
+            .saturating_mul(OVERTAKING_MARGIN)
+            .max(reordered);
         pn_encode_len_overtaken(pn, largest_acked, overtaking).max(SHARED_MIN_LEN)
     }
 }

@@ -36,20 +36,34 @@ pub(crate) struct LossThresholds {
     pub time: TimeThreshold,
 }
 
-/// Loss detection's packet threshold on one path.
+/// Loss detection's packet threshold on one path, and the largest reordering it measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PacketThreshold(u32);
+pub(crate) struct PacketThreshold {
+    value: u32,
+    /// The largest displacement a spurious loss showed (not capped by the maximum threshold):
+    /// packets of the path that overtook one of its packets (0 while none did). Packet-number
+    /// lengths cover it (`connection/pn_len.rs`).
+    seen: u32,
+}
 
 impl Default for PacketThreshold {
     fn default() -> Self {
-        PacketThreshold(PACKET_THRESHOLD as u32)
+        PacketThreshold {
+            value: PACKET_THRESHOLD as u32,
+            seen: 0,
+        }
     }
 }
 
 impl PacketThreshold {
     /// The threshold: packets of the path acknowledged after a packet before it is lost.
     pub(crate) fn get(self) -> u64 {
-        u64::from(self.0)
+        u64::from(self.value)
+    }
+
+    /// The most packets of the path seen to overtake one of its packets (0: none yet).
+    pub(crate) fn reordering_seen(self) -> u64 {
+        u64::from(self.seen)
     }
 
     /// A packet declared lost by this threshold was acknowledged after all, `displacement`
@@ -57,12 +71,11 @@ impl PacketThreshold {
     /// that reordering, up to `max` (at most 2^16, `TransportConfig::validate`). Returns
     /// whether it rose.
     pub(crate) fn on_spurious_loss(&mut self, displacement: u64, max: u64) -> bool {
-        let wanted = displacement
-            .saturating_add(1)
-            .min(max)
-            .min(u64::from(u32::MAX));
+        let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        self.seen = self.seen.max(clamp(displacement));
+        let wanted = displacement.saturating_add(1).min(max);
         if wanted > self.get() {
-            self.0 = wanted as u32;
+            self.value = clamp(wanted);
             true
         } else {
             false
@@ -131,6 +144,11 @@ mod tests {
         assert!(!t.on_spurious_loss(5, 64), "never falls");
         assert!(t.on_spurious_loss(1_000, 64));
         assert_eq!(t.get(), 64);
+        assert_eq!(
+            t.reordering_seen(),
+            1_000,
+            "what was seen, beyond the maximum"
+        );
         let mut fixed = PacketThreshold::default();
         assert!(
             !fixed.on_spurious_loss(50, PACKET_THRESHOLD),
