@@ -7,62 +7,14 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use bytes::BytesMut;
 
-use common::{NetConfig, Pair};
-use mpquic_proto::cc::{
-    AckEvent, CcConfig, CcStats, CongestionController, ControllerFactory, Coupling, LossEvent,
-};
+use common::{encode, unacked_client, NetConfig, Pair};
 use mpquic_proto::testing::{
     ack_range_scan_steps, received_range_walk_steps, reinjection_scan_steps,
 };
 use mpquic_proto::wire::frame::Frame;
-use mpquic_proto::{ConnectionHandle, Duration, Timestamp, TransportConfig};
-
-/// A congestion window that never closes: a hostile client keeps sending whether or not its
-/// packets are acknowledged.
-#[derive(Debug)]
-struct Unlimited;
-
-impl CongestionController for Unlimited {
-    fn on_packet_sent(&mut self, _: Timestamp, _: u64, _: u64) {}
-    fn on_ack(&mut self, _: &AckEvent<'_>, _: Coupling<'_>) {}
-    fn on_congestion_event(&mut self, _: &LossEvent<'_>, _: Coupling<'_>) {}
-    fn window(&self) -> u64 {
-        1 << 40
-    }
-    fn name(&self) -> &'static str {
-        "unlimited"
-    }
-    fn stats(&self) -> CcStats {
-        CcStats::default()
-    }
-}
-
-impl ControllerFactory for Unlimited {
-    fn name(&self) -> &str {
-        "unlimited"
-    }
-    fn build(&self, _: CcConfig) -> Box<dyn CongestionController> {
-        Box::new(Unlimited)
-    }
-}
-
-fn unacked_client() -> TransportConfig {
-    TransportConfig::default()
-        .with_congestion_controller_factory(Arc::new(Unlimited))
-        .pacing(false)
-}
-
-fn encode(frames: &[Frame]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for f in frames {
-        f.encode(&mut out);
-    }
-    out
-}
+use mpquic_proto::{ConnectionHandle, Duration, TransportConfig};
 
 /// The client sends `bytes` as the frames of its next 1-RTT packet; step until it left.
 fn send_raw(pair: &mut Pair, ch: ConnectionHandle, bytes: Vec<u8>) {

@@ -9,18 +9,17 @@ mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use bytes::Bytes;
-use common::{addr, NetConfig, Pair};
-use mpquic_proto::cc::{
-    AckEvent, CcConfig, CcStats, CongestionController, ControllerFactory, Coupling, LossEvent,
+use common::{
+    addr, client_bidi, encode, padded, stream_control_flood, unacked_client, NetConfig, Pair, ROOM,
 };
 use mpquic_proto::wire::cid::{ConnectionId, ResetToken};
 use mpquic_proto::wire::error::TransportErrorCode as Code;
 use mpquic_proto::wire::frame::{DatagramFrame, Frame, NewConnectionId, PathStatus, StreamFrame};
-use mpquic_proto::wire::stream_id::{Dir, Side, StreamId};
-use mpquic_proto::{ConnectionError, ConnectionHandle, Duration, Timestamp, TransportConfig};
+use mpquic_proto::wire::stream_id::{Dir, StreamId};
+use mpquic_proto::{ConnectionError, ConnectionHandle, Duration, TransportConfig};
 
 struct Counting;
 
@@ -59,66 +58,11 @@ fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Raw frame bytes the client puts in one packet: below any packet's room for frames.
-const ROOM: usize = 1000;
-
-/// A congestion window that never closes: a hostile client keeps sending whether or not its
-/// packets are acknowledged (its own stack is its business).
-#[derive(Debug)]
-struct Unlimited;
-
-impl CongestionController for Unlimited {
-    fn on_packet_sent(&mut self, _: Timestamp, _: u64, _: u64) {}
-    fn on_ack(&mut self, _: &AckEvent<'_>, _: Coupling<'_>) {}
-    fn on_congestion_event(&mut self, _: &LossEvent<'_>, _: Coupling<'_>) {}
-    fn window(&self) -> u64 {
-        1 << 40
-    }
-    fn name(&self) -> &'static str {
-        "unlimited"
-    }
-    fn stats(&self) -> CcStats {
-        CcStats::default()
-    }
-}
-
-impl ControllerFactory for Unlimited {
-    fn name(&self) -> &str {
-        "unlimited"
-    }
-    fn build(&self, _: CcConfig) -> Box<dyn CongestionController> {
-        Box::new(Unlimited)
-    }
-}
-
-/// A client that sends whether or not anything it sends is acknowledged.
-fn unacked_client() -> TransportConfig {
-    TransportConfig::default()
-        .with_congestion_controller_factory(Arc::new(Unlimited))
-        .pacing(false)
-}
-
 fn established(
     client: TransportConfig,
     server: TransportConfig,
 ) -> (Pair, ConnectionHandle, ConnectionHandle) {
     Pair::established(13, client, server, NetConfig::default())
-}
-
-fn encode(frames: &[Frame]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for f in frames {
-        f.encode(&mut out);
-    }
-    assert!(out.len() <= ROOM, "{} bytes of frames", out.len());
-    out
-}
-
-/// `frames` followed by PADDING up to `ROOM` bytes: a full-size datagram.
-fn padded(frames: &[Frame]) -> Vec<u8> {
-    let mut out = encode(frames);
-    out.resize(ROOM, 0);
-    out
 }
 
 /// Make the client (`to_server`) or the server send `bytes` as the frames of its next 1-RTT
@@ -215,10 +159,6 @@ fn assert_flat(
 /// reach their working size only after a few thousand packets (measured with plain PINGs: up to
 /// ~180 KB over the first 5000, then flat over the next 50000), the test harness.
 const NOISE: isize = 256 * 1024;
-
-fn client_bidi(index: u64) -> StreamId {
-    StreamId::new(Side::Client, Dir::Bi, index)
-}
 
 fn stream(id: StreamId, offset: u64, data: &'static [u8]) -> Frame {
     Frame::Stream(StreamFrame {
@@ -653,27 +593,7 @@ fn stream_control_floods_owe_bounded_replies() {
         pair.client.connection_mut(ch).unwrap().open_bi().unwrap();
     }
     let (first, total) = growth(&mut pair, 100, |p, i| {
-        let frames: Vec<Frame> = (0..36u64)
-            .flat_map(|s| {
-                let id = client_bidi(s);
-                [
-                    Frame::ResetStream {
-                        id,
-                        error_code: 1,
-                        final_size: 0,
-                    },
-                    Frame::StopSending { id, error_code: 2 },
-                    Frame::MaxStreamData {
-                        id,
-                        max: 1 << 20 | i as u64,
-                    },
-                    Frame::StreamDataBlocked {
-                        id,
-                        limit: 1 << 20 | i as u64,
-                    },
-                ]
-            })
-            .collect();
+        let frames = stream_control_flood(i);
         send_raw(p, true, ch, encode(&frames));
     });
     assert_flat(

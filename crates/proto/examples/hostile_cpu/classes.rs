@@ -8,8 +8,8 @@ use mpquic_proto::wire::frame::{
 use mpquic_proto::wire::stream_id::{Dir, Side, StreamId};
 use mpquic_proto::{MultipathMode, TransportConfig};
 
-use crate::common::addr;
-use crate::{bidi, encode, fill, padded, Bench, Class, DATA};
+use crate::common::{addr, client_bidi, encode, padded, stream_control_flood};
+use crate::{fill, Bench, Class, Round, DATA};
 
 fn default_server() -> TransportConfig {
     TransportConfig::default()
@@ -42,6 +42,37 @@ fn ack_sparse(path_id: Option<u64>, largest: u64, stride: u64) -> Frame {
         ranges,
         ecn: None,
     })
+}
+
+/// An ACK frame of one packet number only.
+fn ack_one(largest: u64) -> Frame {
+    Frame::Ack(AckFrame {
+        path_id: None,
+        largest,
+        ack_delay: 0,
+        ranges: vec![largest..=largest],
+        ecn: None,
+    })
+}
+
+/// The server's newest packet acknowledged alone, in as many ACK frames as fit.
+fn one_range_acks() -> Round {
+    Box::new(|b, _| {
+        let l = b.server_pn();
+        fill(|_| ack_one(l))
+    })
+}
+
+/// A download is running: the client opened a stream and asked for data.
+fn start_download(b: &mut Bench) {
+    open_stream(b);
+    b.serve = true;
+    b.hostile(encode(&[Frame::Stream(StreamFrame {
+        id: client_bidi(0),
+        offset: 0,
+        fin: false,
+        data: Bytes::from_static(&DATA[..1]),
+    })]));
 }
 
 fn ack_all(path_id: Option<u64>, largest: u64) -> Frame {
@@ -84,7 +115,7 @@ fn group_0() -> Vec<Class> {
                 let mut offset = 0;
                 Box::new(move |_, _| {
                     let f = Frame::Stream(StreamFrame {
-                        id: bidi(0),
+                        id: client_bidi(0),
                         offset,
                         fin: false,
                         data: Bytes::from_static(&DATA),
@@ -157,64 +188,20 @@ fn group_1() -> Vec<Class> {
         Class {
             name: "download; the client sends PINGs (its stack ACKs)",
             server: default_server,
-            setup: |b| {
-                open_stream(b);
-                b.serve = true;
-                b.hostile(encode(&[Frame::Stream(StreamFrame {
-                    id: bidi(0),
-                    offset: 0,
-                    fin: false,
-                    data: Bytes::from_static(&DATA[..1]),
-                })]));
-            },
+            setup: start_download,
             round: || Box::new(|_, _| encode(&[Frame::Ping])),
         },
         Class {
             name: "download; ACK frames of a recent packet only, as many as fit",
             server: default_server,
-            setup: |b| {
-                open_stream(b);
-                b.serve = true;
-                b.hostile(encode(&[Frame::Stream(StreamFrame {
-                    id: bidi(0),
-                    offset: 0,
-                    fin: false,
-                    data: Bytes::from_static(&DATA[..1]),
-                })]));
-            },
-            round: || {
-                Box::new(|b, _| {
-                    let l = b.server_pn();
-                    fill(|_| {
-                        Frame::Ack(AckFrame {
-                            path_id: None,
-                            largest: l,
-                            ack_delay: 0,
-                            ranges: vec![l..=l],
-                            ecn: None,
-                        })
-                    })
-                })
-            },
+            setup: start_download,
+            round: one_range_acks,
         },
         Class {
             name: "ACK: as many one-range ACK frames as fit (~200)",
             server: default_server,
             setup: no_setup,
-            round: || {
-                Box::new(|b, _| {
-                    let l = b.server_pn();
-                    fill(|_| {
-                        Frame::Ack(AckFrame {
-                            path_id: None,
-                            largest: l,
-                            ack_delay: 0,
-                            ranges: vec![l..=l],
-                            ecn: None,
-                        })
-                    })
-                })
-            },
+            round: one_range_acks,
         },
         Class {
             name: "PATH_ACK for paths 1..=7 (unopened), many ranges",
@@ -285,7 +272,7 @@ fn group_2() -> Vec<Class> {
                 b.reader = false;
                 for k in 0..72u64 {
                     let f = Frame::Stream(StreamFrame {
-                        id: bidi(0),
+                        id: client_bidi(0),
                         offset: k * 900,
                         fin: false,
                         data: Bytes::from_static(&DATA),
@@ -298,7 +285,7 @@ fn group_2() -> Vec<Class> {
                     fill(|j| {
                         let off = ((i * 40 + j) as u64 * 1601) % 64_000;
                         Frame::Stream(StreamFrame {
-                            id: bidi(0),
+                            id: client_bidi(0),
                             offset: off,
                             fin: false,
                             data: Bytes::from_static(&DATA[..16]),
@@ -319,7 +306,7 @@ fn group_2() -> Vec<Class> {
                 Box::new(move |_, _| {
                     fill(|_| {
                         let f = Frame::Stream(StreamFrame {
-                            id: bidi(0),
+                            id: client_bidi(0),
                             offset,
                             fin: false,
                             data: Bytes::from_static(&DATA[..32]),
@@ -340,7 +327,7 @@ fn group_2() -> Vec<Class> {
                 for _ in 0..40 {
                     let bytes = fill(|_| {
                         let f = Frame::Stream(StreamFrame {
-                            id: bidi(0),
+                            id: client_bidi(0),
                             offset,
                             fin: false,
                             data: Bytes::from_static(&DATA[..32]),
@@ -354,7 +341,7 @@ fn group_2() -> Vec<Class> {
             round: || {
                 Box::new(|_, i| {
                     encode(&[Frame::Stream(StreamFrame {
-                        id: bidi(0),
+                        id: client_bidi(0),
                         offset: (i as u64 * 900) % 30_000,
                         fin: false,
                         data: Bytes::from_static(&DATA),
@@ -409,27 +396,7 @@ fn group_3() -> Vec<Class> {
             },
             round: || {
                 Box::new(|_, i| {
-                    let frames: Vec<Frame> = (0..36u64)
-                        .flat_map(|s| {
-                            let id = bidi(s);
-                            [
-                                Frame::ResetStream {
-                                    id,
-                                    error_code: 1,
-                                    final_size: 0,
-                                },
-                                Frame::StopSending { id, error_code: 2 },
-                                Frame::MaxStreamData {
-                                    id,
-                                    max: 1 << 20 | i as u64,
-                                },
-                                Frame::StreamDataBlocked {
-                                    id,
-                                    limit: 1 << 20 | i as u64,
-                                },
-                            ]
-                        })
-                        .collect();
+                    let frames = stream_control_flood(i);
                     encode(&frames)
                 })
             },
@@ -611,7 +578,7 @@ fn group_6() -> Vec<Class> {
                     fill(|j| {
                         let s = (i * 37 + j) % 100;
                         let f = Frame::Stream(StreamFrame {
-                            id: bidi(s as u64),
+                            id: client_bidi(s as u64),
                             offset: offset[s],
                             fin: false,
                             data: Bytes::from_static(&DATA[..16]),

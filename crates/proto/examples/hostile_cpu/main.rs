@@ -12,55 +12,15 @@ mod classes;
 mod common;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::BytesMut;
-use common::{addr, NetConfig, Pair};
-use mpquic_proto::cc::{
-    AckEvent, CcConfig, CcStats, CongestionController, ControllerFactory, Coupling, LossEvent,
-};
+use common::{addr, NetConfig, Pair, ROOM};
 use mpquic_proto::wire::frame::Frame;
-use mpquic_proto::wire::stream_id::{Dir, Side, StreamId};
-use mpquic_proto::{ConnectionHandle, Duration, PathId, ReadError, Timestamp, TransportConfig};
+use mpquic_proto::wire::stream_id::{Dir, StreamId};
+use mpquic_proto::{ConnectionHandle, Duration, PathId, ReadError, TransportConfig};
 
-/// Raw frame bytes per hostile packet: below any packet's room for frames.
-const ROOM: usize = 1000;
 const RUNS: usize = 3;
-
-#[derive(Debug)]
-struct Unlimited;
-
-impl CongestionController for Unlimited {
-    fn on_packet_sent(&mut self, _: Timestamp, _: u64, _: u64) {}
-    fn on_ack(&mut self, _: &AckEvent<'_>, _: Coupling<'_>) {}
-    fn on_congestion_event(&mut self, _: &LossEvent<'_>, _: Coupling<'_>) {}
-    fn window(&self) -> u64 {
-        1 << 40
-    }
-    fn name(&self) -> &'static str {
-        "unlimited"
-    }
-    fn stats(&self) -> CcStats {
-        CcStats::default()
-    }
-}
-
-impl ControllerFactory for Unlimited {
-    fn name(&self) -> &str {
-        "unlimited"
-    }
-    fn build(&self, _: CcConfig) -> Box<dyn CongestionController> {
-        Box::new(Unlimited)
-    }
-}
-
-/// The hostile client sends whether or not anything is acknowledged.
-fn client_config() -> TransportConfig {
-    TransportConfig::default()
-        .with_congestion_controller_factory(Arc::new(Unlimited))
-        .pacing(false)
-}
 
 /// One established connection, driven packet by packet.
 struct Bench {
@@ -90,7 +50,7 @@ struct Bench {
 
 impl Bench {
     fn new(server: TransportConfig) -> Self {
-        let mut client = client_config().multipath(server.multipath);
+        let mut client = common::unacked_client().multipath(server.multipath);
         // A class asking for key updates has the client start one as often as it may.
         client.key_update_interval = server.key_update_interval.map(|_| 1);
         let (mut pair, ch, sh) = Pair::established(13, client, server, NetConfig::default());
@@ -268,21 +228,6 @@ fn coalesced(n: usize, data: Vec<u8>) -> Vec<u8> {
     out
 }
 
-fn encode(frames: &[Frame]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for f in frames {
-        f.encode(&mut out);
-    }
-    assert!(out.len() <= ROOM, "{} bytes of frames", out.len());
-    out
-}
-
-fn padded(frames: &[Frame]) -> Vec<u8> {
-    let mut out = encode(frames);
-    out.resize(ROOM, 0);
-    out
-}
-
 /// Frames while they fit in `ROOM`.
 fn fill(mut next: impl FnMut(usize) -> Frame) -> Vec<u8> {
     let mut out = Vec::new();
@@ -295,10 +240,6 @@ fn fill(mut next: impl FnMut(usize) -> Frame) -> Vec<u8> {
         out.extend_from_slice(&one);
     }
     out
-}
-
-fn bidi(i: u64) -> StreamId {
-    StreamId::new(Side::Client, Dir::Bi, i)
 }
 
 static DATA: [u8; 900] = [7; 900];

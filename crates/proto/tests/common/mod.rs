@@ -428,3 +428,103 @@ pub fn client_path_events(pair: &mut Pair, ch: ConnectionHandle) -> Vec<mpquic_p
         })
         .collect()
 }
+
+/// A congestion window that never closes: a hostile client keeps sending whether or not its
+/// packets are acknowledged (its own stack is its business).
+#[derive(Debug)]
+pub struct Unlimited;
+
+impl mpquic_proto::cc::CongestionController for Unlimited {
+    fn on_packet_sent(&mut self, _: Timestamp, _: u64, _: u64) {}
+    fn on_ack(&mut self, _: &mpquic_proto::cc::AckEvent<'_>, _: mpquic_proto::cc::Coupling<'_>) {}
+    fn on_congestion_event(
+        &mut self,
+        _: &mpquic_proto::cc::LossEvent<'_>,
+        _: mpquic_proto::cc::Coupling<'_>,
+    ) {
+    }
+    fn window(&self) -> u64 {
+        1 << 40
+    }
+    fn name(&self) -> &'static str {
+        "unlimited"
+    }
+    fn stats(&self) -> mpquic_proto::cc::CcStats {
+        mpquic_proto::cc::CcStats::default()
+    }
+}
+
+impl mpquic_proto::cc::ControllerFactory for Unlimited {
+    fn name(&self) -> &str {
+        "unlimited"
+    }
+    fn build(
+        &self,
+        _: mpquic_proto::cc::CcConfig,
+    ) -> Box<dyn mpquic_proto::cc::CongestionController> {
+        Box::new(Unlimited)
+    }
+}
+
+/// A client that sends whether or not anything it sends is acknowledged ([`Unlimited`], no
+/// pacing): the hostile peer of `hostile_peer.rs`, `hostile_cpu.rs` and the `hostile_cpu`
+/// example.
+pub fn unacked_client() -> TransportConfig {
+    TransportConfig::default()
+        .with_congestion_controller_factory(Arc::new(Unlimited))
+        .pacing(false)
+}
+
+/// Raw frame bytes a hostile client puts in one packet: below any packet's room for frames.
+pub const ROOM: usize = 1000;
+
+/// `frames` encoded back to back (at most [`ROOM`] bytes).
+pub fn encode(frames: &[mpquic_proto::wire::frame::Frame]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for f in frames {
+        f.encode(&mut out);
+    }
+    assert!(out.len() <= ROOM, "{} bytes of frames", out.len());
+    out
+}
+
+/// `frames` followed by PADDING up to [`ROOM`] bytes: a full-size datagram.
+pub fn padded(frames: &[mpquic_proto::wire::frame::Frame]) -> Vec<u8> {
+    let mut out = encode(frames);
+    out.resize(ROOM, 0);
+    out
+}
+
+/// Client-initiated bidirectional stream `index`.
+pub fn client_bidi(index: u64) -> mpquic_proto::wire::stream_id::StreamId {
+    use mpquic_proto::wire::stream_id::{Side, StreamId};
+    StreamId::new(Side::Client, Dir::Bi, index)
+}
+
+/// A packet's worth of stream control on the client's bidirectional streams 0..36 (which the
+/// client opened): RESET_STREAM, STOP_SENDING, MAX_STREAM_DATA and STREAM_DATA_BLOCKED each,
+/// the limits varying with `round`.
+pub fn stream_control_flood(round: usize) -> Vec<mpquic_proto::wire::frame::Frame> {
+    use mpquic_proto::wire::frame::Frame;
+    (0..36u64)
+        .flat_map(|s| {
+            let id = client_bidi(s);
+            [
+                Frame::ResetStream {
+                    id,
+                    error_code: 1,
+                    final_size: 0,
+                },
+                Frame::StopSending { id, error_code: 2 },
+                Frame::MaxStreamData {
+                    id,
+                    max: 1 << 20 | round as u64,
+                },
+                Frame::StreamDataBlocked {
+                    id,
+                    limit: 1 << 20 | round as u64,
+                },
+            ]
+        })
+        .collect()
+}
