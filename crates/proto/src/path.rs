@@ -167,7 +167,7 @@ pub(crate) struct Path {
     status_pending: bool,
     pub rtt: RttEstimator,
     /// Sent-packet ledgers per encryption level (Initial/Handshake only on the first path).
-    pub ledgers: [Ledger; 3],
+    pub ledgers: crate::recovery::ledgers::Ledgers,
     pub pto_count: u32,
     pub cc: Box<dyn CongestionController>,
     pub pacer: Pacer,

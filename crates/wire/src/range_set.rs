@@ -18,7 +18,7 @@ pub struct RangeSet(BTreeMap<u64, u64>);
 
 impl RangeSet {
     /// Creates an empty set.
-    pub fn new() -> Self {
+    pub const fn new() -> Self {
         RangeSet(BTreeMap::new())
     }
 

@@ -530,6 +530,9 @@ impl Connection {
         };
         if let Some(path) = self.paths.get_mut(&PathId::ZERO) {
             path.ledger(epoch).drain();
+            if epoch == Epoch::Handshake {
+                path.ledgers.release_handshake_levels();
+            }
             path.acks.remove(&space);
             path.pto_count = 0;
         }

@@ -169,6 +169,21 @@ pub(crate) fn is_copyable(packet: &SentPacket) -> bool {
 }
 
 impl Ledger {
+    /// A ledger with nothing sent.
+    pub(crate) const EMPTY: Ledger = Ledger {
+        sent: VecDeque::new(),
+        base: 0,
+        live: 0,
+        next_seq: 0,
+        largest_acked_seq: None,
+        seen_missing: RangeSet::new(),
+        loss_time: None,
+        time_of_last_ack_eliciting: None,
+        ack_eliciting_in_flight: 0,
+        bytes_in_flight: 0,
+        copyable: 0,
+    };
+
     /// Record a sent packet; returns its per-path sequence number.
     pub(crate) fn on_sent(&mut self, packet: SentPacket) -> u64 {
         let seq = self.next_seq;

@@ -11,6 +11,7 @@
 
 pub(crate) mod episode;
 pub(crate) mod ledger;
+pub(crate) mod ledgers;
 pub(crate) mod reordering;
 pub(crate) mod rtt;
 pub(crate) mod sampling;
