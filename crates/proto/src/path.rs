@@ -440,7 +440,7 @@ impl Path {
     }
 
     pub(crate) fn bytes_in_flight(&self) -> u64 {
-        self.ledgers.iter().map(Ledger::bytes_in_flight).sum()
+        self.ledgers.bytes_in_flight()
     }
 
     pub(crate) fn is_validated(&self) -> bool {

@@ -138,9 +138,7 @@ impl Connection {
     /// Whether no packet is outstanding on any path: the connection may stay idle for long
     /// now, so scratch buffers go (issue 19, memory per idle connection).
     fn nothing_outstanding(&self) -> bool {
-        self.paths
-            .values()
-            .all(|p| p.ledgers.iter().all(|l| l.is_empty()))
+        self.paths.values().all(|p| p.ledgers.all_empty())
     }
 
     /// Whether `epoch`'s CRYPTO stream has data to send.
