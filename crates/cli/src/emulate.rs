@@ -30,7 +30,9 @@ pub struct EmulateArgs {
     pub server: SocketAddr,
     /// A path: `from=IP` (the client source address that takes it; omitted on at most one path,
     /// which then takes every other source) and a spec in the grammar of `mpquic sim --path`,
-    /// e.g. "from=127.0.0.2,rate=20mbit,delay=10ms,queue=1bdp,loss=1%,down_at=3s".
+    /// e.g. "from=127.0.0.2,rate=20mbit,delay=10ms,queue=1bdp,loss=1%,down_at=3s". Unless
+    /// it sets `mtu=`, a path carries at most 1472 bytes of UDP payload (a 1500-byte IPv4
+    /// packet; `mtu=inf` lifts it).
     #[arg(long = "path", value_name = "SPEC", required = true)]
     pub paths: Vec<String>,
     /// Seed of the links' loss and jitter (path i's links draw what the simulator's links 2i

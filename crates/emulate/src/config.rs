@@ -59,6 +59,11 @@ fn bind_reason(e: &io::Error, addr: SocketAddr) -> String {
     }
 }
 
+/// UDP payload an emulated path carries when its spec names no `mtu`: a 1500-byte IPv4
+/// packet less its IP (20) and UDP (8) headers, as an Ethernet path would. Larger datagrams
+/// (a same-host path's MTU probes) are dropped as such a network would drop them.
+pub const DEFAULT_MTU: u64 = 1472;
+
 /// One emulated path: which client datagrams take it and its two links.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EmulatedPath {
@@ -91,7 +96,10 @@ impl EmulatedPath {
             message,
         };
         let (from, spec) = split_from(arg).map_err(err)?;
-        let parsed = PathSpec::parse(&spec).map_err(|e| err(e.to_string()))?;
+        let mut parsed = PathSpec::parse(&spec).map_err(|e| err(e.to_string()))?;
+        // A network between hosts carries 1500-byte IP packets unless the spec says otherwise
+        // (`mtu=inf` lifts it); the simulator's default is no limit.
+        parsed.shared.mtu.get_or_insert(Some(DEFAULT_MTU));
         let links = parsed.resolve().map_err(|e| err(e.to_string()))?;
         Ok(Self::new(from, links, arg))
     }
@@ -212,6 +220,18 @@ mod tests {
         assert_eq!(p.links.up.delay, 10_000_000);
         let p = EmulatedPath::parse("from=127.0.0.3,rate=1mbit,loss=ge:1%,10%", 1).expect("ge");
         assert_eq!(p.from, Some("127.0.0.3".parse().expect("ip")));
+    }
+
+    #[test]
+    fn paths_carry_an_ethernet_mtu_unless_the_spec_names_one() {
+        let mtu = |spec: &str| {
+            let p = EmulatedPath::parse(spec, 1).expect("parse");
+            (p.links.up.mtu, p.links.down.mtu)
+        };
+        assert_eq!(mtu("rate=20mbit"), (Some(1472), Some(1472)));
+        assert_eq!(mtu("rate=20mbit,mtu=9000"), (Some(9000), Some(9000)));
+        assert_eq!(mtu("rate=20mbit,mtu=inf"), (None, None));
+        assert_eq!(mtu("rate=20mbit,down.mtu=1280"), (Some(1472), Some(1280)));
     }
 
     #[test]

@@ -51,7 +51,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-pub use config::{EmulateError, EmulatedPath, EmulatorConfig};
+pub use config::{EmulateError, EmulatedPath, EmulatorConfig, DEFAULT_MTU};
 pub use relay::MAX_CLIENTS;
 pub use report::{DirectionReport, JitterStats, PathReport, Report};
 

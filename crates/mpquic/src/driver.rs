@@ -34,6 +34,9 @@ const RECV_CALLS: usize = 16;
 const RECV_SLOTS: usize = 8;
 /// Datagrams taken from the core per round before sockets are read again.
 const SEND_BATCH: usize = 64;
+/// Bytes taken from the core per round: a batch of large datagrams (a same-host path's, up to
+/// 64 kB each) stops here rather than at [`SEND_BATCH`], so the batch buffer stays small.
+const SEND_BATCH_BYTES: usize = 256 * 1024;
 /// Most datagrams in one segmentation-offload (GSO) send.
 const MAX_SEGMENTS: usize = 32;
 /// Most bytes in one GSO send (the UDP length field is 16 bits).
@@ -228,7 +231,7 @@ impl Driver {
         }
         // Before sending: an attempt accepted here answers in this round.
         st.take_attempts(now);
-        while self.outgoing.len() < SEND_BATCH {
+        while self.outgoing.len() < SEND_BATCH && self.tx_data.len() < SEND_BATCH_BYTES {
             let Some(t) = st.proto.poll_transmit(now, &mut self.scratch) else {
                 break;
             };
@@ -237,7 +240,7 @@ impl Driver {
             self.outgoing.push(t);
         }
         st.process();
-        let more = self.outgoing.len() == SEND_BATCH;
+        let more = self.outgoing.len() == SEND_BATCH || self.tx_data.len() >= SEND_BATCH_BYTES;
         let timeout = st.proto.next_timeout();
         // A timer still due right after it was handled would make the loop spin: sleep a little.
         self.stuck_rounds = if timeout.is_some_and(|t| t <= now) && self.outgoing.is_empty() {

@@ -6,7 +6,7 @@ use common::{
     accept_one, accepted, addr, client_config, connect_client, payload, root_with, server_endpoint,
     start_server, transport, within, MB,
 };
-use mpquic::{hq, Endpoint, MultipathMode};
+use mpquic::{hq, Connection, Endpoint, MultipathMode};
 use tokio::io::AsyncWriteExt;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -301,14 +301,15 @@ async fn short_initial_in_a_padded_datagram_gets_a_full_answer() {
 
 /// Path MTU discovery on real sockets (RFC 9000 §14.3): quinn-udp sets don't-fragment, the
 /// loopback interface carries 65535-byte packets, so each side's path reaches the configured
-/// ceiling (here 9000 bytes of UDP payload, above the 1452 default) and the download stays
-/// byte-exact.
+/// ceiling (here 9000 bytes of UDP payload, above the 1452 default, with the same-host ceiling
+/// off) and the download stays byte-exact.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_mtu_discovery_reaches_the_ceiling_on_loopback() {
     common::init_tracing();
     let mut t = transport(MultipathMode::Single);
     let mut mtud = mpquic::MtuDiscoveryConfig::default();
     mtud.ceiling = 9000;
+    mtud.same_host_ceiling = 0;
     t.mtu_discovery = Some(mtud);
     let data = payload(4 * MB, 3);
     let (_dir, root) = root_with("file.bin", &data);
@@ -327,4 +328,62 @@ async fn path_mtu_discovery_reaches_the_ceiling_on_loopback() {
     assert_eq!(paths[0].mtu, 9000, "{:?}", paths[0].mtu_counters);
     conn.close(0, b"done");
     within("close", client.wait_idle()).await;
+}
+
+/// Serve one connection on `server`: the first bidirectional stream gets `data` in answer to
+/// its request. Returns the server's connection once the peer has acknowledged everything.
+fn send_on_first_stream(server: &Endpoint, data: Vec<u8>) -> tokio::task::JoinHandle<Connection> {
+    let server = server.clone();
+    tokio::spawn(async move {
+        let conn = accepted(&server).await;
+        let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
+        recv.read_to_end(64).await.expect("request");
+        send.write_all(&data).await.expect("write");
+        send.finish().expect("finish");
+        send.finished().await.expect("acknowledged");
+        conn
+    })
+}
+
+/// Downloads `data` from `server` (through `to`, the server or a relay in front of it) and
+/// returns the sending side's connection.
+async fn download_over(server: &Endpoint, to: std::net::SocketAddr, data: &[u8]) -> Connection {
+    let serving = send_on_first_stream(server, data.to_vec());
+    let (client, conn) = connect_client(to, transport(MultipathMode::Auto)).await;
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(b"GET").await.expect("request");
+    send.finish().expect("finish");
+    let got = within("download", recv.read_to_end(2 * data.len()))
+        .await
+        .expect("read");
+    assert!(got == data, "content differs ({} bytes)", got.len());
+    let sender = within("server", serving).await.expect("server task");
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+    sender
+}
+
+/// A path between two addresses of this host crosses only the loopback interface, whose MTU
+/// (65,536 bytes) is the path's (RFC 8899 §5.1.2 MAX_PLPMTU): once the ordinary ceiling (1452)
+/// works, the sender probes the same-host ceiling (16,384 by default) and uses it. Through an
+/// emulated network (1,472-byte MTU unless its spec says otherwise) the same probe is lost
+/// three times (MAX_PROBES) and the path keeps 1452, nothing bisected above it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loopback_paths_use_the_same_host_ceiling_and_emulated_networks_do_not() {
+    common::init_tracing();
+    let data = payload(8 * MB, 9);
+    let server = server_endpoint(transport(MultipathMode::Auto));
+    let direct = download_over(&server, server.local_addr(), &data).await;
+    let p = &direct.path_stats()[0];
+    eprintln!("loopback: mtu {} {:?}", p.mtu, p.mtu_counters);
+    assert_eq!(p.mtu, 16_384, "{:?}", p.mtu_counters);
+    assert_eq!(p.mtu_counters.probes_lost, 0);
+
+    let emulator = common::emulator(server.local_addr(), &["rate=400mbit,delay=1ms"]);
+    let relayed = download_over(&server, emulator.listen_addr(), &data).await;
+    let p = &relayed.path_stats()[0];
+    eprintln!("emulated: mtu {} {:?}", p.mtu, p.mtu_counters);
+    assert_eq!(p.mtu, 1452, "{:?}", p.mtu_counters);
+    assert_eq!(p.mtu_counters.probes_lost, 3, "{:?}", p.mtu_counters);
+    assert_eq!(p.mtu_phase, mpquic::MtuPhase::SearchComplete);
 }

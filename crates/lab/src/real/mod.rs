@@ -134,7 +134,12 @@ fn start_server(
 
 /// Starts everything, runs the workload within the time limit and collects what was observed.
 async fn execute(scenario: &Scenario, network: &Network) -> Result<Observed, LabError> {
-    let transport = scenario.transport.to_config()?;
+    let mut transport = scenario.transport.to_config()?;
+    // The emulator stands for a network between two hosts, as the simulator's links do: no
+    // same-host datagram sizes (the simulated addresses are never this host's either).
+    if let Some(mtud) = transport.mtu_discovery.as_mut() {
+        mtud.same_host_ceiling = 0;
+    }
     let n = network.paths.len();
     let locals: Vec<SocketAddr> = (0..n).map(client_addr).collect();
     let client = Endpoint::client(&locals).map_err(|e| real("binding 127.0.0.2...", e))?;

@@ -148,6 +148,13 @@ impl TransportConfig {
                 DATAGRAM_SIZES,
                 " (RFC 9000 §14, §18.2)",
             )?;
+            // Up to the ceiling it is off, so only the top of the range matters.
+            check_range(
+                "mtu_discovery.same_host_ceiling",
+                mtud.same_host_ceiling,
+                0..=*DATAGRAM_SIZES.end(),
+                " (RFC 9000 §18.2; at most `ceiling` turns it off)",
+            )?;
             if mtud.max_probes == 0 {
                 return Err(ConfigError::out_of_range(
                     "mtu_discovery.max_probes",

@@ -219,7 +219,8 @@ impl Connection {
         local_cid: ConnectionId,
         handshake: HandshakeState,
     ) -> Connection {
-        let mtu = crate::mtud::Mtud::for_config(&config, params.socket_mtu);
+        let mtu =
+            crate::mtud::Mtud::for_path(&config, params.socket_mtu, params.local, params.remote);
         let cc = config
             .controller_factory_for(PathId::ZERO)
             .build(CcConfig::new(u64::from(mtu.current())));

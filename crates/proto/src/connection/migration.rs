@@ -121,7 +121,7 @@ impl Connection {
         self.rng.with(|rng| rng.fill_bytes(&mut challenge));
         if from_local.ip() != local.ip() || from_remote.ip() != remote.ip() {
             // RFC 9000 §9.4: another network, so nothing learned about the old one holds.
-            self.restart_path_estimates(now, id);
+            self.restart_path_estimates(now, id, (local, remote));
         }
         let path = self.paths.get_mut(&id).ok_or(PathError::UnknownPath(id))?;
         // A migration already in progress keeps its original fallback; the CID of the address
@@ -201,9 +201,15 @@ impl Connection {
         }
     }
 
-    /// A new congestion controller, RTT estimate, pacer and MTU search for path `id`.
-    fn restart_path_estimates(&mut self, now: Timestamp, id: PathId) {
-        let mtu = crate::mtud::Mtud::for_config(&self.config, self.socket_mtu);
+    /// A new congestion controller, RTT estimate, pacer and MTU search for path `id`, which
+    /// now runs between `local` and `remote`.
+    fn restart_path_estimates(
+        &mut self,
+        now: Timestamp,
+        id: PathId,
+        (local, remote): (SocketAddr, SocketAddr),
+    ) {
+        let mtu = crate::mtud::Mtud::for_path(&self.config, self.socket_mtu, local, remote);
         let cc = self
             .config
             .controller_factory_for(id)
@@ -246,6 +252,7 @@ impl Connection {
         // Either end's address on another network (a client's own move, the server's
         // preferred address, a peer that moved).
         let new_ip = from.remote.ip() != path.remote.ip() || from.local.ip() != path.local.ip();
+        let tuple = (path.local, path.remote);
         if let (Some(seq), Some(pool)) = (from.cid_seq, self.remote_cids.get_mut(&id)) {
             // RFC 9000 §9.5: the CID of the address left is not used again.
             pool.retire(seq);
@@ -254,7 +261,7 @@ impl Connection {
             return;
         }
         if self.side == Side::Server {
-            self.restart_path_estimates(now, id);
+            self.restart_path_estimates(now, id, tuple);
         } else {
             // Our own move: until the server followed (on our first non-probing packet from
             // the new address, RFC 9000 §9.3) it acknowledged our probes on the old route, so

@@ -125,7 +125,7 @@ impl Connection {
 
     fn create_path(&mut self, now: Timestamp, id: PathId, local: SocketAddr, remote: SocketAddr) {
         // Each path finds its own MTU (RFC 9000 §14.3); it starts at the base size.
-        let mtu = crate::mtud::Mtud::for_config(&self.config, self.socket_mtu);
+        let mtu = crate::mtud::Mtud::for_path(&self.config, self.socket_mtu, local, remote);
         let cc = self
             .config
             .controller_factory_for(id)
