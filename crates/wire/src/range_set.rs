@@ -201,6 +201,12 @@ impl RangeSet {
         self.iter().rev()
     }
 
+    /// Ranges starting at or below `last`, in descending order: [`RangeSet::iter_rev`] without
+    /// the ranges above `last`, which it skips in O(log n) instead of visiting them.
+    pub fn iter_rev_to(&self, last: u64) -> impl Iterator<Item = Range<u64>> + '_ {
+        self.0.range(..=last).rev().map(|(&s, &e)| s..e)
+    }
+
     /// Removes and returns the lowest range.
     pub fn pop_min(&mut self) -> Option<Range<u64>> {
         self.0.pop_first().map(|(s, e)| s..e)
@@ -333,6 +339,11 @@ mod tests {
         }
         for v in 0..220 {
             prop_assert_eq!(set.contains(v), model.contains(&v));
+        }
+        for last in [0u64, 1, 9, 50, 120, 199, 250] {
+            let to: Vec<_> = set.iter_rev_to(last).collect();
+            let filtered: Vec<_> = set.iter_rev().filter(|r| r.start <= last).collect();
+            prop_assert_eq!(to, filtered, "iter_rev_to({})", last);
         }
         Ok(())
     }

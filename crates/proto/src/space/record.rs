@@ -147,9 +147,19 @@ impl ReceiveRecord {
         largest: u64,
     ) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
         self.to_ack
-            .iter_rev()
-            .filter(move |r| r.start <= largest)
+            .iter_rev_to(largest)
             .map(move |r| r.start..r.end.min(largest + 1))
+    }
+
+    /// The ranges to acknowledge that start below `end`, highest first, as they are (not
+    /// clipped at `end`).
+    pub(crate) fn ack_ranges_rev_below(
+        &self,
+        end: u64,
+    ) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        end.checked_sub(1)
+            .into_iter()
+            .flat_map(|last| self.to_ack.iter_rev_to(last))
     }
 
     /// [`Self::ack_ranges_desc`] lowest first.
