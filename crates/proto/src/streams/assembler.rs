@@ -1,7 +1,7 @@
 //! The receiving half's reordering buffer (RFC 9000 §2.2): out-of-order STREAM or
 //! CRYPTO data is held until the bytes before it arrive, then delivered in order.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 use bytes::{Buf, Bytes, BytesMut};
 
@@ -13,6 +13,9 @@ const DEFRAG_MIN_CHUNKS: usize = 64;
 /// Defragment only when chunks average fewer bytes than this: tiny chunks may
 /// each pin a whole received datagram in memory (RFC 9000 §21.10).
 const DEFRAG_SMALL_CHUNK: usize = 256;
+/// Chunk slots an assembler keeps whatever it holds; above it, one using under a quarter of
+/// its capacity gives the rest back.
+const KEPT_CHUNKS: usize = 16;
 
 /// A piece smaller than [`DEFRAG_SMALL_CHUNK`] is copied out of the datagram that carried it:
 /// a `Bytes` slice keeps its whole datagram alive, so one-byte frames in full-size datagrams
@@ -41,7 +44,9 @@ pub enum AssemblerError {
 /// duplicates and overlaps (RFC 9000 §2.2: endpoints MUST deliver stream data as an
 /// ordered byte stream; "Data that has already been received can be discarded").
 ///
-/// Chunks are stored without copying as disjoint [`Bytes`] slices keyed by offset;
+/// Chunks are stored without copying as disjoint [`Bytes`] slices sorted by offset (a
+/// deque: data arriving in order is pushed at the back and read from the front, with no
+/// allocation per chunk);
 /// overlapping input is trimmed to the parts not already held. Memory held is
 /// bounded by the caller's flow control (data beyond the advertised limit must be
 /// rejected before insertion). When many tiny chunks accumulate, they are copied
@@ -49,8 +54,8 @@ pub enum AssemblerError {
 /// cannot pin whole datagrams with one-byte frames.
 #[derive(Debug)]
 pub struct Assembler {
-    /// Disjoint chunks, all at or after `read`.
-    chunks: BTreeMap<u64, Bytes>,
+    /// Disjoint chunks, sorted by offset, all at or after `read`.
+    chunks: VecDeque<(u64, Bytes)>,
     /// Offset of the next byte to deliver.
     read: u64,
     /// Bytes held in `chunks`.
@@ -73,7 +78,7 @@ impl Assembler {
     /// An empty assembler expecting offset 0.
     pub fn new() -> Self {
         Self {
-            chunks: BTreeMap::new(),
+            chunks: VecDeque::new(),
             read: 0,
             buffered: 0,
             end: 0,
@@ -90,8 +95,10 @@ impl Assembler {
             .ok_or(AssemblerError::OffsetOverflow)?;
         self.end = self.end.max(end);
         let mut start = offset.max(self.read);
-        // A predecessor may cover the beginning of the new data.
-        if let Some((&ps, pd)) = self.chunks.range(..start).next_back() {
+        // `i`: the first chunk at or after `start`. A predecessor may cover the beginning of
+        // the new data (chunks are disjoint, so none starts in what it covers).
+        let mut i = self.chunks.partition_point(|&(s, _)| s < start);
+        if let Some((ps, pd)) = i.checked_sub(1).map(|p| &self.chunks[p]) {
             start = start.max(ps + pd.len() as u64);
         }
         let mut added = 0;
@@ -99,16 +106,18 @@ impl Assembler {
             // The next held chunk at or after `start`, if it begins before `end`.
             let next = self
                 .chunks
-                .range(start..end)
-                .next()
-                .map(|(&s, d)| (s, s + d.len() as u64));
+                .get(i)
+                .filter(|&&(s, _)| s < end)
+                .map(|(s, d)| (*s, s + d.len() as u64));
             let gap_end = next.map_or(end, |(s, _)| s);
             if gap_end > start {
                 let piece = data.slice((start - offset) as usize..(gap_end - offset) as usize);
                 added += piece.len();
-                self.chunks.insert(start, detach_small(piece));
+                self.chunks.insert(i, (start, detach_small(piece)));
+                i += 1;
             }
             start = next.map_or(end, |(_, e)| e);
+            i += usize::from(next.is_some());
         }
         self.buffered += added;
         if self.chunks.len() >= self.defrag_at {
@@ -137,17 +146,18 @@ impl Assembler {
         if max == 0 {
             return None;
         }
-        let entry = self.chunks.first_entry()?;
-        if *entry.key() != self.read {
+        let (offset, first) = self.chunks.front_mut()?;
+        if *offset != self.read {
             return None;
         }
-        let out = if entry.get().len() <= max {
-            entry.remove()
+        let out = if first.len() <= max {
+            let out = self.chunks.pop_front().map(|(_, data)| data)?;
+            self.release_spare();
+            out
         } else {
-            let mut rest = entry.remove();
-            let head = rest.split_to(max);
-            self.chunks.insert(self.read + max as u64, rest);
-            head
+            // The rest stays in place, starting `max` bytes later.
+            *offset += max as u64;
+            first.split_to(max)
         };
         self.read += out.len() as u64;
         self.buffered -= out.len();
@@ -156,9 +166,7 @@ impl Assembler {
 
     /// Whether the next in-order byte is available.
     pub fn is_readable(&self) -> bool {
-        self.chunks
-            .first_key_value()
-            .is_some_and(|(&s, _)| s == self.read)
+        self.chunks.front().is_some_and(|&(s, _)| s == self.read)
     }
 
     /// Offset of the next byte to deliver (= bytes delivered so far).
@@ -180,7 +188,18 @@ impl Assembler {
     /// current read offset arrives.
     pub fn clear(&mut self) {
         self.chunks.clear();
+        self.release_spare();
         self.buffered = 0;
+    }
+
+    /// Gives back most of a large capacity the assembler no longer uses (a burst of
+    /// reordered chunks must not pin memory once read).
+    fn release_spare(&mut self) {
+        let capacity = self.chunks.capacity();
+        if capacity > KEPT_CHUNKS && self.chunks.len() < capacity / 4 {
+            self.chunks
+                .shrink_to((2 * self.chunks.len()).max(KEPT_CHUNKS));
+        }
     }
 
     /// Merges contiguous runs of chunks into fresh allocations when chunks are small
@@ -198,14 +217,14 @@ impl Assembler {
                     }
                     _ => {
                         if let Some((s, b)) = run.take() {
-                            self.chunks.insert(s, b.freeze());
+                            self.chunks.push_back((s, b.freeze()));
                         }
                         run = Some((off, BytesMut::from(data.chunk())));
                     }
                 }
             }
             if let Some((s, b)) = run {
-                self.chunks.insert(s, b.freeze());
+                self.chunks.push_back((s, b.freeze()));
             }
         }
         self.defrag_at = (self.chunks.len() * 2).max(DEFRAG_MIN_CHUNKS);
@@ -269,7 +288,10 @@ mod tests {
         a.insert(1, datagram.slice(10..11)).unwrap();
         a.insert(100, datagram.slice(100..100 + DEFRAG_SMALL_CHUNK))
             .unwrap();
-        let held = |off: u64| a.chunks[&off].as_ptr();
+        let held = |off: u64| {
+            let (_, data) = a.chunks.iter().find(|(s, _)| *s == off).expect("chunk");
+            data.as_ptr()
+        };
         assert!(!range.contains(&held(1)), "a one-byte piece was copied out");
         assert!(
             range.contains(&held(100)),
@@ -330,6 +352,14 @@ mod tests {
             let mut out = Vec::new();
             for (k, &(s, e)) in pieces.iter().enumerate() {
                 a.insert(s as u64, data.slice(s..e)).unwrap();
+                // Sorted, disjoint, at or after the read offset, and counted.
+                let mut at = a.read_offset();
+                for (off, piece) in &a.chunks {
+                    prop_assert!(*off >= at && !piece.is_empty());
+                    at = off + piece.len() as u64;
+                }
+                let held: usize = a.chunks.iter().map(|(_, p)| p.len()).sum();
+                prop_assert_eq!(held, a.bytes_buffered());
                 let mut buf = vec![0u8; read_sizes[k % read_sizes.len()]];
                 let n = a.read(&mut buf);
                 out.extend_from_slice(&buf[..n]);
