@@ -330,25 +330,10 @@ async fn path_mtu_discovery_reaches_the_ceiling_on_loopback() {
     within("close", client.wait_idle()).await;
 }
 
-/// Serve one connection on `server`: the first bidirectional stream gets `data` in answer to
-/// its request. Returns the server's connection once the peer has acknowledged everything.
-fn send_on_first_stream(server: &Endpoint, data: Vec<u8>) -> tokio::task::JoinHandle<Connection> {
-    let server = server.clone();
-    tokio::spawn(async move {
-        let conn = accepted(&server).await;
-        let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
-        recv.read_to_end(64).await.expect("request");
-        send.write_all(&data).await.expect("write");
-        send.finish().expect("finish");
-        send.finished().await.expect("acknowledged");
-        conn
-    })
-}
-
 /// Downloads `data` from `server` (through `to`, the server or a relay in front of it) and
 /// returns the sending side's connection.
 async fn download_over(server: &Endpoint, to: std::net::SocketAddr, data: &[u8]) -> Connection {
-    let serving = send_on_first_stream(server, data.to_vec());
+    let serving = common::send_on_first_stream(server, data.to_vec());
     let (client, conn) = connect_client(to, transport(MultipathMode::Auto)).await;
     let (mut send, mut recv) = conn.open_bi().await.expect("open");
     send.write_all(b"GET").await.expect("request");

@@ -93,3 +93,76 @@ async fn open_path_needs_a_bound_address_and_multipath() {
         Err(mpquic::OpenPathError::Path(_))
     ));
 }
+
+/// Two paths of different datagram sizes in one connection, both through the emulator at
+/// 100 Mbit/s and 10 ms: path 0's network carries any size (`mtu=inf`, as loopback does), so
+/// its MTU search reaches the same-host ceiling (16,384 bytes); path 1's carries 1,472 bytes at
+/// most, so it stays at 1452 after its one same-host probe is lost three times. The server
+/// schedules round robin, so both carry data; the download is byte-exact. Both
+/// packet-number-space designs (in SPNS one space is shared by paths of different sizes).
+async fn paths_of_different_datagram_sizes(mode: MultipathMode, design: Design) {
+    common::init_tracing();
+    let data = payload(8 * MB, 11);
+    let server = common::server_endpoint(transport(mode).scheduler(SchedulerKind::RoundRobin));
+    let emulator = common::emulator(
+        server.local_addr(),
+        &[
+            "from=127.0.0.1,rate=100mbit,delay=5ms,mtu=inf",
+            "from=127.0.0.2,rate=100mbit,delay=5ms",
+        ],
+    );
+    let serving = common::send_on_first_stream(&server, data.clone());
+    let (client, conn) = connect_from(
+        &["127.0.0.1:0", "127.0.0.2:0"],
+        emulator.listen_addr(),
+        transport(mode),
+    )
+    .await;
+    assert_eq!(conn.design(), Some(design));
+    let second = client.local_addrs()[1];
+    within(
+        "validation",
+        conn.open_path(second, emulator.listen_addr(), PathStatus::Available),
+    )
+    .await
+    .expect("open the emulated path");
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(b"GET").await.expect("request");
+    send.finish().expect("finish");
+    let got = within("download", recv.read_to_end(2 * data.len()))
+        .await
+        .expect("read");
+    assert!(got == data, "content differs ({} bytes)", got.len());
+    let sender = within("server", serving).await.expect("server task");
+    let paths = sender.path_stats();
+    for p in &paths {
+        eprintln!(
+            "{mode:?} server path {} -> {}: mtu {} {:?}, sent {} B",
+            p.id, p.remote, p.mtu, p.mtu_counters, p.counters.bytes_sent
+        );
+    }
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert_eq!(paths[0].mtu, 16_384, "{:?}", paths[0].mtu_counters);
+    assert_eq!(paths[1].mtu, 1452, "{:?}", paths[1].mtu_counters);
+    assert_eq!(paths[1].mtu_counters.probes_lost, 3);
+    for p in &paths {
+        assert!(
+            p.counters.bytes_sent > 1_000_000,
+            "{mode:?}: path {} carried only {} bytes",
+            p.id,
+            p.counters.bytes_sent
+        );
+    }
+    conn.close(0, b"done");
+    within("close", client.wait_idle()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpns_paths_of_different_datagram_sizes() {
+    paths_of_different_datagram_sizes(MultipathMode::Mpns, Design::Mpns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spns_paths_of_different_datagram_sizes() {
+    paths_of_different_datagram_sizes(MultipathMode::Spns, Design::Spns).await;
+}

@@ -258,6 +258,24 @@ pub async fn accepted(server: &Endpoint) -> mpquic::Connection {
     incoming.await.expect("server handshake")
 }
 
+/// Serve one connection on `server`: the first bidirectional stream gets `data` in answer to
+/// its request. Returns the server's connection once the peer has acknowledged everything.
+pub fn send_on_first_stream(
+    server: &Endpoint,
+    data: Vec<u8>,
+) -> tokio::task::JoinHandle<mpquic::Connection> {
+    let server = server.clone();
+    tokio::spawn(async move {
+        let conn = accepted(&server).await;
+        let (mut send, mut recv) = conn.accept_bi().await.expect("stream");
+        recv.read_to_end(64).await.expect("request");
+        send.write_all(&data).await.expect("write");
+        send.finish().expect("finish");
+        send.finished().await.expect("acknowledged");
+        conn
+    })
+}
+
 /// `mpquic-emulate` in front of `server`: one emulated path per spec of `paths` (path `i` is
 /// number `i + 1`, `from=` picks it by the client's address), seed 1. Clients send to the
 /// emulator's `listen_addr()`.
