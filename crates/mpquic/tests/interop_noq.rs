@@ -250,6 +250,10 @@ async fn upload_to_noq_over_two_paths(scheduler: SchedulerKind) {
     let paths = print_our_paths(&what, &conn);
     noq_path_bytes(&what, &noq_conn);
     assert_each_path_sent_a_tenth(&what, &paths, data.len());
+    // Loopback paths probe past 1452 up to noq's max_udp_payload_size, 1472 (RFC 9000 §18.2).
+    for p in &paths {
+        assert_eq!(p.mtu, 1472, "{what}: path {} {:?}", p.id, p.mtu_counters);
+    }
     conn.close(0, b"done");
     within("close", client.wait_idle()).await;
 }
