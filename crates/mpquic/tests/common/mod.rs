@@ -276,6 +276,23 @@ pub fn send_on_first_stream(
     })
 }
 
+/// A loopback path to a peer whose max_udp_payload_size is `limit` (above 1452) settles at
+/// that limit, never above. Packets lost in a burst at the end of a flight (a peer's receive
+/// buffer overflowing) can pass for a black hole, which sends the path back to 1200 bytes and
+/// through the search again: then it may end the transfer below the limit.
+pub fn assert_capped_at_peer_limit(path: &mpquic::PathStats, limit: u64) {
+    let c = path.mtu_counters;
+    assert!(
+        path.mtu <= limit,
+        "path {}: mtu {} {c:?}",
+        path.id,
+        path.mtu
+    );
+    if c.black_holes == 0 {
+        assert_eq!(path.mtu, limit, "path {}: {c:?}", path.id);
+    }
+}
+
 /// `mpquic-emulate` in front of `server`: one emulated path per spec of `paths` (path `i` is
 /// number `i + 1`, `from=` picks it by the client's address), seed 1. Clients send to the
 /// emulator's `listen_addr()`.
