@@ -17,7 +17,7 @@
 //! [`MtuDiscoveryConfig::max_probes`] times in a row (RFC 8899 §5.1.2 MAX_PROBES), until the two
 //! are less than [`MtuDiscoveryConfig::min_step`] apart.
 //!
-//! A path between two addresses of this host ([`same_host`]) crosses no link but the local
+//! A path between two addresses of this host (`same_host`) crosses no link but the local
 //! interface, whose MTU bounds the search (RFC 8899 §5.1.2 MAX_PLPMTU) and is then the path's
 //! own (65,536 bytes on Linux loopback). Once such a path has confirmed the ceiling, the search
 //! tries one more candidate, [`MtuDiscoveryConfig::same_host_ceiling`]: acknowledged, the path
@@ -161,7 +161,7 @@ pub(crate) struct Mtud {
     /// The same-host candidate tried once `ceiling` is confirmed, within the sockets' and the
     /// peer's limits (None: not a same-host path, or not above `ceiling`).
     same_host: Option<u16>,
-    /// The same-host candidate failed in this search (MAX_PROBES losses, or a black hole).
+    /// The same-host candidate was lost MAX_PROBES times in this search.
     same_host_failed: bool,
     /// The largest UDP payload the sockets send.
     socket_max: u16,
