@@ -335,13 +335,7 @@ async fn path_mtu_discovery_reaches_the_ceiling_on_loopback() {
 async fn download_over(server: &Endpoint, to: std::net::SocketAddr, data: &[u8]) -> Connection {
     let serving = common::send_on_first_stream(server, data.to_vec());
     let (client, conn) = connect_client(to, transport(MultipathMode::Auto)).await;
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(b"GET").await.expect("request");
-    send.finish().expect("finish");
-    let got = within("download", recv.read_to_end(2 * data.len()))
-        .await
-        .expect("read");
-    assert!(got == data, "content differs ({} bytes)", got.len());
+    common::fetch_on_new_stream(&conn, &data).await;
     let sender = within("server", serving).await.expect("server task");
     conn.close(0, b"done");
     within("close", client.wait_idle()).await;

@@ -126,13 +126,7 @@ async fn paths_of_different_datagram_sizes(mode: MultipathMode, design: Design) 
     )
     .await
     .expect("open the emulated path");
-    let (mut send, mut recv) = conn.open_bi().await.expect("open");
-    send.write_all(b"GET").await.expect("request");
-    send.finish().expect("finish");
-    let got = within("download", recv.read_to_end(2 * data.len()))
-        .await
-        .expect("read");
-    assert!(got == data, "content differs ({} bytes)", got.len());
+    common::fetch_on_new_stream(&conn, &data).await;
     let sender = within("server", serving).await.expect("server task");
     let paths = sender.path_stats();
     for p in &paths {

@@ -276,6 +276,18 @@ pub fn send_on_first_stream(
     })
 }
 
+/// Asks on a new bidirectional stream (the counterpart of [`send_on_first_stream`]) and checks
+/// that the answer is `data`, byte for byte.
+pub async fn fetch_on_new_stream(conn: &mpquic::Connection, data: &[u8]) {
+    let (mut send, mut recv) = conn.open_bi().await.expect("open");
+    send.write_all(b"GET").await.expect("request");
+    send.finish().expect("finish");
+    let got = within("download", recv.read_to_end(2 * data.len()))
+        .await
+        .expect("read");
+    assert!(got == data, "content differs ({} bytes)", got.len());
+}
+
 /// A loopback path to a peer whose max_udp_payload_size is `limit` (above 1452) settles at
 /// that limit, never above. Packets lost in a burst at the end of a flight (a peer's receive
 /// buffer overflowing) can pass for a black hole, which sends the path back to 1200 bytes and
