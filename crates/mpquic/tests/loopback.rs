@@ -335,7 +335,7 @@ async fn path_mtu_discovery_reaches_the_ceiling_on_loopback() {
 async fn download_over(server: &Endpoint, to: std::net::SocketAddr, data: &[u8]) -> Connection {
     let serving = common::send_on_first_stream(server, data.to_vec());
     let (client, conn) = connect_client(to, transport(MultipathMode::Auto)).await;
-    common::fetch_on_new_stream(&conn, &data).await;
+    common::fetch_on_new_stream(&conn, data).await;
     let sender = within("server", serving).await.expect("server task");
     conn.close(0, b"done");
     within("close", client.wait_idle()).await;
