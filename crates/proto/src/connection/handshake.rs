@@ -38,7 +38,7 @@ pub struct ConnectionParams {
     /// Length of the connection IDs we issue.
     pub cid_len: usize,
     /// The endpoint's stateless-reset key (RFC 9000 §10.3.2).
-    pub reset_key: [u8; 32],
+    pub(crate) reset_key: ResetKey,
     /// When the connection is created.
     pub now: Timestamp,
     /// 1-RTT packet protection: real unless the endpoint was made with
@@ -93,13 +93,34 @@ pub enum ConnectError {
     Config(#[from] crate::ConfigError),
 }
 
-/// RFC 9000 §10.3.2: a stateless reset token derived from a static key and the CID.
-pub(crate) fn reset_token_for(key: &[u8; 32], cid: &ConnectionId) -> ResetToken {
-    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
-    let tag = ring::hmac::sign(&key, cid.as_slice());
-    let mut token = [0u8; 16];
-    token.copy_from_slice(&tag.as_ref()[..16]);
-    ResetToken(token)
+/// The endpoint's stateless-reset key (RFC 9000 §10.3.2), as an HMAC-SHA256 key ready to use:
+/// its padded inner and outer blocks are hashed once, not for every token (each connection
+/// issues a token per CID, about ten per handshake with multipath), and one key is shared by
+/// the endpoint and all its connections.
+#[derive(Clone)]
+pub(crate) struct ResetKey(std::sync::Arc<ring::hmac::Key>);
+
+impl ResetKey {
+    pub(crate) fn new(key: &[u8; 32]) -> Self {
+        Self(std::sync::Arc::new(ring::hmac::Key::new(
+            ring::hmac::HMAC_SHA256,
+            key,
+        )))
+    }
+
+    /// RFC 9000 §10.3.2: the stateless reset token of `cid`, derived from the static key.
+    pub(crate) fn token_for(&self, cid: &ConnectionId) -> ResetToken {
+        let tag = ring::hmac::sign(&self.0, cid.as_slice());
+        let mut token = [0u8; 16];
+        token.copy_from_slice(&tag.as_ref()[..16]);
+        ResetToken(token)
+    }
+}
+
+impl std::fmt::Debug for ResetKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ResetKey(..)")
+    }
 }
 
 pub(crate) fn random_cid(rng: &mut ChaCha20Rng, len: usize) -> ConnectionId {
@@ -169,7 +190,7 @@ impl Connection {
     ) -> Result<Connection, ConnectError> {
         let mut rng = ChaCha20Rng::from_seed(params.rng_seed);
         let scid = random_cid(&mut rng, params.cid_len);
-        let token = reset_token_for(&params.reset_key, &scid);
+        let token = params.reset_key.token_for(&scid);
         let mut local_params = build_local_params(
             &config.transport,
             Side::Server,
@@ -245,7 +266,7 @@ impl Connection {
         endpoint_events.push_back(super::EndpointEvent::NewCid {
             cid: local_cid,
             path: PathId::ZERO,
-            reset_token: reset_token_for(&params.reset_key, &local_cid),
+            reset_token: params.reset_key.token_for(&local_cid),
         });
         if let Some(pa) = &local_params.preferred_address {
             // RFC 9000 §5.1.1: the preferred_address CID has sequence number 1; with multipath
@@ -289,7 +310,7 @@ impl Connection {
             pacing_wakeup: None,
             stats: Default::default(),
             cid_len: params.cid_len,
-            reset_key: params.reset_key,
+            reset_key: params.reset_key.clone(),
             next_urgent_path: PathId::ZERO,
             probes_elsewhere: false,
             raw_frames: Vec::new(),
@@ -628,11 +649,6 @@ fn preferred_address(
         address_v4: config.preferred_address_v4,
         address_v6: config.preferred_address_v6,
         connection_id,
-        stateless_reset_token: reset_token_for(&params.reset_key, &connection_id),
+        stateless_reset_token: params.reset_key.token_for(&connection_id),
     })
-}
-
-/// The stateless reset token the endpoint would have issued for `cid` (RFC 9000 §10.3.2).
-pub(crate) fn reset_token_for_endpoint(key: &[u8; 32], cid: &ConnectionId) -> ResetToken {
-    reset_token_for(key, cid)
 }

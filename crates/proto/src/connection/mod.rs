@@ -44,7 +44,7 @@ use rand_chacha::ChaCha20Rng;
 pub use datagrams::{DatagramStats, SendDatagramError};
 pub(crate) use handshake::random_cid;
 pub use handshake::ConnectError;
-pub(crate) use handshake::{reset_token_for_endpoint, ConnectionParams, ServerAccept};
+pub(crate) use handshake::{ConnectionParams, ResetKey, ServerAccept};
 pub use stats::ConnectionStats;
 pub use xlink::QoeReport;
 
@@ -246,7 +246,7 @@ pub struct Connection {
     pacing_wakeup: Option<Timestamp>,
     stats: ConnectionStats,
     cid_len: usize,
-    reset_key: [u8; 32],
+    reset_key: handshake::ResetKey,
     /// Round-robin cursor over paths for urgent, path-specific frames.
     next_urgent_path: PathId,
     /// Some path may owe a probe sent apart from its other packets: an off-path PATH_RESPONSE

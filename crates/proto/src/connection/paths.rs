@@ -10,7 +10,7 @@ use mpquic_wire::stream_id::Side;
 use rand_core::RngCore;
 
 use super::api::PathError;
-use super::handshake::{random_cid, reset_token_for};
+use super::handshake::random_cid;
 use super::{Connection, EndpointEvent, PathEvent};
 use crate::cc::CcConfig;
 use crate::cid::LocalCids;
@@ -355,7 +355,7 @@ impl Connection {
         for _ in have..want {
             let cid_len = self.cid_len;
             let cid = self.rng.with(|rng| random_cid(rng, cid_len));
-            let reset_token = reset_token_for(&self.reset_key, &cid);
+            let reset_token = self.reset_key.token_for(&cid);
             self.local_cids.entry(id).or_default().issue(cid, true);
             self.endpoint_events.push_back(EndpointEvent::NewCid {
                 cid,
@@ -500,7 +500,7 @@ impl Connection {
                     sequence: seq,
                     retire_prior_to: pool.retire_prior_to(),
                     cid,
-                    reset_token: reset_token_for(reset_key, &cid),
+                    reset_token: reset_key.token_for(&cid),
                 });
                 if packet.len() + frame.encoded_len() > limit {
                     pool.requeue(seq);

@@ -27,7 +27,9 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
 use crate::config::{ClientConfig, EndpointConfig, ServerConfig};
-use crate::connection::{ConnectError, Connection, ConnectionParams, EndpointEvent, Transmit};
+use crate::connection::{
+    ConnectError, Connection, ConnectionParams, EndpointEvent, ResetKey, Transmit,
+};
 use crate::crypto::PacketProtection;
 use crate::path::PathId;
 use crate::time::Timestamp;
@@ -90,6 +92,8 @@ struct Entry {
 /// A QUIC endpoint holding all its connections.
 pub struct Endpoint {
     config: Arc<EndpointConfig>,
+    /// `config.reset_key` ready for HMAC, shared with every connection.
+    reset_key: ResetKey,
     server_config: Option<Arc<ServerConfig>>,
     rng: ChaCha20Rng,
     /// Boxed: a `Connection` is several kB, and B-tree leaves (11 slots, half full when filled
@@ -153,6 +157,7 @@ impl Endpoint {
         rng_seed: [u8; 32],
     ) -> Self {
         Self {
+            reset_key: ResetKey::new(&config.reset_key),
             config,
             server_config,
             rng: ChaCha20Rng::from_seed(rng_seed),
@@ -265,7 +270,7 @@ impl Endpoint {
             remote,
             rng_seed,
             cid_len: self.config.cid_len,
-            reset_key: self.config.reset_key,
+            reset_key: self.reset_key.clone(),
             now,
             protection: self.protection,
             socket_mtu: self.socket_mtu,

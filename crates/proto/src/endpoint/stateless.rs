@@ -73,7 +73,7 @@ impl Endpoint {
         let mut buf = vec![0u8; size];
         self.rng.fill_bytes(&mut buf[..size - 16]);
         buf[0] = 0x40 | (buf[0] & 0x3f);
-        let token = crate::connection::reset_token_for_endpoint(&self.config.reset_key, dcid);
+        let token = self.reset_key.token_for(dcid);
         buf[size - 16..].copy_from_slice(&token.0);
         if self.queue(local, remote, buf) {
             self.stats.stateless_resets_sent += 1;
