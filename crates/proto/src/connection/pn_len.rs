@@ -77,7 +77,12 @@ fn transit_bound(p: &Path) -> Duration {
 fn allowance(p: &Path, window: Duration, max_datagram_size: u64) -> u64 {
     let cwnd = p.cc.window().div_ceil(max_datagram_size.max(1));
     let rtt = p.rtt.min().max(GRANULARITY).as_nanos();
-    let rounds = window.as_nanos() / rtt;
+    // 64-bit division when both fit (always, but for durations of centuries): this runs for
+    // every path on every packet of a shared space.
+    let rounds = match (u64::try_from(window.as_nanos()), u64::try_from(rtt)) {
+        (Ok(w), Ok(r)) => u128::from(w / r),
+        _ => window.as_nanos() / rtt,
+    };
     let total = u128::from(cwnd) * (1 + rounds);
     u64::try_from(total).unwrap_or(u64::MAX)
 }
@@ -114,22 +119,16 @@ impl Connection {
             .paths
             .get(&path)
             .map_or(Duration::ZERO, |p| transit_bound(p));
-        let (mut sharing, mut horizon) = (0usize, window);
+        // One pass over the space's paths (this runs for every packet sent); the allowance is
+        // used only when the space has at least two paths.
+        let (mut sharing, mut horizon, mut allowed) = (0usize, window, 0u64);
         for p in self.paths.values() {
             if self.layout.space_for(p.id) == space {
                 sharing += 1;
                 horizon = horizon.max(transit_bound(p));
+                allowed = allowed.saturating_add(allowance(p, window, mds));
             }
         }
-        // Only a shared space needs the allowance (a 128-bit division per path).
-        let allowed = if sharing < 2 {
-            0
-        } else {
-            self.paths
-                .values()
-                .filter(|p| self.layout.space_for(p.id) == space)
-                .fold(0u64, |sum, p| sum.saturating_add(allowance(p, window, mds)))
-        };
         let send_space = self.send_space(space);
         send_space.note_numbering(now, horizon);
         if sharing < 2 {
