@@ -14,7 +14,7 @@ use std::future::poll_fn;
 use std::io::{self, IoSliceMut};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Poll, Waker};
 
 use bytes::BytesMut;
 use mpquic_proto::{EcnCodepoint, Transmit};
@@ -25,6 +25,7 @@ use tokio::time::Instant;
 
 use crate::connection::ConnectionError;
 use crate::state::Shared;
+use crate::wakeups::Deferral;
 
 /// Largest UDP payload.
 const MAX_DATAGRAM: usize = 65_535;
@@ -131,6 +132,8 @@ struct Driver {
     scratch: Vec<u8>,
     recv_errors: u32,
     stuck_rounds: u32,
+    /// Wake-ups of the last round, made after its datagrams are sent.
+    woken: Vec<Waker>,
 }
 
 impl Driver {
@@ -149,6 +152,7 @@ impl Driver {
             scratch: Vec::with_capacity(1500),
             recv_errors: 0,
             stuck_rounds: 0,
+            woken: Vec::new(),
         }
     }
 
@@ -157,6 +161,8 @@ impl Driver {
             let more_input = self.receive()?;
             let round = self.round();
             self.send().await;
+            // The application's tasks, once the round's datagrams are out (`wakeups`).
+            self.woken.drain(..).for_each(Waker::wake);
             if round.exit {
                 return Ok(());
             }
@@ -217,6 +223,7 @@ impl Driver {
 
     /// Feed the core, run timers, collect datagrams to send and wake tasks, under the lock.
     fn round(&mut self) -> Round {
+        let deferral = Deferral::start(std::mem::take(&mut self.woken));
         let shared = self.shared.clone();
         let mut st = shared.lock();
         let now = shared.now();
@@ -259,6 +266,7 @@ impl Driver {
             }
         });
         let exit = st.endpoint_refs == 0 && st.is_idle();
+        self.woken = deferral.finish();
         Round {
             deadline,
             more,

@@ -89,6 +89,7 @@ mod state;
 mod stats;
 mod streams;
 pub mod tls;
+mod wakeups;
 mod zero_rtt;
 
 pub use connection::{Connecting, Connection, ConnectionError, SendDatagramError, OPEN_PATH_WAIT};

@@ -494,7 +494,7 @@ impl ConnState {
             &mut self.finish_wakers,
         ] {
             for (_, w) in map.drain() {
-                w.wake();
+                crate::wakeups::wake(w);
             }
         }
     }
@@ -545,12 +545,12 @@ fn register(list: &mut Vec<Waker>, waker: &Waker) {
 
 fn wake_all(list: &mut Vec<Waker>) {
     for w in list.drain(..) {
-        w.wake();
+        crate::wakeups::wake(w);
     }
 }
 
 fn wake(waker: Option<Waker>) {
     if let Some(w) = waker {
-        w.wake();
+        crate::wakeups::wake(w);
     }
 }
