@@ -42,10 +42,14 @@ pub(crate) struct Deferral {
 }
 
 impl Deferral {
-    /// Start collecting into `list` (emptied; its allocation is reused round after round).
+    /// Start collecting into `list` (emptied; its allocation is reused round after round). A
+    /// round never runs inside another, but if one did it would add to the outer collection
+    /// (whose owner then wakes everything), never drop it.
     pub(crate) fn start(mut list: Vec<Waker>) -> Self {
         list.clear();
-        DEFERRED.with_borrow_mut(|deferred| *deferred = Some(list));
+        DEFERRED.with_borrow_mut(|deferred| {
+            deferred.get_or_insert(list);
+        });
         Self {
             _this_thread: PhantomData,
         }
