@@ -1,8 +1,9 @@
 //! The driver task of an endpoint: the only place that touches the sockets.
 //!
 //! Each round it reads every datagram waiting on every socket (non-blocking), hands them to the
-//! core, runs expired timers, collects what the core wants to send, lets [`State::process`] wake
-//! the application's tasks, and sends the datagrams on the socket bound to their local address.
+//! core, runs expired timers, collects what the core wants to send and the application's tasks
+//! [`State::process`] wakes, sends the datagrams on the socket bound to their local address, and
+//! then wakes those tasks (`wakeups`: not while holding the lock, not before the datagrams).
 //! When there is nothing left to do it sleeps until a socket is readable, the core's next timer
 //! fires or an application call wakes it.
 //!
@@ -221,7 +222,8 @@ impl Driver {
         Ok(more)
     }
 
-    /// Feed the core, run timers, collect datagrams to send and wake tasks, under the lock.
+    /// Feed the core, run timers, collect datagrams to send and the tasks to wake (woken after
+    /// the send, `wakeups`), under the lock.
     fn round(&mut self) -> Round {
         let deferral = Deferral::start(std::mem::take(&mut self.woken));
         let shared = self.shared.clone();
