@@ -18,7 +18,7 @@ use super::send::PacketPlan;
 use super::{Connection, Transmit};
 use crate::crypto::Epoch;
 use crate::path::PathId;
-use crate::streams::{SentStreamFrames, StreamChunk};
+use crate::streams::{SentStreamFrames, StreamChunks};
 use crate::time::Timestamp;
 
 /// Packets' worth of copies one path may have waiting; older ones are dropped first (by the
@@ -28,11 +28,11 @@ const MAX_QUEUED_COPIES: usize = 64;
 /// The copies waiting for each path other than the one their original went on.
 #[derive(Debug, Default)]
 pub(crate) struct PendingCopies {
-    queues: Vec<(PathId, VecDeque<Vec<StreamChunk>>)>,
+    queues: Vec<(PathId, VecDeque<StreamChunks>)>,
 }
 
 impl PendingCopies {
-    fn queue_mut(&mut self, id: PathId) -> &mut VecDeque<Vec<StreamChunk>> {
+    fn queue_mut(&mut self, id: PathId) -> &mut VecDeque<StreamChunks> {
         let i = match self.queues.iter().position(|(q, _)| *q == id) {
             Some(i) => i,
             None => {

@@ -194,12 +194,16 @@ pub(crate) struct StreamChunk {
     pub fin: bool,
 }
 
+/// The STREAM frames of one packet.
+pub(crate) type StreamChunks = smallvec::SmallVec<[StreamChunk; 1]>;
+
 /// The stream-related frames a packet carried, for acknowledgement and loss
 /// processing ([`Streams::on_frames_acked`], [`Streams::on_frames_lost`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SentStreamFrames {
-    /// STREAM frames (contiguous chunks of one stream are merged).
-    pub stream: Vec<StreamChunk>,
+    /// STREAM frames (contiguous chunks of one stream are merged). Inline: almost every
+    /// packet carries one chunk, and this saves an allocation per data packet sent.
+    pub stream: StreamChunks,
     /// A MAX_DATA frame.
     pub max_data: bool,
     /// MAX_STREAM_DATA frames, by stream.

@@ -386,7 +386,7 @@ impl Streams {
     /// acknowledgement, if it comes, still frees the data.
     pub(crate) fn retransmittable_copy(&self, sent: &SentStreamFrames) -> SentStreamFrames {
         let mut copy = SentStreamFrames {
-            stream: Vec::new(),
+            stream: super::StreamChunks::new(),
             ..sent.clone()
         };
         for c in &sent.stream {

@@ -175,7 +175,7 @@ impl SendStream {
     }
 
     /// The still-unacknowledged parts of a sent chunk, as chunks (for re-injection).
-    pub(super) fn unacked_chunks(&self, c: &StreamChunk, out: &mut Vec<StreamChunk>) {
+    pub(super) fn unacked_chunks(&self, c: &StreamChunk, out: &mut super::StreamChunks) {
         if self.reset.is_some() || self.state == SendState::DataRecvd {
             return;
         }

@@ -31,8 +31,8 @@ fn retransmittable_copy_is_the_unacked_subset() {
     let (_, second) = packet(&mut c, 2000);
     let first_len = first.stream[0].len;
     assert_eq!(
-        second.stream,
-        vec![StreamChunk {
+        second.stream.as_slice(),
+        [StreamChunk {
             id,
             offset: first_len,
             len: 3000 - first_len,
@@ -41,7 +41,7 @@ fn retransmittable_copy_is_the_unacked_subset() {
     );
     // Acknowledge bytes 0..500 and the second packet.
     let partial = SentStreamFrames {
-        stream: vec![StreamChunk {
+        stream: smallvec::smallvec![StreamChunk {
             id,
             offset: 0,
             len: 500,
@@ -53,8 +53,8 @@ fn retransmittable_copy_is_the_unacked_subset() {
     c.on_frames_acked(&second);
     let copy = c.retransmittable_copy(&first);
     assert_eq!(
-        copy.stream,
-        vec![StreamChunk {
+        copy.stream.as_slice(),
+        [StreamChunk {
             id,
             offset: 500,
             len: first_len - 500,
@@ -115,8 +115,8 @@ fn lost_fin_is_resent_alone_when_data_was_acknowledged() {
     c.finish(id).unwrap();
     let (_, fin) = packet(&mut c, 1200);
     assert_eq!(
-        fin.stream,
-        vec![StreamChunk {
+        fin.stream.as_slice(),
+        [StreamChunk {
             id,
             offset: 5,
             len: 0,
