@@ -2,7 +2,7 @@
 # Build the CLI with profile-guided optimisation (PGO) for long simulator work: full lab suites,
 # campaigns. The results are the same as the plain release build's (the same code, laid out
 # and inlined by what the training runs executed); only the speed differs
-# (docs/PERFORMANCE.md, "Profile-guided build").
+# (docs/PERFORMANCE.md, "Seventh round": a profile-guided build).
 #
 #   scripts/pgo-build.sh            # then: target/pgo/<host>/release/mpquic lab run ...
 #
