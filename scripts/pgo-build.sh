@@ -19,6 +19,10 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 bin_dir="$(rustc --print sysroot)/lib/rustlib/$host/bin"
 profdata="$bin_dir/llvm-profdata"
 if [ ! -x "$profdata" ]; then
+    if ! command -v rustup >/dev/null; then
+        echo "pgo-build: no llvm-profdata at $profdata, and no rustup to install llvm-tools" >&2
+        exit 1
+    fi
     echo "pgo-build: installing rustup's llvm-tools component (for llvm-profdata)" >&2
     rustup component add llvm-tools
 fi
