@@ -181,6 +181,8 @@ impl Driver {
         for (s, buf) in self.sockets.iter().zip(self.rx_bufs.iter_mut()) {
             let slot = s.slot_size();
             let mut calls = 0;
+            // Whether the socket said it had nothing more: the last allowed call may say so too.
+            let mut drained = false;
             while calls < RECV_CALLS {
                 calls += 1;
                 let mut meta = [RecvMeta::default(); RECV_SLOTS];
@@ -205,7 +207,10 @@ impl Driver {
                             }
                         }
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        drained = true;
+                        break;
+                    }
                     Err(e) => {
                         // ICMP errors (connection refused, unreachable) surface here on some
                         // systems; they are about one datagram, not the socket.
@@ -217,7 +222,7 @@ impl Driver {
                     }
                 }
             }
-            more |= calls == RECV_CALLS;
+            more |= !drained;
         }
         Ok(more)
     }
