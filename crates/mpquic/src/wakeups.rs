@@ -43,8 +43,8 @@ pub(crate) struct Deferral {
 
 impl Deferral {
     /// Start collecting into `list` (emptied; its allocation is reused round after round). A
-    /// round never runs inside another, but if one did it would add to the outer collection
-    /// (whose owner then wakes everything), never drop it.
+    /// round never runs inside another; if one did, it would add to the running collection and
+    /// the first `finish` would take all of it: every wake-up is still made once, none dropped.
     pub(crate) fn start(mut list: Vec<Waker>) -> Self {
         list.clear();
         DEFERRED.with_borrow_mut(|deferred| {
